@@ -1,0 +1,215 @@
+package emulator
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// ChannelConfig describes one direction of a link and the queue in front of
+// its transmitter.
+type ChannelConfig struct {
+	Rate        units.BitRate
+	Framing     Framing       // nil means Ethernet
+	Propagation time.Duration // signal delay of the cable
+	QueueBytes  int           // tail-drop limit of waiting + in-service bytes; 0 = none
+	QueueFrames int           // tail-drop limit in frames; 0 = none
+	Impair      Impair
+	Seed        uint64 // random source of the impairments
+}
+
+// ChannelStats are a channel's counters since it was built.
+type ChannelStats struct {
+	TxFrames    uint64 // frames whose last bit left the transmitter
+	TxBytes     uint64 // their bytes (without preamble and FCS)
+	QueueDrops  uint64 // frames refused by a full queue
+	ImpairDrops uint64 // frames lost to the impairment's loss
+	LimitDrops  uint64 // frames refused by the impairment's limit
+	Delivered   uint64 // frames handed to the receiver
+	QueueHigh   int    // high-water mark of queued bytes
+	BusyTime    time.Duration
+}
+
+// Channel is one direction of a link: a FIFO queue, a transmitter that
+// serialises frames at the link rate with exact wire accounting, and a pipe
+// of propagation and impairment delay to a Receiver.
+//
+// A frame's transmission starts at max(arrival, transmitter free). To stay
+// exact to the bit, the transmitter keeps the bits sent since it last went
+// idle and converts the sum to time once per frame, so rounding never
+// accumulates. Call every method on the scheduler goroutine.
+type Channel struct {
+	s       *sched.Scheduler
+	cfg     ChannelConfig
+	framing Framing
+	dst     Receiver
+	impair  *impairState
+
+	queue       fifo
+	queuedBytes int // waiting plus in service
+	busy        bool
+	inServiceLen int
+	epoch       time.Duration // start of the current busy period
+	epochBits   int64         // bits sent in this busy period
+	freeAt      time.Duration
+
+	// OnSpace, if set, is called when a frame leaves a queue that was full
+	// by QueueFrames, so an upstream reader (a host's TAP) can resume.
+	OnSpace func()
+	// Tap, if set, sees every delivered frame at its delivery time.
+	Tap func(f *Frame, at time.Duration)
+
+	stats ChannelStats
+}
+
+// NewChannel returns a channel that delivers to dst.
+func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
+	c := &Channel{s: s, cfg: cfg, framing: cfg.Framing, dst: dst}
+	if c.framing == nil {
+		c.framing = Ethernet{}
+	}
+	if !cfg.Impair.IsZero() {
+		c.impair = &impairState{cfg: cfg.Impair, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6174_6d6c_6162))}
+	}
+	return c
+}
+
+// Config returns the channel's configuration.
+func (c *Channel) Config() ChannelConfig { return c.cfg }
+
+// Stats returns the channel's counters.
+func (c *Channel) Stats() ChannelStats { return c.stats }
+
+// Full reports whether a frame of n bytes would be refused now.
+func (c *Channel) Full(n int) bool {
+	if c.cfg.QueueFrames > 0 && c.queue.len()+c.inService() >= c.cfg.QueueFrames {
+		return true
+	}
+	return c.cfg.QueueBytes > 0 && c.queuedBytes+n > c.cfg.QueueBytes
+}
+
+func (c *Channel) inService() int {
+	if c.busy {
+		return 1
+	}
+	return 0
+}
+
+// Queued returns the frames waiting or in service.
+func (c *Channel) Queued() int { return c.queue.len() + c.inService() }
+
+// Send queues f for transmission. It never blocks: a frame that does not fit
+// is dropped, counted, and Send returns false.
+func (c *Channel) Send(f *Frame) bool {
+	if c.Full(len(f.Data)) {
+		c.stats.QueueDrops++
+		return false
+	}
+	c.queue.push(f)
+	c.queuedBytes += len(f.Data)
+	c.stats.QueueHigh = max(c.stats.QueueHigh, c.queuedBytes)
+	if !c.busy {
+		c.startNext()
+	}
+	return true
+}
+
+// startNext puts the head of the queue on the wire.
+func (c *Channel) startNext() {
+	f := c.queue.pop()
+	if f == nil {
+		c.busy = false
+		return
+	}
+	now := c.s.Now()
+	if now > c.freeAt || c.epochBits == 0 {
+		c.epoch, c.epochBits = max(now, c.freeAt), 0
+	}
+	c.busy = true
+	c.inServiceLen = len(f.Data)
+	total, gap := c.framing.WireBytes(len(f.Data))
+	start := c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+	c.epochBits += int64(total) * 8
+	lastBit := c.epoch + c.cfg.Rate.TxTime(c.epochBits-int64(gap)*8)
+	c.freeAt = c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+	c.stats.BusyTime += c.freeAt - start
+	c.s.At(lastBit, func() { c.sent(f) })
+	c.s.At(c.freeAt, c.free)
+}
+
+// sent runs when f's last bit has left the transmitter.
+func (c *Channel) sent(f *Frame) {
+	c.stats.TxFrames++
+	c.stats.TxBytes += uint64(len(f.Data))
+	at := c.s.Now() + c.cfg.Propagation
+	if c.impair != nil {
+		var ok, limited bool
+		at, ok, limited = c.impair.admit(at, len(f.Data))
+		switch {
+		case limited:
+			c.stats.LimitDrops++
+			return
+		case !ok:
+			c.stats.ImpairDrops++
+			return
+		}
+		c.impair.inFlight++
+	}
+	if at == c.s.Now() {
+		c.deliver(f)
+		return
+	}
+	c.s.At(at, func() { c.deliver(f) })
+}
+
+func (c *Channel) deliver(f *Frame) {
+	if c.impair != nil && c.impair.inFlight > 0 {
+		c.impair.inFlight--
+	}
+	c.stats.Delivered++
+	if c.Tap != nil {
+		c.Tap(f, c.s.Now())
+	}
+	c.dst.Receive(f)
+}
+
+// free runs when the transmitter has finished a frame and its gap.
+func (c *Channel) free() {
+	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
+	// The frame in service is the oldest one counted in queuedBytes; its
+	// length was recorded when it started.
+	c.queuedBytes -= c.inServiceLen
+	c.inServiceLen = 0
+	c.startNext()
+	if wasFull && c.OnSpace != nil {
+		c.OnSpace()
+	}
+}
+
+// fifo is a slice-backed queue that reuses its storage.
+type fifo struct {
+	buf  []*Frame
+	head int
+}
+
+func (q *fifo) len() int { return len(q.buf) - q.head }
+
+func (q *fifo) push(f *Frame) { q.buf = append(q.buf, f) }
+
+func (q *fifo) pop() *Frame {
+	if q.head == len(q.buf) {
+		return nil
+	}
+	f := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head++
+	if q.head == len(q.buf) {
+		q.buf, q.head = q.buf[:0], 0
+	} else if q.head > 1024 && q.head*2 > len(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	return f
+}

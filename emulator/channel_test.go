@@ -1,0 +1,233 @@
+package emulator
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// arrival is a frame seen by a collector at a model time.
+type arrival struct {
+	id uint64
+	at time.Duration
+}
+
+type collector struct {
+	s   *sched.Scheduler
+	got []arrival
+}
+
+func (c *collector) Receive(f *Frame) { c.got = append(c.got, arrival{f.ID, c.s.Now()}) }
+
+func frame(id uint64, n int) *Frame { return &Frame{ID: id, Data: make([]byte, n)} }
+
+const us = time.Microsecond
+
+func TestEthernetWireBytes(t *testing.T) {
+	for _, tc := range []struct{ n, total, gap int }{
+		{1514, 1538, 12}, // 1500-byte IP packet
+		{60, 84, 12},     // minimum frame
+		{42, 84, 12},     // an ARP frame is padded to the minimum
+		{9014, 9038, 12}, // jumbo
+	} {
+		total, gap := Ethernet{}.WireBytes(tc.n)
+		if total != tc.total || gap != tc.gap {
+			t.Errorf("WireBytes(%d) = %d, %d, want %d, %d", tc.n, total, gap, tc.total, tc.gap)
+		}
+	}
+}
+
+func TestChannelDepartures(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   ChannelConfig
+		sends []struct {
+			at time.Duration
+			n  int
+		}
+		want []time.Duration
+	}{
+		{
+			name: "back to back at 100M",
+			cfg:  ChannelConfig{Rate: 100 * units.Mbps},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 1514}, {0, 1514}, {0, 1514}},
+			// last bit after preamble+frame = 1526 bytes = 122.08 µs; each frame
+			// then holds the wire 123.04 µs including the gap.
+			want: []time.Duration{122080, 245120, 368160},
+		},
+		{
+			name: "minimum frames at 10M with a cable",
+			cfg:  ChannelConfig{Rate: 10 * units.Mbps, Propagation: 500},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 60}, {0, 42}},
+			want: []time.Duration{57600 + 500, 57600 + 67200 + 500},
+		},
+		{
+			name: "idle link starts at once",
+			cfg:  ChannelConfig{Rate: units.Gbps},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 1514}, {time.Millisecond, 1514}, {time.Millisecond + 5*us, 1514}},
+			want: []time.Duration{12208, time.Millisecond + 12208, time.Millisecond + 12304 + 12208},
+		},
+		{
+			name: "arrival during the gap waits for it",
+			cfg:  ChannelConfig{Rate: 100 * units.Mbps},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 1514}, {122500, 60}},
+			want: []time.Duration{122080, 123040 + 5760},
+		},
+		{
+			name: "delay is a pipe",
+			cfg:  ChannelConfig{Rate: 100 * units.Mbps, Impair: Impair{Delay: 10 * time.Millisecond}},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 1514}, {0, 1514}},
+			want: []time.Duration{10*time.Millisecond + 122080, 10*time.Millisecond + 245120},
+		},
+		{
+			name: "netem rate behind the line",
+			cfg:  ChannelConfig{Rate: 100 * units.Mbps, Impair: Impair{Rate: 10 * units.Mbps}},
+			sends: []struct {
+				at time.Duration
+				n  int
+			}{{0, 1000}, {0, 1000}},
+			// line: the first last bit at (8+1004)*8 bits = 80.96 µs; the rate
+			// stage counts 1000 bytes = 800 µs at 10M and holds the second.
+			want: []time.Duration{80960 + 800000, 80960 + 1600000},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := sched.New()
+			c := &collector{s: s}
+			ch := NewChannel(s, tc.cfg, c)
+			for i, snd := range tc.sends {
+				s.At(snd.at, func() { ch.Send(frame(uint64(i), snd.n)) })
+			}
+			s.Run()
+			if len(c.got) != len(tc.want) {
+				t.Fatalf("delivered %d frames, want %d", len(c.got), len(tc.want))
+			}
+			for i, w := range tc.want {
+				if c.got[i].id != uint64(i) || c.got[i].at != w {
+					t.Errorf("frame %d delivered as id %d at %v, want at %v", i, c.got[i].id, c.got[i].at, w)
+				}
+			}
+		})
+	}
+}
+
+// The long-run rate is exact: rounding never accumulates, even at a rate
+// whose bit time is not a whole number of nanoseconds.
+func TestChannelRateExact(t *testing.T) {
+	s := sched.New()
+	c := &collector{s: s}
+	rate := units.BitRate(155_520_000)
+	ch := NewChannel(s, ChannelConfig{Rate: rate}, c)
+	const n = 100000
+	for i := range n {
+		ch.Send(frame(uint64(i), 1514))
+	}
+	s.Run()
+	want := rate.TxTime(n*1538*8 - 12*8)
+	if got := c.got[n-1].at; got != want {
+		t.Fatalf("last delivery at %v, want %v", got, want)
+	}
+	if st := ch.Stats(); st.TxFrames != n || st.Delivered != n || st.TxBytes != n*1514 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestChannelQueueLimits(t *testing.T) {
+	s := sched.New()
+	c := &collector{s: s}
+	ch := NewChannel(s, ChannelConfig{Rate: 100 * units.Mbps, QueueFrames: 2}, c)
+	spaces := []time.Duration{}
+	ch.OnSpace = func() { spaces = append(spaces, s.Now()) }
+	accepted := 0
+	for i := range 3 {
+		if ch.Send(frame(uint64(i), 1514)) {
+			accepted++
+		}
+	}
+	if accepted != 2 || !ch.Full(0) {
+		t.Fatalf("accepted %d of 3 with a 2-frame ring (full=%v)", accepted, ch.Full(0))
+	}
+	s.Run()
+	if st := ch.Stats(); st.QueueDrops != 1 || st.Delivered != 2 {
+		t.Fatalf("stats %+v, want 1 drop and 2 delivered", st)
+	}
+	if len(spaces) != 1 || spaces[0] != 123040 {
+		t.Fatalf("OnSpace at %v, want once at 123.04µs", spaces)
+	}
+
+	// A byte limit counts the frame in service too.
+	s = sched.New()
+	ch = NewChannel(s, ChannelConfig{Rate: 100 * units.Mbps, QueueBytes: 3000}, &collector{s: s})
+	if !ch.Send(frame(0, 1500)) || !ch.Send(frame(1, 1500)) || ch.Send(frame(2, 1)) {
+		t.Fatal("a 3000-byte queue should take exactly two 1500-byte frames")
+	}
+	if st := ch.Stats(); st.QueueHigh != 3000 {
+		t.Fatalf("QueueHigh = %d, want 3000", st.QueueHigh)
+	}
+}
+
+func TestImpairLossAndLimit(t *testing.T) {
+	s := sched.New()
+	c := &collector{s: s}
+	const n = 200000
+	ch := NewChannel(s, ChannelConfig{Rate: units.Gbps, Impair: Impair{Loss: 0.01}, Seed: 7}, c)
+	for i := range n {
+		ch.Send(frame(uint64(i), 100))
+	}
+	s.Run()
+	lost := ch.Stats().ImpairDrops
+	sigma := math.Sqrt(n * 0.01 * 0.99)
+	if math.Abs(float64(lost)-n*0.01) > 4*sigma || uint64(len(c.got))+lost != n {
+		t.Fatalf("lost %d of %d (want 1%% ± 4σ = %.0f), delivered %d", lost, n, 4*sigma, len(c.got))
+	}
+
+	// The limit counts frames in the delay line.
+	s = sched.New()
+	c = &collector{s: s}
+	ch = NewChannel(s, ChannelConfig{Rate: units.Gbps, Impair: Impair{Delay: time.Millisecond, Limit: 10}}, c)
+	for i := range 20 {
+		ch.Send(frame(uint64(i), 1000))
+	}
+	s.Run()
+	// 20 frames of 8.256 µs each leave within 165 µs, all inside the 1 ms delay.
+	if st := ch.Stats(); st.LimitDrops != 10 || len(c.got) != 10 {
+		t.Fatalf("limit 10: %d limit drops, %d delivered", st.LimitDrops, len(c.got))
+	}
+}
+
+func TestImpairJitterKeepsOrder(t *testing.T) {
+	s := sched.New()
+	c := &collector{s: s}
+	im := Impair{Delay: time.Millisecond, Jitter: 500 * us}
+	ch := NewChannel(s, ChannelConfig{Rate: units.Gbps, Impair: im, Seed: 1}, c)
+	for i := range 1000 {
+		ch.Send(frame(uint64(i), 1514))
+	}
+	s.Run()
+	var prev time.Duration
+	for i, a := range c.got {
+		sent := units.Gbps.TxTime(int64(i)*1538*8 + 1526*8)
+		if a.id != uint64(i) || a.at < prev || a.at < sent+im.Delay-im.Jitter || a.at > max(sent+im.Delay+im.Jitter, prev) {
+			t.Fatalf("frame %d (id %d) at %v after %v: out of order or outside delay ± jitter", i, a.id, a.at, prev)
+		}
+		prev = a.at
+	}
+}

@@ -1,0 +1,132 @@
+package ether
+
+import (
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// station is a host NIC that records what it receives.
+type station struct {
+	*emulator.HostPort
+	got []time.Duration
+	ids []uint64
+}
+
+func newStation(s *sched.Scheduler, name string) *station {
+	st := &station{HostPort: &emulator.HostPort{Name: name}}
+	st.Sink = func(f *emulator.Frame) { st.got = append(st.got, s.Now()); st.ids = append(st.ids, f.ID) }
+	return st
+}
+
+func mac(b byte) []byte { return []byte{0x02, 0, 0, 0, 0, b} }
+
+var broadcast = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+func ethFrame(id uint64, dst, src []byte, n int) *emulator.Frame {
+	d := make([]byte, n)
+	copy(d[0:6], dst)
+	copy(d[6:12], src)
+	return &emulator.Frame{ID: id, Data: d}
+}
+
+// lab builds n stations on one switch at rate, each with a 256-frame ring.
+func lab(n int, rate units.BitRate, buffer int) (*sched.Scheduler, *Switch, []*station) {
+	s := sched.New()
+	sw := NewSwitch(s, "sw1")
+	var sts []*station
+	for i := range n {
+		st := newStation(s, "h")
+		p := sw.AddPort("p" + string(rune('1'+i)))
+		emulator.Connect(s, st.HostPort, p,
+			emulator.ChannelConfig{Rate: rate, QueueFrames: 256},
+			emulator.ChannelConfig{Rate: rate, QueueBytes: buffer})
+		sts = append(sts, st)
+	}
+	return s, sw, sts
+}
+
+func TestSwitchFloodLearnForward(t *testing.T) {
+	s, sw, h := lab(3, 100*units.Mbps, DefaultBuffer)
+	// h1 broadcasts: flooded to h2 and h3, not back to h1. Store and forward:
+	// 122.08 µs to reach the switch, 122.08 µs more to reach each host.
+	h[0].Input(ethFrame(1, broadcast, mac(1), 1514))
+	s.Run()
+	if len(h[0].got) != 0 || len(h[1].got) != 1 || len(h[2].got) != 1 {
+		t.Fatalf("broadcast reached h1=%d h2=%d h3=%d frames, want 0 1 1", len(h[0].got), len(h[1].got), len(h[2].got))
+	}
+	if h[1].got[0] != 244160 || h[2].got[0] != 244160 {
+		t.Fatalf("broadcast arrived at %v and %v, want 244.16µs", h[1].got[0], h[2].got[0])
+	}
+	// h2 answers h1: learned, so only h1 gets it.
+	s.At(time.Millisecond, func() { h[1].Input(ethFrame(2, mac(1), mac(2), 60)) })
+	s.Run()
+	if len(h[0].got) != 1 || len(h[2].got) != 1 {
+		t.Fatalf("unicast to a learned address was flooded: h1=%d h3=%d", len(h[0].got), len(h[2].got))
+	}
+	if want := time.Millisecond + 2*5760; h[0].got[0] != want {
+		t.Fatalf("unicast arrived at %v, want %v", h[0].got[0], want)
+	}
+	// After the ageing time the entry is forgotten and frames flood again.
+	sw.Ageing = 10 * time.Second
+	s.At(20*time.Second, func() { h[2].Input(ethFrame(3, mac(2), mac(3), 60)) })
+	s.Run()
+	if len(h[0].got) != 2 || len(h[1].got) != 2 {
+		t.Fatalf("after ageing, unicast to h2 reached h1=%d h2=%d, want flooding", len(h[0].got), len(h[1].got))
+	}
+	if p, ok := sw.Lookup(MAC(mac(3))); !ok || p != sw.Ports()[2] {
+		t.Fatal("h3's address was not learned on p3")
+	}
+}
+
+func TestSwitchFilters(t *testing.T) {
+	s, sw, h := lab(2, 100*units.Mbps, DefaultBuffer)
+	h[0].Input(ethFrame(1, []byte{0x01, 0x80, 0xC2, 0, 0, 0x01}, mac(1), 60)) // PAUSE
+	h[0].Input(ethFrame(2, mac(1), mac(1), 60))                              // to itself
+	h[0].Input(&emulator.Frame{ID: 3, Data: make([]byte, 10)})               // runt
+	s.Run()
+	if len(h[1].got) != 0 || sw.Filtered != 2 {
+		t.Fatalf("reserved/self frames: h2 got %d, filtered %d; want 0 and 2", len(h[1].got), sw.Filtered)
+	}
+}
+
+// Two senders at line rate into one output port: the port runs at line rate,
+// its queue tail-drops, and delivered + dropped = sent.
+func TestSwitchCongestion(t *testing.T) {
+	s, sw, h := lab(3, 100*units.Mbps, 32<<10)
+	// Teach the switch where h3 is.
+	h[2].Input(ethFrame(0, broadcast, mac(3), 60))
+	s.RunFor(time.Millisecond)
+	const perSender = 2000
+	start := s.Now()
+	for i := range 2 {
+		src := h[i]
+		sent := 0
+		var pump func()
+		pump = func() {
+			for sent < perSender && src.CanAccept() {
+				src.Input(ethFrame(uint64(1000000*(i+1)+sent), mac(3), mac(byte(i+1)), 1514))
+				sent++
+			}
+		}
+		src.TX.OnSpace = pump
+		s.At(start, pump)
+	}
+	s.Run()
+	out := sw.Ports()[2].Stats()
+	delivered := uint64(len(h[2].got))
+	if delivered+out.Drops != 2*perSender {
+		t.Fatalf("delivered %d + dropped %d != sent %d", delivered, out.Drops, 2*perSender)
+	}
+	if out.Drops == 0 || out.QueueHigh > 32<<10 {
+		t.Fatalf("drops %d, queue high-water %d: want drops and a queue within 32KiB", out.Drops, out.QueueHigh)
+	}
+	// Once the queue is full, the output sends back to back: 123.04 µs per frame.
+	first, last := h[2].got[1], h[2].got[len(h[2].got)-1]
+	if gap := (last - first) / time.Duration(delivered-2); gap != 123040 {
+		t.Fatalf("output port spacing %v per frame, want 123.04µs (line rate)", gap)
+	}
+}

@@ -1,0 +1,61 @@
+// Package emulator is atmlab's engine: frames, the channels that carry them
+// with exact wire timing, impairments, host NICs and the network that wires
+// nodes together. It is pure Go (no syscalls): the same models run under the
+// virtual clock in tests and `atmlab sim`, and under the real-time event loop
+// of the kernel package with TAP traffic.
+//
+// Everything here runs on the scheduler's goroutine; nothing locks.
+package emulator
+
+import "time"
+
+// Frame is an Ethernet frame as a TAP hands it over: destination address to
+// the end of the payload, without preamble and FCS.
+//
+// Data is never modified after the frame is created, so a frame flooded to
+// several ports shares one buffer; a component that needs different bytes
+// makes a new Frame.
+type Frame struct {
+	Data []byte
+	ID   uint64        // unique within a network
+	Born time.Duration // model time the frame entered the emulator
+}
+
+// Receiver takes frames that a channel delivers. Receive runs on the
+// scheduler goroutine at the model time the frame's last bit arrives; the
+// receiver owns the frame from then on.
+type Receiver interface {
+	Receive(f *Frame)
+}
+
+// ReceiverFunc adapts a function to Receiver.
+type ReceiverFunc func(f *Frame)
+
+// Receive calls fn(f).
+func (fn ReceiverFunc) Receive(f *Frame) { fn(f) }
+
+// Framing says how long a frame occupies a medium.
+type Framing interface {
+	// WireBytes returns the bytes a frame of n bytes holds the medium for,
+	// and how many of those trail the frame's last bit (an inter-frame gap).
+	WireBytes(n int) (total, gap int)
+}
+
+// IEEE 802.3 specification constants (clause 4 and 3).
+const (
+	EtherPreamble = 8  // preamble + SFD, bytes
+	EtherFCS      = 4  // frame check sequence, bytes
+	EtherMinFrame = 64 // destination address to FCS, bytes
+	EtherIFG      = 12 // inter-frame gap, 96 bit times
+	EtherHeader   = 14 // destination, source, EtherType
+)
+
+// Ethernet is 802.3 framing: a frame is padded to 64 bytes with its FCS and
+// takes preamble, SFD and the inter-frame gap on the wire. A 1514-byte frame
+// (1500-byte IP packet) holds the wire for 1538 byte times.
+type Ethernet struct{}
+
+// WireBytes implements Framing.
+func (Ethernet) WireBytes(n int) (total, gap int) {
+	return EtherPreamble + max(n+EtherFCS, EtherMinFrame) + EtherIFG, EtherIFG
+}

@@ -1,0 +1,98 @@
+package emulator
+
+import (
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// HostPort is a host's NIC as the emulator sees it: frames the host sends
+// (read from its TAP) go out through TX; frames delivered to the port go to
+// Sink (written to the TAP).
+//
+// The NIC pushes back like a real one (DESIGN.md principle 4): TX has a
+// small ring (QueueFrames), and the TAP reader asks CanAccept before taking
+// another frame from the kernel, so the host's own queues hold the excess.
+type HostPort struct {
+	Name string // "node:interface"
+	TX   *Channel
+	Sink func(f *Frame)
+
+	RxFrames, RxBytes uint64 // delivered to the host
+}
+
+// CanAccept reports whether the NIC ring has room for another frame.
+func (h *HostPort) CanAccept() bool { return !h.TX.Full(0) }
+
+// Input takes a frame from the host. It returns false if the ring was full,
+// which a well-behaved reader never lets happen (it checks CanAccept).
+func (h *HostPort) Input(f *Frame) bool {
+	return h.TX.Send(f)
+}
+
+// Receive implements Receiver: the frame is handed to the host.
+func (h *HostPort) Receive(f *Frame) {
+	h.RxFrames++
+	h.RxBytes += uint64(len(f.Data))
+	if h.Sink != nil {
+		h.Sink(f)
+	}
+}
+
+// PortStats is one row of `atmlab stats`: a port of a node and the channel
+// that transmits from it.
+type PortStats struct {
+	Port        string        `json:"port"`
+	RxFrames    uint64        `json:"rx_frames"`
+	RxBytes     uint64        `json:"rx_bytes"`
+	TxFrames    uint64        `json:"tx_frames"`
+	TxBytes     uint64        `json:"tx_bytes"`
+	Drops       uint64        `json:"drops"`        // queue (tail) drops at this port's transmitter
+	ImpairDrops uint64        `json:"impair_drops"` // loss and limit drops on the link leaving it
+	QueueHigh   int           `json:"queue_high_bytes"`
+	Busy        time.Duration `json:"busy_ns"`
+}
+
+// PortName implements Port.
+func (h *HostPort) PortName() string { return h.Name }
+
+// SetTX implements Port.
+func (h *HostPort) SetTX(c *Channel) { h.TX = c }
+
+// Stats implements Port.
+func (h *HostPort) Stats() PortStats {
+	return RowOf(h.Name, h.RxFrames, h.RxBytes, h.TX)
+}
+
+// Port is one attachment point of a node: frames arrive through Receive,
+// leave through the transmitter the network gives it with SetTX.
+type Port interface {
+	Receiver
+	PortName() string
+	SetTX(c *Channel)
+	Stats() PortStats
+}
+
+// Connect joins two ports with a full-duplex link: one channel each way.
+// ab configures the direction a sends in, ba the other.
+func Connect(s *sched.Scheduler, a, b Port, ab, ba ChannelConfig) (aToB, bToA *Channel) {
+	aToB = NewChannel(s, ab, b)
+	bToA = NewChannel(s, ba, a)
+	a.SetTX(aToB)
+	b.SetTX(bToA)
+	return aToB, bToA
+}
+
+// RowOf fills a PortStats from receive counters and the port's transmitter.
+func RowOf(name string, rxFrames, rxBytes uint64, tx *Channel) PortStats {
+	row := PortStats{Port: name, RxFrames: rxFrames, RxBytes: rxBytes}
+	if tx != nil {
+		st := tx.Stats()
+		row.TxFrames, row.TxBytes = st.TxFrames, st.TxBytes
+		row.Drops = st.QueueDrops
+		row.ImpairDrops = st.ImpairDrops + st.LimitDrops
+		row.QueueHigh = st.QueueHigh
+		row.Busy = st.BusyTime
+	}
+	return row
+}

@@ -1,0 +1,140 @@
+// Package sched is the one source of time for atmlab's models.
+//
+// A Scheduler holds a queue of events ordered by model time; equal times run
+// in the order they were scheduled. Under a virtual clock the queue is drained
+// as fast as the CPU allows (Run, RunUntil, Step) and results are exact to the
+// nanosecond. Under a real-time driver (the kernel package's event loop) the
+// driver advances the scheduler to the wall clock with AdvanceTo and sleeps
+// until Next. Models never read the wall clock themselves.
+//
+// A Scheduler is not safe for concurrent use: every call, and every event
+// callback, happens on the goroutine that drives it.
+package sched
+
+import (
+	"container/heap"
+	"time"
+)
+
+// Scheduler is an event queue with a model clock.
+type Scheduler struct {
+	now    time.Duration
+	seq    uint64
+	events eventHeap
+}
+
+// New returns a scheduler whose clock reads zero.
+func New() *Scheduler { return &Scheduler{} }
+
+// Timer is a scheduled callback.
+type Timer struct {
+	s     *Scheduler
+	at    time.Duration
+	seq   uint64
+	f     func()
+	index int // position in the heap, -1 once run or stopped
+}
+
+// Stop cancels the callback and reports whether it was still pending.
+func (t *Timer) Stop() bool {
+	if t == nil || t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.s.events, t.index)
+	t.index = -1
+	return true
+}
+
+// Pending reports whether the timer has neither run nor been stopped.
+func (t *Timer) Pending() bool { return t != nil && t.index >= 0 }
+
+// Now returns model time since the scheduler was created.
+func (s *Scheduler) Now() time.Duration { return s.now }
+
+// At schedules f at model time t; a time in the past runs at the next step
+// with the clock unchanged (time never goes backwards).
+func (s *Scheduler) At(t time.Duration, f func()) *Timer {
+	if t < s.now {
+		t = s.now
+	}
+	s.seq++
+	tm := &Timer{s: s, at: t, seq: s.seq, f: f}
+	heap.Push(&s.events, tm)
+	return tm
+}
+
+// After schedules f d after now.
+func (s *Scheduler) After(d time.Duration, f func()) *Timer { return s.At(s.now+d, f) }
+
+// Next returns the time of the earliest pending event.
+func (s *Scheduler) Next() (time.Duration, bool) {
+	if len(s.events) == 0 {
+		return 0, false
+	}
+	return s.events[0].at, true
+}
+
+// Pending returns the number of scheduled events.
+func (s *Scheduler) Pending() int { return len(s.events) }
+
+// Step runs the earliest event, moving the clock to its time. It returns
+// false when no event is pending.
+func (s *Scheduler) Step() bool {
+	if len(s.events) == 0 {
+		return false
+	}
+	tm := heap.Pop(&s.events).(*Timer)
+	tm.index = -1
+	s.now = tm.at
+	tm.f()
+	return true
+}
+
+// RunUntil runs every event due at or before t, each at its own time, and
+// leaves the clock at t. A real-time driver calls it with the wall clock:
+// late events still run at their own model time, so departures stay exact.
+func (s *Scheduler) RunUntil(t time.Duration) {
+	for len(s.events) > 0 && s.events[0].at <= t {
+		s.Step()
+	}
+	if t > s.now {
+		s.now = t
+	}
+}
+
+// RunFor runs events for d of model time.
+func (s *Scheduler) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
+
+// Run drains the queue in virtual time.
+func (s *Scheduler) Run() {
+	for s.Step() {
+	}
+}
+
+type eventHeap []*Timer
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *eventHeap) Push(x any) {
+	t := x.(*Timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *eventHeap) Pop() any {
+	old := *h
+	n := len(old)
+	t := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return t
+}

@@ -1,0 +1,61 @@
+package sched
+
+import (
+	"testing"
+	"time"
+)
+
+func TestOrderAndTies(t *testing.T) {
+	s := New()
+	var got []string
+	s.At(20, func() { got = append(got, "b@20") })
+	s.At(10, func() { got = append(got, "a@10") })
+	s.At(20, func() { got = append(got, "c@20") })
+	s.At(10, func() {
+		got = append(got, "d@10")
+		s.After(0, func() { got = append(got, "e@10") })
+	})
+	s.Run()
+	want := []string{"a@10", "d@10", "e@10", "b@20", "c@20"}
+	if len(got) != len(want) {
+		t.Fatalf("ran %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ran %v, want %v", got, want)
+		}
+	}
+	if s.Now() != 20 {
+		t.Fatalf("Now() = %v, want 20ns", s.Now())
+	}
+}
+
+func TestStopAndRunUntil(t *testing.T) {
+	s := New()
+	ran := 0
+	a := s.At(5*time.Microsecond, func() { ran++ })
+	b := s.At(7*time.Microsecond, func() { ran += 10 })
+	if !a.Stop() || a.Stop() {
+		t.Fatal("Stop() should report true once, then false")
+	}
+	s.RunUntil(6 * time.Microsecond)
+	if ran != 0 || s.Now() != 6*time.Microsecond || !b.Pending() {
+		t.Fatalf("after RunUntil(6µs): ran=%d now=%v pending=%v", ran, s.Now(), b.Pending())
+	}
+	// A late real-time driver: the event still runs at its own time.
+	var at time.Duration
+	s.At(8*time.Microsecond, func() { at = s.Now() })
+	s.RunUntil(time.Millisecond)
+	if ran != 10 || at != 8*time.Microsecond || s.Now() != time.Millisecond {
+		t.Fatalf("ran=%d at=%v now=%v", ran, at, s.Now())
+	}
+	if _, ok := s.Next(); ok {
+		t.Fatal("Next() reports an event after draining")
+	}
+	// Scheduling in the past never moves the clock back.
+	s.At(0, func() { at = s.Now() })
+	s.Run()
+	if at != time.Millisecond {
+		t.Fatalf("past event ran at %v, want 1ms", at)
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/atmlab/atmlab
+
+go 1.26.8
