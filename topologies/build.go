@@ -1,0 +1,124 @@
+package topologies
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// NICRing is the transmit ring of an emulated host NIC, in frames: enough
+// that the NIC never idles between frames the kernel hands over, small
+// enough that the host's own queues hold any excess (DESIGN.md principle 4).
+const NICRing = 64
+
+// Network is a lab's emulated part: every port and link, built on one
+// scheduler. Hosts' ports are HostPorts whose TAP side the kernel package
+// (or a test) attaches.
+type Network struct {
+	Sched    *sched.Scheduler
+	Hosts    map[string]*emulator.HostPort // by "node:interface"
+	Ports    []emulator.Port               // every port, in a stable order
+	Links    []*NetLink
+	Switches []*ether.Switch
+}
+
+// NetLink is a built link: its two channels, AB carrying what A sends.
+type NetLink struct {
+	Link   *Link
+	AB, BA *emulator.Channel
+}
+
+// Build resolves a validated lab into emulator objects on s. It refuses
+// kinds and media that this version does not model yet.
+func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
+	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}}
+	ports := map[string]emulator.Port{}
+	switches := map[string]*ether.Switch{}
+	for _, node := range lab.Nodes {
+		switch node.Kind {
+		case KindHost:
+			for _, i := range node.Interfaces {
+				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name}
+				n.Hosts[hp.Name] = hp
+				ports[hp.Name] = hp
+			}
+		case KindSwitch:
+			sw := ether.NewSwitch(s, node.Name)
+			if node.Ageing > 0 {
+				sw.Ageing = node.Ageing
+			}
+			switches[node.Name] = sw
+			n.Switches = append(n.Switches, sw)
+		default:
+			return nil, fmt.Errorf("%s:%d: node %s: kind %s is not modelled by this version of atmlab yet", lab.File, node.Line, node.Name, node.Kind)
+		}
+	}
+	port := func(e Endpoint) emulator.Port {
+		if p, ok := ports[e.String()]; ok {
+			return p
+		}
+		p := switches[e.Node].AddPort(e.Port)
+		ports[e.String()] = p
+		return p
+	}
+	for _, l := range lab.Links {
+		if l.ATM != nil {
+			return nil, fmt.Errorf("%s:%d: atm links are not modelled by this version of atmlab yet", lab.File, l.Line)
+		}
+		a, b := port(l.A), port(l.B)
+		ab := channelConfig(lab, l.A, l.AB, l)
+		ba := channelConfig(lab, l.B, l.BA, l)
+		nl := &NetLink{Link: l}
+		nl.AB, nl.BA = emulator.Connect(s, a, b, ab, ba)
+		n.Links = append(n.Links, nl)
+		n.Ports = append(n.Ports, a, b)
+	}
+	return n, nil
+}
+
+// channelConfig sets up the direction that from transmits on: a host's NIC
+// ring or a switch's output buffer in front of it.
+func channelConfig(lab *Lab, from Endpoint, dir Direction, l *Link) emulator.ChannelConfig {
+	cfg := emulator.ChannelConfig{
+		Rate:        dir.Rate,
+		Propagation: l.Propagation,
+		Impair:      dir.Impair,
+		Seed:        seedOf(lab.Seed, from.String()),
+	}
+	switch node := lab.Node(from.Node); node.Kind {
+	case KindHost:
+		cfg.QueueFrames = NICRing
+	case KindSwitch:
+		cfg.QueueBytes = int(node.Buffer)
+	}
+	return cfg
+}
+
+// seedOf gives each direction its own reproducible random stream.
+func seedOf(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return seed ^ h.Sum64()
+}
+
+// Link returns the built link that has endpoint e ("h1:eth0"), or nil.
+func (n *Network) Link(e string) *NetLink {
+	for _, l := range n.Links {
+		if l.Link.A.String() == e || l.Link.B.String() == e {
+			return l
+		}
+	}
+	return nil
+}
+
+// Stats returns a row per port.
+func (n *Network) Stats() []emulator.PortStats {
+	rows := make([]emulator.PortStats, 0, len(n.Ports))
+	for _, p := range n.Ports {
+		rows = append(rows, p.Stats())
+	}
+	return rows
+}

@@ -1,0 +1,435 @@
+package topologies
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// Error is one problem in a lab file, printed as FILE:LINE: KEY: message.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+}
+
+// Load reads and validates a lab file. All problems come back at once, joined,
+// each an *Error.
+func Load(path string) (*Lab, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read lab file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates a lab file's contents; file names it in errors.
+func Parse(file string, data []byte) (*Lab, error) {
+	d := &decoder{file: file}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line := 1
+		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return nil, &Error{File: file, Line: line, Key: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	lab := &Lab{File: file}
+	if len(root.Content) == 0 {
+		return nil, &Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
+	}
+	d.lab(root.Content[0], lab)
+	if len(d.errs) > 0 {
+		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].(*Error).Line < d.errs[j].(*Error).Line })
+		return nil, errors.Join(d.errs...)
+	}
+	return lab, nil
+}
+
+type decoder struct {
+	file string
+	errs []error
+}
+
+func (d *decoder) errorf(n *yaml.Node, key, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// field is one allowed key of a mapping.
+type field struct {
+	name     string
+	required bool
+	decode   func(key string, v *yaml.Node)
+}
+
+// mapping decodes a YAML mapping, rejecting unknown and duplicate keys and
+// reporting missing required ones.
+func (d *decoder) mapping(n *yaml.Node, path string, fields []field) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping of keys, got %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := join(path, k.Value)
+		idx := slices.IndexFunc(fields, func(f field) bool { return f.name == k.Value })
+		switch {
+		case idx < 0:
+			var names []string
+			for _, f := range fields {
+				names = append(names, f.name)
+			}
+			d.errorf(k, key, "unknown key; allowed here: %s", strings.Join(names, ", "))
+		case seen[k.Value]:
+			d.errorf(k, key, "given twice; keep one")
+		default:
+			seen[k.Value] = true
+			fields[idx].decode(key, v)
+		}
+	}
+	for _, f := range fields {
+		if f.required && !seen[f.name] {
+			d.errorf(n, join(path, f.name), "missing; this key is required")
+		}
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+func (d *decoder) scalar(key string, v *yaml.Node) (string, bool) {
+	if v.Kind != yaml.ScalarNode {
+		d.errorf(v, key, "want a single value, got %s", kindName(v))
+		return "", false
+	}
+	return v.Value, true
+}
+
+func (d *decoder) intIn(key string, v *yaml.Node, lo, hi int, into *int) {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		d.errorf(v, key, "want a whole number from %d to %d, got %q", lo, hi, s)
+		return
+	}
+	*into = n
+}
+
+func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
+	if s, ok := d.scalar(key, v); ok {
+		r, err := units.ParseRate(s)
+		if err != nil {
+			d.errorf(v, key, "%v", err)
+			return
+		}
+		*into = r
+	}
+}
+
+func (d *decoder) duration(key string, v *yaml.Node, into *time.Duration) {
+	if s, ok := d.scalar(key, v); ok {
+		t, err := time.ParseDuration(s)
+		if err != nil || t < 0 {
+			d.errorf(v, key, "bad duration %q: use Go syntax such as 10ms, 100us, 1.5s", s)
+			return
+		}
+		*into = t
+	}
+}
+
+func (d *decoder) boolean(key string, v *yaml.Node, into *bool) {
+	if s, ok := d.scalar(key, v); ok {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			d.errorf(v, key, "want true or false, got %q", s)
+			return
+		}
+		*into = b
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
+var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
+var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
+
+func (d *decoder) lab(n *yaml.Node, lab *Lab) {
+	var nodesNode, linksNode *yaml.Node
+	d.mapping(n, "", []field{
+		{"name", true, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if !labNameRE.MatchString(s) {
+					d.errorf(v, key, "%q: use 1-24 lowercase letters, digits and '-', starting with a letter or digit (namespaces are named <name>-<node>)", s)
+				}
+				lab.Name = s
+			}
+		}},
+		{"seed", false, func(key string, v *yaml.Node) {
+			var s int
+			d.intIn(key, v, 0, 1<<31-1, &s)
+			lab.Seed = uint64(s)
+		}},
+		{"topology", true, func(key string, v *yaml.Node) {
+			d.mapping(v, key, []field{
+				{"nodes", true, func(_ string, v *yaml.Node) { nodesNode = v }},
+				{"links", false, func(_ string, v *yaml.Node) { linksNode = v }},
+			})
+		}},
+	})
+	if nodesNode != nil {
+		d.nodes(nodesNode, lab)
+	}
+	if linksNode != nil {
+		d.links(linksNode, lab)
+	}
+	d.check(lab)
+}
+
+func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "topology.nodes", "want a mapping of node names to nodes, got %s", kindName(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := "topology.nodes." + k.Value
+		if !nameRE.MatchString(k.Value) || len(k.Value) > 24 {
+			d.errorf(k, key, "bad node name: use 1-24 lowercase letters, digits and '_', starting with a letter or digit")
+		}
+		if lab.Node(k.Value) != nil {
+			d.errorf(k, key, "node defined twice; rename one")
+			continue
+		}
+		node := &Node{Name: k.Value, Line: k.Line}
+		lab.Nodes = append(lab.Nodes, node)
+		d.node(key, v, node)
+	}
+}
+
+// kindKeys lists the keys each kind accepts besides kind.
+var kindKeys = map[string][]string{
+	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls"},
+	KindSwitch:    {"buffer", "ageing"},
+	KindHub:       {},
+	KindATMSwitch: {},
+	KindRouter:    {"mpls", "interfaces", "routes"},
+}
+
+func (d *decoder) node(path string, n *yaml.Node, node *Node) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping such as {kind: host, ipv4: 10.0.0.1/24}, got %s", kindName(n))
+		return
+	}
+	// Find the kind first: it decides which keys apply.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "kind" {
+			node.Kind = n.Content[i+1].Value
+		}
+	}
+	allowed, ok := kindKeys[node.Kind]
+	if !ok {
+		if node.Kind == "" {
+			d.errorf(n, path+".kind", "missing; say kind: host, switch, hub, atm-switch or router")
+		} else {
+			d.errorf(n, path+".kind", "unknown kind %q; use host, switch, hub, atm-switch or router", node.Kind)
+		}
+		return
+	}
+	var ipv4 netip.Prefix
+	var ipv4Line int
+	mtu := 0
+	fields := []field{{"kind", true, func(string, *yaml.Node) {}}}
+	all := map[string]field{
+		"ipv4": {"ipv4", false, func(key string, v *yaml.Node) {
+			ipv4, ipv4Line = d.prefix(key, v), v.Line
+		}},
+		"mtu": {"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &mtu) }},
+		"interfaces": {"interfaces", false, func(key string, v *yaml.Node) {
+			d.interfaces(key, v, node)
+		}},
+		"routes": {"routes", false, func(key string, v *yaml.Node) { d.routes(key, v, node) }},
+		"sysctls": {"sysctls", false, func(key string, v *yaml.Node) {
+			if v.Kind != yaml.MappingNode {
+				d.errorf(v, key, "want a mapping such as {net.ipv4.tcp_congestion_control: cubic}")
+				return
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				k, val := v.Content[i], v.Content[i+1]
+				if !strings.HasPrefix(k.Value, "net.") || strings.ContainsAny(k.Value, "/ ") {
+					d.errorf(k, key+"."+k.Value, "only the namespace's own net.* sysctls can be set per host")
+					continue
+				}
+				if s, ok := d.scalar(key+"."+k.Value, val); ok {
+					node.Sysctls = append(node.Sysctls, Sysctl{k.Value, s})
+				}
+			}
+		}},
+		"buffer": {"buffer", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				b, err := units.ParseSize(s)
+				if err != nil || b < 1518 {
+					d.errorf(v, key, "bad buffer %q: a size of at least one frame, such as 128KiB", s)
+					return
+				}
+				node.Buffer = b
+			}
+		}},
+		"ageing": {"ageing", false, func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
+		"mpls":   {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
+	}
+	for _, k := range allowed {
+		fields = append(fields, all[k])
+	}
+	d.mapping(n, path, fields)
+
+	if node.Kind == KindSwitch && node.Buffer == 0 {
+		node.Buffer = 128 << 10
+	}
+	if node.Kind == KindHost || node.Kind == KindRouter {
+		if ipv4.IsValid() || mtu != 0 {
+			eth0 := node.Interface("eth0")
+			if eth0 == nil {
+				eth0 = &Interface{Name: "eth0", Line: ipv4Line}
+				node.Interfaces = append(node.Interfaces, eth0)
+			} else if ipv4.IsValid() && eth0.IPv4.IsValid() {
+				d.errorf(n, path+".ipv4", "eth0's address is given twice (ipv4: and interfaces.eth0.ipv4); keep one")
+			}
+			if ipv4.IsValid() {
+				eth0.IPv4 = ipv4
+			}
+			if mtu != 0 && eth0.MTU == 0 {
+				eth0.MTU = mtu
+			}
+		}
+		for _, i := range node.Interfaces {
+			if i.MTU == 0 {
+				i.MTU = cmp(mtu, DefaultMTU)
+			}
+		}
+		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
+	}
+}
+
+func cmp(v, def int) int {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return netip.Prefix{}
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() {
+		d.errorf(v, key, "bad IPv4 address %q: write address/prefix length, such as 10.0.0.1/24", s)
+		return netip.Prefix{}
+	}
+	return p
+}
+
+func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping such as {eth0: {ipv4: 10.0.0.1/24}}")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := path + "." + k.Value
+		if !ifnameRE.MatchString(k.Value) {
+			d.errorf(k, key, "bad interface name: up to 15 letters, digits, '_' and '.', starting with a letter")
+			continue
+		}
+		if node.Interface(k.Value) != nil {
+			d.errorf(k, key, "interface defined twice")
+			continue
+		}
+		iface := &Interface{Name: k.Value, Line: k.Line}
+		node.Interfaces = append(node.Interfaces, iface)
+		d.mapping(v, key, []field{
+			{"ipv4", false, func(key string, v *yaml.Node) { iface.IPv4 = d.prefix(key, v) }},
+			{"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &iface.MTU) }},
+		})
+	}
+}
+
+func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "want a list such as [{to: 10.2.0.0/16, via: 10.1.0.254}]")
+		return
+	}
+	for i, v := range n.Content {
+		key := fmt.Sprintf("%s[%d]", path, i)
+		var r Route
+		d.mapping(v, key, []field{
+			{"to", true, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					if s == "default" {
+						s = "0.0.0.0/0"
+					}
+					p, err := netip.ParsePrefix(s)
+					if err != nil || !p.Addr().Is4() {
+						d.errorf(v, key, "bad destination %q: write a prefix such as 10.2.0.0/16, or default", s)
+						return
+					}
+					r.To = p.Masked()
+				}
+			}},
+			{"via", true, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					a, err := netip.ParseAddr(s)
+					if err != nil || !a.Is4() {
+						d.errorf(v, key, "bad gateway %q: write an IPv4 address", s)
+						return
+					}
+					r.Via = a
+				}
+			}},
+		})
+		if r.To.IsValid() && r.Via.IsValid() {
+			r.Line = v.Line
+			node.Routes = append(node.Routes, r)
+		}
+	}
+}

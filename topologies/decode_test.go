@@ -1,0 +1,147 @@
+package topologies
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+func TestLoadShipped(t *testing.T) {
+	lab, err := Load("sw100.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lab.Name != "sw100" || len(lab.Nodes) != 3 || len(lab.Links) != 2 {
+		t.Fatalf("got %q with %d nodes, %d links", lab.Name, len(lab.Nodes), len(lab.Links))
+	}
+	h1 := lab.Node("h1")
+	if eth0 := h1.Interface("eth0"); eth0 == nil || eth0.IPv4.String() != "10.0.0.1/24" || eth0.MTU != 1500 {
+		t.Fatalf("h1 eth0 = %+v", eth0)
+	}
+	if lab.Node("sw1").Buffer != 128<<10 || lab.Links[0].AB.Rate != 100*units.Mbps {
+		t.Fatal("buffer or rate not parsed")
+	}
+	if len(h1.Sysctls) != 1 || h1.Sysctls[0].Value != "cubic" {
+		t.Fatalf("sysctls = %+v", h1.Sysctls)
+	}
+	if lab.Namespace("h1") != "sw100-h1" {
+		t.Fatalf("Namespace(h1) = %q", lab.Namespace("h1"))
+	}
+}
+
+func TestParseFull(t *testing.T) {
+	lab, err := Parse("full.yaml", []byte(`
+name: full
+seed: 9
+topology:
+  nodes:
+    a: {kind: host, interfaces: {eth0: {ipv4: 10.0.0.1/24}, eth1: {ipv4: 10.1.0.1/24, mtu: 9000}}, routes: [{to: default, via: 10.0.0.254}]}
+    b: {kind: host, ipv4: 10.0.0.2/24, mtu: 9000}
+    c: {kind: host, ipv4: 10.1.0.2/24}
+  links:
+    - endpoints: ["a:eth0", "b:eth0"]
+      ethernet: {rate: 155.52M, cable: 100m}
+      impair: {delay: 1ms, jitter: 100us, loss: 0.1%, limit: 1000, rate: 50M}
+      directions:
+        "b:eth0": {rate: 10M, impair: {delay: 5ms}}
+    - endpoints: ["a:eth1", "c:eth0"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lab.Links[0]
+	if l.Propagation != 500*time.Nanosecond || l.AB.Rate != 155_520_000 || l.BA.Rate != 10*units.Mbps {
+		t.Fatalf("link 0 = %+v", l)
+	}
+	if l.AB.Impair.Delay != time.Millisecond || l.AB.Impair.Loss != 0.001 || l.AB.Impair.Limit != 1000 || l.AB.Impair.Rate != 50*units.Mbps {
+		t.Fatalf("AB impair = %+v", l.AB.Impair)
+	}
+	if l.BA.Impair.Delay != 5*time.Millisecond || l.BA.Impair.Loss != 0 {
+		t.Fatalf("BA impair = %+v (a direction's impair replaces the link's)", l.BA.Impair)
+	}
+	if lab.Links[1].AB.Rate != DefaultRate {
+		t.Fatalf("default rate = %v", lab.Links[1].AB.Rate)
+	}
+	a := lab.Node("a")
+	if len(a.Routes) != 1 || a.Routes[0].To.String() != "0.0.0.0/0" || a.Interface("eth1").MTU != 9000 || lab.Node("b").Interface("eth0").MTU != 9000 {
+		t.Fatalf("node a = %+v", a)
+	}
+}
+
+// Every problem comes back at once, each with file, line and key.
+func TestParseErrors(t *testing.T) {
+	src := `name: Bad_Name
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, colour: red}
+    h2: {kind: host, ipv4: 10.0.0.1/24}
+    sw1: {kind: switch, buffer: lots}
+    r1: {kind: toaster}
+  links:
+    - endpoints: ["h1:eth0", "sw1:p1"]
+      ethernet: {rate: fast}
+    - endpoints: ["h2:eth0", "sw9:p1"]
+    - endpoints: ["h1:eth0", "sw1:p2"]
+      impair: {loss: 200%}
+`
+	_, err := Parse("bad.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("Parse succeeded on a malformed lab")
+	}
+	want := []string{
+		"bad.yaml:1: name:",
+		"bad.yaml:4: topology.nodes.h1.colour: unknown key",
+		"bad.yaml:6: topology.nodes.sw1.buffer: bad buffer",
+		"bad.yaml:7: topology.nodes.r1.kind: unknown kind",
+		"bad.yaml:10: topology.links[0].ethernet.rate: bad rate",
+		"bad.yaml:11: topology.links[1].endpoints[1]: \"sw9:p1\": no node named sw9",
+		"bad.yaml:13: topology.links[2].impair.loss: bad loss",
+		"bad.yaml:12: topology.links: endpoint h1:eth0 is already used by the link on line 9",
+		"is also h1:eth0's",
+		"interface eth0 has no link",
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("errors lack %q; got:\n%s", w, msg)
+		}
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.File != "bad.yaml" || e.Line == 0 {
+		t.Errorf("errors are not *Error with a position: %#v", err)
+	}
+}
+
+func TestParseSyntaxAndShape(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"yaml syntax", "name: x\ntopology: [\n", "bad.yaml:"},
+		{"empty", "", "the lab file is empty"},
+		{"missing topology", "name: x\n", "topology: missing"},
+		{"nodes not a map", "name: x\ntopology: {nodes: [a, b]}\n", "want a mapping of node names"},
+		{"route off-link", "name: x\ntopology:\n  nodes:\n    a: {kind: host, ipv4: 10.0.0.1/24, routes: [{to: 10.9.0.0/16, via: 10.5.0.1}]}\n  links:\n    - endpoints: [\"a:eth0\", \"s:p1\"]\n    - endpoints: [\"b:p1\", \"s:p2\"]\n", "gateway 10.5.0.1 is on none"},
+		{"link to itself", "name: x\ntopology:\n  nodes: {s: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"s:p1\"]}]\n", "joins s:p1 to itself"},
+		{"both media", "name: x\ntopology:\n  nodes: {s: {kind: switch}, t: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"t:p1\"], ethernet: {rate: 1G}, atm: {phy: oc3}}]\n", "either ethernet: or atm:"},
+		{"direction not an endpoint", "name: x\ntopology:\n  nodes: {s: {kind: switch}, t: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"t:p1\"], directions: {\"u:p1\": {rate: 1M}}}]\n", "is not an endpoint of this link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse() error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("name: x\ntopology: {nodes: {a: {kind: host, ipv4: 10.0.0.1/24}}, links: [{endpoints: [\"a:eth0\", \"s:p1\"]}]}\n"))
+	f.Add([]byte("name: y\ntopology: {nodes: {s: {kind: switch, buffer: 1KiB}}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lab, err := Parse("fuzz.yaml", data)
+		if err == nil && lab.Name == "" {
+			t.Fatal("a lab without a name was accepted")
+		}
+	})
+}

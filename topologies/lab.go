@@ -1,0 +1,116 @@
+// Package topologies reads and validates lab files (DESIGN.md, "Lab files")
+// and resolves them into the objects the emulator and the kernel package
+// build. The Linux-only kernel side lives in topologies/kernel.
+package topologies
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// Node kinds.
+const (
+	KindHost      = "host"
+	KindSwitch    = "switch"
+	KindHub       = "hub"
+	KindATMSwitch = "atm-switch"
+	KindRouter    = "router"
+)
+
+// Defaults applied when a lab file does not say.
+const (
+	DefaultMTU  = 1500
+	DefaultRate = units.Gbps
+)
+
+// Lab is a validated lab file.
+type Lab struct {
+	File  string
+	Name  string
+	Seed  uint64
+	Nodes []*Node // in file order
+	Links []*Link // in file order
+}
+
+// Node is a host or a device.
+type Node struct {
+	Name       string
+	Kind       string
+	Line       int
+	Interfaces []*Interface // hosts and routers, in name order
+	Routes     []Route
+	Sysctls    []Sysctl
+	Buffer     units.Size    // switch: output queue per port
+	Ageing     time.Duration // switch: MAC table ageing
+	MPLS       bool          // router
+}
+
+// Interface is a host's or router's interface.
+type Interface struct {
+	Name string
+	IPv4 netip.Prefix // zero if none
+	MTU  int
+	Line int
+}
+
+// Route is a static route.
+type Route struct {
+	To   netip.Prefix
+	Via  netip.Addr
+	Line int
+}
+
+// Sysctl is a setting written in the host's namespace (net.* only).
+type Sysctl struct{ Key, Value string }
+
+// Endpoint names one end of a link: node and interface or port.
+type Endpoint struct{ Node, Port string }
+
+func (e Endpoint) String() string { return e.Node + ":" + e.Port }
+
+// Direction is what one direction of a link does: its rate and impairments.
+type Direction struct {
+	Rate   units.BitRate
+	Impair emulator.Impair
+}
+
+// ATM is an ATM link's configuration.
+type ATM struct {
+	PHY, AAL, Encap string
+	VPI, VCI        int
+}
+
+// Link joins two endpoints.
+type Link struct {
+	Line        int
+	A, B        Endpoint
+	Propagation time.Duration // from the cable length
+	AB, BA      Direction     // AB is what A sends
+	ATM         *ATM          // nil for Ethernet
+}
+
+// Node returns the node named name, or nil.
+func (l *Lab) Node(name string) *Node {
+	for _, n := range l.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Interface returns the interface named name, or nil.
+func (n *Node) Interface(name string) *Interface {
+	for _, i := range n.Interfaces {
+		if i.Name == name {
+			return i
+		}
+	}
+	return nil
+}
+
+// Namespace returns the network namespace a host of this lab lives in.
+func (l *Lab) Namespace(node string) string { return l.Name + "-" + node }

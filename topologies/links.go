@@ -1,0 +1,224 @@
+package topologies
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/emulator"
+)
+
+func (d *decoder) links(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "topology.links", "want a list of links, each with endpoints: [\"h1:eth0\", \"sw1:p1\"]")
+		return
+	}
+	for i, v := range n.Content {
+		d.link(fmt.Sprintf("topology.links[%d]", i), v, lab)
+	}
+}
+
+func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
+	l := &Link{Line: n.Line, AB: Direction{Rate: DefaultRate}, BA: Direction{Rate: DefaultRate}}
+	var both emulator.Impair
+	var dirs *yaml.Node
+	var dirsKey string
+	d.mapping(n, path, []field{
+		{"endpoints", true, func(key string, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode || len(v.Content) != 2 {
+				d.errorf(v, key, "want two endpoints, such as [\"h1:eth0\", \"sw1:p1\"]")
+				return
+			}
+			for j, e := range v.Content {
+				ep, ok := d.endpoint(fmt.Sprintf("%s[%d]", key, j), e, lab)
+				if ok {
+					*([]*Endpoint{&l.A, &l.B}[j]) = ep
+				}
+			}
+		}},
+		{"ethernet", false, func(key string, v *yaml.Node) {
+			d.mapping(v, key, []field{
+				{"rate", false, func(key string, v *yaml.Node) {
+					d.rate(key, v, &l.AB.Rate)
+					l.BA.Rate = l.AB.Rate
+				}},
+				{"cable", false, func(key string, v *yaml.Node) {
+					if s, ok := d.scalar(key, v); ok {
+						m, err := strconv.ParseFloat(strings.TrimSuffix(s, "m"), 64)
+						if err != nil || m < 0 || !strings.HasSuffix(s, "m") {
+							d.errorf(v, key, "bad cable length %q: write metres, such as 100m", s)
+							return
+						}
+						l.Propagation = time.Duration(m * 5) // about 5 ns per metre in copper and fibre
+					}
+				}},
+			})
+		}},
+		{"atm", false, func(key string, v *yaml.Node) {
+			a := &ATM{PHY: "oc3", AAL: "aal5", Encap: "llc", VCI: 100}
+			l.ATM = a
+			oneOf := func(key string, v *yaml.Node, into *string, allowed ...string) {
+				if s, ok := d.scalar(key, v); ok {
+					if !slices.Contains(allowed, s) {
+						d.errorf(v, key, "%q: use one of %s", s, strings.Join(allowed, ", "))
+						return
+					}
+					*into = s
+				}
+			}
+			d.mapping(v, key, []field{
+				{"phy", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.PHY, "oc3", "oc12", "ds3", "atm25") }},
+				{"aal", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.AAL, "aal5", "aal34") }},
+				{"encap", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.Encap, "llc", "vcmux") }},
+				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 4095, &a.VPI) }},
+				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
+			})
+		}},
+		{"impair", false, func(key string, v *yaml.Node) { d.impair(key, v, &both) }},
+		{"directions", false, func(key string, v *yaml.Node) { dirs, dirsKey = v, key }},
+	})
+	if l.ATM != nil && d.hasKey(n, "ethernet") {
+		d.errorf(n, path, "a link is either ethernet: or atm:, not both")
+	}
+	l.AB.Impair, l.BA.Impair = both, both
+	if dirs != nil {
+		d.directions(dirsKey, dirs, l)
+	}
+	if l.A.Node != "" && l.B.Node != "" {
+		lab.Links = append(lab.Links, l)
+	}
+}
+
+func (d *decoder) hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// directions decodes per-direction overrides keyed by the sending endpoint.
+func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping from a sending endpoint to {rate:, impair:}, such as {\"h1:eth0\": {rate: 10M}}")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := path + "." + k.Value
+		var dir *Direction
+		switch k.Value {
+		case l.A.String():
+			dir = &l.AB
+		case l.B.String():
+			dir = &l.BA
+		default:
+			d.errorf(k, key, "%q is not an endpoint of this link; use %q or %q", k.Value, l.A, l.B)
+			continue
+		}
+		d.mapping(v, key, []field{
+			{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &dir.Rate) }},
+			{"impair", false, func(key string, v *yaml.Node) { dir.Impair = emulator.Impair{}; d.impair(key, v, &dir.Impair) }},
+		})
+	}
+}
+
+func (d *decoder) impair(path string, n *yaml.Node, im *emulator.Impair) {
+	d.mapping(n, path, []field{
+		{"delay", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Delay) }},
+		{"jitter", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Jitter) }},
+		{"loss", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+				if err != nil || p < 0 || p > 100 {
+					d.errorf(v, key, "bad loss %q: a percentage from 0 to 100, such as 0.1%%", s)
+					return
+				}
+				im.Loss = p / 100
+			}
+		}},
+		{"limit", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<30, &im.Limit) }},
+		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
+	})
+}
+
+func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return Endpoint{}, false
+	}
+	node, port, found := strings.Cut(s, ":")
+	if !found || node == "" || port == "" {
+		d.errorf(v, key, "%q: write node:interface, such as h1:eth0 or sw1:p1", s)
+		return Endpoint{}, false
+	}
+	n := lab.Node(node)
+	if n == nil {
+		var names []string
+		for _, n := range lab.Nodes {
+			names = append(names, n.Name)
+		}
+		d.errorf(v, key, "%q: no node named %s (nodes: %s)", s, node, strings.Join(names, ", "))
+		return Endpoint{}, false
+	}
+	if !ifnameRE.MatchString(port) {
+		d.errorf(v, key, "%q: bad interface or port name %q", s, port)
+		return Endpoint{}, false
+	}
+	return Endpoint{node, port}, true
+}
+
+// check validates what spans nodes and links: endpoints used once,
+// interfaces linked, addresses unique, gateways on a connected subnet,
+// kinds and links that fit together.
+func (d *decoder) check(lab *Lab) {
+	used := map[Endpoint]int{}
+	for _, l := range lab.Links {
+		for _, e := range []Endpoint{l.A, l.B} {
+			if prev, ok := used[e]; ok {
+				d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "endpoint %s is already used by the link on line %d; an interface or port takes one link", e, prev)
+				continue
+			}
+			used[e] = l.Line
+			node := lab.Node(e.Node)
+			if node.Kind == KindHost || node.Kind == KindRouter {
+				if node.Interface(e.Port) == nil {
+					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, MTU: DefaultMTU, Line: l.Line})
+				}
+			}
+		}
+		if l.A == l.B {
+			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link joins %s to itself", l.A)
+		}
+	}
+	addrs := map[netip.Addr]string{}
+	for _, n := range lab.Nodes {
+		for _, i := range n.Interfaces {
+			where := n.Name + ":" + i.Name
+			if _, ok := used[Endpoint{n.Name, i.Name}]; !ok {
+				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "interface %s has no link; add one to topology.links or remove it", i.Name)
+			}
+			if !i.IPv4.IsValid() {
+				continue
+			}
+			if prev, ok := addrs[i.IPv4.Addr()]; ok {
+				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "address %s is also %s's; every interface needs its own", i.IPv4.Addr(), prev)
+			}
+			addrs[i.IPv4.Addr()] = where
+		}
+		for _, r := range n.Routes {
+			onLink := slices.ContainsFunc(n.Interfaces, func(i *Interface) bool {
+				return i.IPv4.IsValid() && i.IPv4.Masked().Contains(r.Via)
+			})
+			if !onLink {
+				d.errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
+			}
+		}
+	}
+}
