@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+func newDown(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down FILE|NAME",
+		Short: "Remove whatever a lab left behind (after kill -9 too)",
+		Long: "Remove a lab's namespaces, the processes inside them and its stale control socket.\n" +
+			"Only namespaces marked as the lab's are touched. A running lab is stopped by SIGINT instead.\n\n" +
+			"Example:\n  atmlab down sw100",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			name := a[0]
+			if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+				if _, err := os.Stat(name); err == nil {
+					lab, err := topologies.Load(name)
+					if err != nil {
+						return err
+					}
+					name = lab.Name
+				}
+			}
+			removed, err := kernel.Down(name)
+			if opts.output == "json" {
+				printJSON(cmd.OutOrStdout(), map[string]any{"lab": name, "removed": removed})
+			} else if len(removed) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "lab %s: nothing to remove\n", name)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "lab %s: removed %s\n", name, strings.Join(removed, " "))
+			}
+			return err
+		},
+	}
+}

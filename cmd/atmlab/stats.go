@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+func newStats(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats NAME",
+		Short: "Print the per-port counters of a running lab",
+		Long:  "Print each port's frames, bytes, drops and queue high-water mark, and the emulator's\nown CPU and release lateness.\n\nExample:\n  atmlab stats sw100 -o json",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			st, err := kernel.QueryStats(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			if opts.output == "json" {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(w, "port\trx frames\trx bytes\ttx frames\ttx bytes\tdrops\timpair drops\tqueue high\t")
+			for _, p := range st.Ports {
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh)
+			}
+			w.Flush()
+			l := st.Loop
+			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
+				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+func newUp(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "up FILE",
+		Short: "Build a lab and run its emulator in the foreground",
+		Long: "Build a lab: a network namespace per host (<lab>-<node>), a TAP per host interface,\n" +
+			"and the emulated network between them. Prints a line containing \"ready\" when traffic\n" +
+			"can flow, runs until SIGINT or SIGTERM, then removes everything it made.\n\n" +
+			"Example:\n  atmlab up topologies/sw100.yaml &\n  atmlab exec sw100 h1 -- ping -c 3 10.0.0.2",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			lab, err := topologies.Load(a[0])
+			if err != nil {
+				return err
+			}
+			k, err := kernel.Up(lab)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			for _, n := range k.Notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
+			}
+			hosts := len(k.Namespaces())
+			fmt.Fprintf(cmd.OutOrStdout(), "lab %s ready: %d hosts, %d links; atmlab exec %s NODE -- CMD to use it, Ctrl-C to stop\n",
+				lab.Name, hosts, len(lab.Links), lab.Name)
+			runErr := k.Run(cmd.Context())
+			st := k.Loop.Stats()
+			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s stopping after %v: emulator CPU %.0f%%, release lateness p50 %v p99 %v max %v\n",
+				lab.Name, st.Uptime.Round(time.Millisecond), 100*st.CPU, st.Lateness.P50, st.Lateness.P99, st.Lateness.Max)
+			if err := k.Close(); err != nil {
+				return fmt.Errorf("tear down %s: %w", lab.Name, err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed\n", lab.Name)
+			return runErr
+		},
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+func newValidate(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a lab file and print every problem in it",
+		Long:  "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			lab, err := topologies.Load(a[0])
+			if opts.output == "json" {
+				var problems []string
+				for _, e := range flatten(err) {
+					problems = append(problems, e.Error())
+				}
+				printJSON(cmd.OutOrStdout(), map[string]any{"file": a[0], "valid": err == nil, "problems": problems})
+			}
+			if err != nil {
+				if opts.output == "table" {
+					for _, e := range flatten(err) {
+						fmt.Fprintln(cmd.ErrOrStderr(), e)
+					}
+				}
+				return fmt.Errorf("%s: %d problem(s)", a[0], len(flatten(err)))
+			}
+			if opts.output == "table" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: lab %s is valid: %d nodes, %d links\n", a[0], lab.Name, len(lab.Nodes), len(lab.Links))
+			}
+			return nil
+		},
+	}
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

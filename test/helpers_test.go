@@ -1,0 +1,308 @@
+//go:build integration
+
+// Integration tests: real namespaces, real TAPs, real traffic through the
+// emulator. They need root and iperf3, run one at a time (-p 1, no
+// t.Parallel) because rates are judged on a shared two-core machine, and
+// judge steady state from the median of per-second intervals after a
+// warm-up, as the issues ask.
+//
+//	atmlab (built once) ── up LAB ──> namespaces <lab>-<node>, TAPs, emulator
+//	test ── atmlab exec ──> iperf3 / ping inside the hosts
+//	test ── atmlab stats -o json ──> the emulator's counters
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+var atmlab string // the binary under test
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "atmlab-it")
+	if err != nil {
+		panic(err)
+	}
+	atmlab = filepath.Join(dir, "atmlab")
+	if out, err := exec.Command("go", "build", "-o", atmlab, "../cmd/atmlab").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build atmlab: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireRoot skips a test that needs root and the traffic tools.
+func requireRoot(t *testing.T, tools ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (CAP_NET_ADMIN for namespaces and TAPs): run `sudo make test`")
+	}
+	for _, tool := range append([]string{"tc", "ethtool", "ip"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s: apt-get install -y %s", tool, tool)
+		}
+	}
+}
+
+var labSeq int
+
+// labName returns a lab name unique to this test process.
+func labName() string {
+	labSeq++
+	return fmt.Sprintf("it%d-%d", os.Getpid()%100000, labSeq)
+}
+
+// running is a lab brought up by `atmlab up` in a child process.
+type running struct {
+	t      *testing.T
+	name   string
+	file   string
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// up writes the lab (with NAME replaced by a fresh lab name), starts
+// `atmlab up` and waits for its ready line. Cleanup stops it with SIGINT
+// and checks that nothing of it remains.
+func up(t *testing.T, lab string) *running {
+	t.Helper()
+	r := &running{t: t, name: labName(), done: make(chan error, 1)}
+	r.file = filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(r.file, []byte(strings.ReplaceAll(lab, "NAME", r.name)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.cmd = exec.Command(atmlab, "up", r.file)
+	r.cmd.Stderr = &r.stderr
+	stdout, _ := r.cmd.StdoutPipe()
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "ready") {
+				ready <- true
+			}
+		}
+		ready <- false
+		r.done <- r.cmd.Wait()
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			<-r.done
+			t.Fatalf("atmlab up exited before ready: %s", r.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		r.cmd.Process.Kill()
+		t.Fatalf("atmlab up not ready after 30s: %s", r.stderr.String())
+	}
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop sends SIGINT and checks that the lab's namespaces are gone.
+func (r *running) stop() {
+	t := r.t
+	if r.cmd.ProcessState != nil {
+		return
+	}
+	r.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("atmlab up exited with %v after SIGINT: %s", err, r.stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		r.cmd.Process.Kill()
+		t.Errorf("atmlab up did not stop within 15s of SIGINT")
+	}
+	if left := namespaces(r.name); len(left) > 0 {
+		t.Errorf("after SIGINT, namespaces remain: %v", left)
+	}
+}
+
+// namespaces lists the named namespaces of a lab.
+func namespaces(lab string) []string {
+	entries, _ := os.ReadDir(kernel.NetnsDir)
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), lab+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// exec runs a command in a host and returns its output; it fails the test
+// on error.
+func (r *running) exec(node string, args ...string) []byte {
+	r.t.Helper()
+	out, err := r.try(node, args...)
+	if err != nil {
+		r.t.Fatalf("%s: %s: %v\n%s", node, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// try runs a command in a host; its output is stdout, or stdout and stderr
+// when it fails.
+func (r *running) try(node string, args ...string) ([]byte, error) {
+	cmd := exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return append(out.Bytes(), errOut.Bytes()...), err
+	}
+	return out.Bytes(), nil
+}
+
+// start runs a command in a host in the background; cleanup kills it.
+func (r *running) start(node string, args ...string) *exec.Cmd {
+	r.t.Helper()
+	cmd := exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// stats reads the lab's counters through `atmlab stats -o json`.
+func (r *running) stats() kernel.Stats {
+	r.t.Helper()
+	out, err := exec.Command(atmlab, "stats", r.name, "-o", "json").Output()
+	if err != nil {
+		r.t.Fatalf("atmlab stats: %v", err)
+	}
+	var st kernel.Stats
+	if err := json.Unmarshal(out, &st); err != nil {
+		r.t.Fatalf("atmlab stats -o json: %v\n%s", err, out)
+	}
+	return st
+}
+
+// port returns one port's row from stats.
+func port(t *testing.T, st kernel.Stats, name string) (row struct{ Rx, Tx, Drops uint64 }) {
+	t.Helper()
+	for _, p := range st.Ports {
+		if p.Port == name {
+			row.Rx, row.Tx, row.Drops = p.RxFrames, p.TxFrames, p.Drops
+			return row
+		}
+	}
+	t.Fatalf("no port %s in stats", name)
+	return row
+}
+
+// iperf is what an iperf3 run reported.
+type iperf struct {
+	Received   []float64 // receiver's per-second bits/s
+	Packets    int       // UDP datagrams the receiver expected
+	Lost       int       // UDP datagrams lost
+	Retransmit int       // TCP retransmissions
+	SentBps    float64   // sender's average
+	err        error
+}
+
+// runIperf runs an iperf3 server on srv (port) and a client on cli for
+// secs seconds with extra client args, and returns the receiver's view.
+func (r *running) runIperf(cli, srv, addr string, port, secs int, args ...string) iperf {
+	r.t.Helper()
+	it := r.runIperfNoFatal(cli, srv, addr, port, secs, args...)
+	if it.err != nil {
+		r.t.Fatal(it.err)
+	}
+	return it
+}
+
+// runIperfNoFatal is runIperf for other goroutines: it reports failure in err.
+func (r *running) runIperfNoFatal(cli, srv, addr string, port, secs int, args ...string) iperf {
+	p := fmt.Sprint(port)
+	r.start(srv, "iperf3", "-s", "-1", "-J", "-p", p)
+	clientArgs := append([]string{"iperf3", "-c", addr, "-p", p, "-J", "--get-server-output", "-t", fmt.Sprint(secs)}, args...)
+	var out []byte
+	var err error
+	for try := 0; try < 20; try++ { // until the server listens
+		time.Sleep(100 * time.Millisecond)
+		if out, err = r.try(cli, clientArgs...); err == nil || !bytes.Contains(out, []byte("unable to connect")) {
+			break
+		}
+	}
+	if err != nil {
+		return iperf{err: fmt.Errorf("iperf3 client: %v\n%s", err, out)}
+	}
+	var res struct {
+		End struct {
+			SumSent struct {
+				Bps        float64 `json:"bits_per_second"`
+				Retransmit int     `json:"retransmits"`
+			} `json:"sum_sent"`
+			Sum struct {
+				Bps     float64 `json:"bits_per_second"`
+				Packets int     `json:"packets"`
+				Lost    int     `json:"lost_packets"`
+			} `json:"sum"`
+		} `json:"end"`
+		Server struct {
+			Intervals []struct {
+				Sum struct {
+					Seconds float64 `json:"seconds"`
+					Bps     float64 `json:"bits_per_second"`
+				} `json:"sum"`
+			} `json:"intervals"`
+		} `json:"server_output_json"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return iperf{err: fmt.Errorf("iperf3 -J: %v\n%s", err, out)}
+	}
+	it := iperf{Packets: res.End.Sum.Packets, Lost: res.End.Sum.Lost, Retransmit: res.End.SumSent.Retransmit, SentBps: res.End.SumSent.Bps}
+	if it.SentBps == 0 {
+		it.SentBps = res.End.Sum.Bps
+	}
+	for _, iv := range res.Server.Intervals {
+		if iv.Sum.Seconds > 0.9 {
+			it.Received = append(it.Received, iv.Sum.Bps)
+		}
+	}
+	return it
+}
+
+// steady returns the median of per-second intervals after warm-up seconds.
+func steady(t *testing.T, intervals []float64, warmup int) float64 {
+	t.Helper()
+	if len(intervals) <= warmup {
+		t.Fatalf("only %d intervals, want more than the %d-second warm-up", len(intervals), warmup)
+	}
+	v := slices.Clone(intervals[warmup:])
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// within reports whether got is within tol (a fraction) of want.
+func within(got, want, tol float64) bool { return got >= want*(1-tol) && got <= want*(1+tol) }
+
+// ceiling is the payload rate of an Ethernet link carrying payload bytes
+// behind hdr bytes of IP and transport headers in each 1500-byte-MTU frame:
+// 14 header + 4 FCS + 8 preamble + 12 gap = 38 bytes of framing.
+func ceiling(rate float64, payload, hdr int) float64 {
+	return rate * float64(payload) / float64(payload+hdr+38)
+}

@@ -1,0 +1,283 @@
+//go:build linux
+
+package kernel
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+
+	"github.com/atmlab/atmlab/emulator"
+)
+
+// request is one line a client sends on a lab's control socket.
+type request struct {
+	Op       string `json:"op"` // "stats" or "capture"
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// reply is the first line the server answers; a capture's pcap stream follows it.
+type reply struct {
+	Error string `json:"error,omitempty"`
+	Stats *Stats `json:"stats,omitempty"`
+}
+
+// Stats is a running lab's counters: `atmlab stats -o json` prints it.
+type Stats struct {
+	Lab      string               `json:"lab"`
+	Loop     LoopStats            `json:"emulator"`
+	Ports    []emulator.PortStats `json:"ports"`
+	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
+}
+
+// server answers a lab's control socket.
+type server struct {
+	k  *Lab
+	ln net.Listener
+	wg sync.WaitGroup
+
+	// captures lists each captured channel's subscribers; only the loop
+	// goroutine touches it.
+	captures map[*emulator.Channel][]chan<- captured
+}
+
+func listen(k *Lab) (*server, error) {
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := SocketPath(k.Lab.Name)
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	return &server{k: k, ln: ln, captures: map[*emulator.Channel][]chan<- captured{}}, nil
+}
+
+func (s *server) serve(ctx context.Context) {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			stop := context.AfterFunc(ctx, func() { c.Close() })
+			defer stop()
+			s.handle(ctx, c)
+		}()
+	}
+}
+
+func (s *server) close() error {
+	err := s.ln.Close()
+	os.Remove(SocketPath(s.k.Lab.Name))
+	return err
+}
+
+func (s *server) handle(ctx context.Context, c net.Conn) {
+	var req request
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
+		json.NewEncoder(c).Encode(reply{Error: "bad request: " + err.Error()})
+		return
+	}
+	switch req.Op {
+	case "stats":
+		var st Stats
+		s.k.Loop.Query(ctx, func() { st = s.k.stats() })
+		json.NewEncoder(c).Encode(reply{Stats: &st})
+	case "capture":
+		s.capture(ctx, c, req.Endpoint)
+	default:
+		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("unknown op %q", req.Op)})
+	}
+}
+
+// stats gathers the lab's counters; call it on the loop goroutine.
+func (k *Lab) stats() Stats {
+	st := Stats{Lab: k.Lab.Name, Loop: k.Loop.Stats(), Ports: k.Net.Stats()}
+	for _, sw := range k.Net.Switches {
+		if st.Filtered == nil {
+			st.Filtered = map[string]uint64{}
+		}
+		st.Filtered[sw.Name] = sw.Filtered
+	}
+	return st
+}
+
+// Stats returns the lab's counters from any goroutine.
+func (k *Lab) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := k.Loop.Query(ctx, func() { st = k.stats() })
+	return st, err
+}
+
+// captured is a frame seen on a captured link.
+type captured struct {
+	data []byte
+	at   time.Duration
+}
+
+// capture streams a link's frames, both directions, as pcap until the client
+// goes away. Frames are taken at their delivery time; a slow client loses
+// frames from its capture, never from the lab.
+func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
+	link := s.k.Net.Link(endpoint)
+	if link == nil {
+		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("no link has endpoint %q; name one end of a link, such as h1:eth0", endpoint)})
+		return
+	}
+	frames := make(chan captured, 8192)
+	chans := []*emulator.Channel{link.AB, link.BA}
+	if err := s.k.Loop.Query(ctx, func() {
+		for _, ch := range chans {
+			s.subscribe(ch, frames)
+		}
+	}); err != nil {
+		return
+	}
+	defer s.k.Loop.Do(func() {
+		for _, ch := range chans {
+			s.unsubscribe(ch, frames)
+		}
+	})
+	if err := json.NewEncoder(c).Encode(reply{}); err != nil {
+		return
+	}
+	w := pcapgo.NewWriter(c)
+	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+		return
+	}
+	start := s.k.Loop.start
+	gone := make(chan struct{})
+	go func() { io.Copy(io.Discard, c); close(gone) }()
+	for {
+		select {
+		case f := <-frames:
+			ci := gopacket.CaptureInfo{Timestamp: start.Add(f.at), CaptureLength: len(f.data), Length: len(f.data)}
+			if w.WritePacket(ci, f.data) != nil {
+				return
+			}
+		case <-gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// subscribe adds a capture of ch; call on the loop goroutine.
+func (s *server) subscribe(ch *emulator.Channel, to chan<- captured) {
+	s.captures[ch] = append(s.captures[ch], to)
+	ch.Tap = func(f *emulator.Frame, at time.Duration) {
+		for _, sub := range s.captures[ch] {
+			select {
+			case sub <- captured{f.Data, at}:
+			default: // the client is slow: its capture loses the frame, the lab does not
+			}
+		}
+	}
+}
+
+// unsubscribe removes a capture of ch; call on the loop goroutine.
+func (s *server) unsubscribe(ch *emulator.Channel, to chan<- captured) {
+	subs := s.captures[ch]
+	for i, sub := range subs {
+		if sub == to {
+			subs = append(subs[:i], subs[i+1:]...)
+			break
+		}
+	}
+	s.captures[ch] = subs
+	if len(subs) == 0 {
+		delete(s.captures, ch)
+		ch.Tap = nil
+	}
+}
+
+// dial connects to a running lab and sends req.
+func dial(ctx context.Context, lab string, req request) (net.Conn, *bufio.Reader, reply, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", SocketPath(lab))
+	if err != nil {
+		return nil, nil, reply{}, fmt.Errorf("lab %s is not running (no answer on %s): start it with `atmlab up`", lab, SocketPath(lab))
+	}
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		c.Close()
+		return nil, nil, reply{}, err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadBytes('\n')
+	var rep reply
+	if err == nil {
+		err = json.Unmarshal(line, &rep)
+	}
+	if err == nil && rep.Error != "" {
+		err = errors.New(rep.Error)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, rep, err
+	}
+	return c, r, rep, nil
+}
+
+// QueryStats asks a running lab for its counters.
+func QueryStats(ctx context.Context, lab string) (*Stats, error) {
+	c, _, rep, err := dial(ctx, lab, request{Op: "stats"})
+	if err != nil {
+		return nil, err
+	}
+	c.Close()
+	return rep.Stats, nil
+}
+
+// Capture copies a running lab's link, named by one endpoint, to w as pcap
+// until ctx ends or count frames (if count > 0) were written. It returns the
+// number of frames written.
+func Capture(ctx context.Context, lab, endpoint string, w io.Writer, count int) (int, error) {
+	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	in, err := pcapgo.NewReader(r)
+	if err != nil {
+		return 0, fmt.Errorf("capture stream: %w", err)
+	}
+	out := pcapgo.NewWriter(w)
+	if err := out.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+		return 0, err
+	}
+	n := 0
+	for count <= 0 || n < count {
+		data, ci, err := in.ReadPacketData()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, fmt.Errorf("capture stream: %w", err)
+		}
+		if err := out.WritePacket(ci, data); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+

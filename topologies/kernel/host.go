@@ -1,0 +1,145 @@
+//go:build linux
+
+package kernel
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/songgao/water"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Ethernet overhead a TAP frame does not carry but the wire does: FCS,
+// preamble and SFD, inter-frame gap (IEEE 802.3).
+const (
+	wireOverhead = emulator.EtherFCS + emulator.EtherPreamble + emulator.EtherIFG // 24
+	wireMinimum  = emulator.EtherMinFrame + emulator.EtherPreamble + emulator.EtherIFG
+	qdiscFrames  = 1000 // the token bucket's queue, as a real NIC's txqueuelen
+	// tapRing is the TAP's ring (its txqueuelen), the NIC's hardware ring
+	// as the host sees it: deep enough to hold a whole TCP window (tcp_wmem
+	// max is 4 MB here), so that even when the emulator itself falls behind
+	// (1G on two cores) TCP is slowed by queueing, not by drops at the TAP.
+	tapRing = 4096
+)
+
+// openTAP creates a TAP named name inside ns and returns it with its raw,
+// non-blocking descriptor. The device exists only in ns (it is created
+// there) and disappears when the descriptor is closed, even after kill -9.
+func openTAP(ns netns.NsHandle, name string) (*water.Interface, int, error) {
+	var ifce *water.Interface
+	err := inNamespace(ns, func() error {
+		var err error
+		ifce, err = water.New(water.Config{DeviceType: water.TAP, PlatformSpecificParams: water.PlatformSpecificParams{Name: name}})
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("create tap %s: %w", name, err)
+	}
+	fd := -1
+	if f, ok := ifce.ReadWriteCloser.(*os.File); ok {
+		if raw, err := f.SyscallConn(); err == nil {
+			raw.Control(func(p uintptr) { fd = int(p) })
+		}
+	}
+	if fd < 0 {
+		ifce.Close()
+		return nil, 0, fmt.Errorf("create tap %s: no file descriptor", name)
+	}
+	return ifce, fd, unix.SetNonblock(fd, true)
+}
+
+// setupHost gives a host's interfaces their MAC, MTU, addresses, qdisc and
+// routes, and writes its sysctls. macs assigns stable addresses.
+func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, rates map[string]units.BitRate, macs func(string) net.HardwareAddr) error {
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	nsName := lab.Namespace(node.Name)
+	for _, iface := range node.Interfaces {
+		link, err := h.LinkByName(iface.Name)
+		if err != nil {
+			return fmt.Errorf("%s: find %s: %w", nsName, iface.Name, err)
+		}
+		steps := []struct {
+			what string
+			err  func() error
+		}{
+			{"set mac", func() error { return h.LinkSetHardwareAddr(link, macs(node.Name+":"+iface.Name)) }},
+			{"set mtu", func() error { return h.LinkSetMTU(link, iface.MTU) }},
+			{"set txqueuelen", func() error { return h.LinkSetTxQLen(link, tapRing) }},
+			{"set up", func() error { return h.LinkSetUp(link) }},
+		}
+		for _, s := range steps {
+			if err := s.err(); err != nil {
+				return fmt.Errorf("%s: %s %s: %w", nsName, s.what, iface.Name, err)
+			}
+		}
+		if iface.IPv4.IsValid() {
+			addr := &netlink.Addr{IPNet: &net.IPNet{IP: iface.IPv4.Addr().AsSlice(), Mask: net.CIDRMask(iface.IPv4.Bits(), 32)}}
+			if err := h.AddrAdd(link, addr); err != nil {
+				return fmt.Errorf("%s: address %s on %s: %w", nsName, iface.IPv4, iface.Name, err)
+			}
+		}
+		if err := pushback(nsName, iface.Name, iface.MTU, rates[node.Name+":"+iface.Name]); err != nil {
+			return err
+		}
+	}
+	for _, r := range node.Routes {
+		route := &netlink.Route{
+			Dst: &net.IPNet{IP: r.To.Addr().AsSlice(), Mask: net.CIDRMask(r.To.Bits(), 32)},
+			Gw:  r.Via.AsSlice(),
+		}
+		if err := h.RouteAdd(route); err != nil {
+			return fmt.Errorf("%s: route to %s via %s: %w", nsName, r.To, r.Via, err)
+		}
+	}
+	var kv []sysctl
+	for _, s := range node.Sysctls {
+		kv = append(kv, sysctl{s.Key, s.Value})
+	}
+	return setSysctls(ns, kv)
+}
+
+// pushback makes the host's own queues hold what its NIC cannot send yet
+// (DESIGN.md principle 4). A TAP frees a frame's socket memory as soon as
+// the frame enters its ring and drops when the ring is full, so a sender
+// would never block. A token bucket on the TAP at the emulated line rate,
+// counting each frame's Ethernet wire overhead through a size table, holds
+// frames in the qdisc instead: sockets block on their send buffers as on a
+// real NIC. The emulator still times every frame itself; the qdisc only
+// keeps the host from outrunning it. Segmentation offload is turned off so
+// every frame the qdisc counts is one wire frame.
+func pushback(ns, dev string, mtu int, rate units.BitRate) error {
+	frame := mtu + emulator.EtherHeader + wireOverhead
+	// The bucket holds 2 ms of line rate (at least two frames), so that when
+	// the emulator reads its TAP late the host can catch up instead of the
+	// link idling; the emulator's own model times every frame regardless.
+	burst := max(2*frame, int(int64(rate)/8/500))
+	cmds := [][]string{
+		{"ethtool", "-K", dev, "gso", "off", "tso", "off", "gro", "off"},
+		{"tc", "qdisc", "replace", "dev", dev, "root",
+			"stab", "overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum),
+			"tbf", "rate", strconv.FormatInt(int64(rate), 10) + "bit",
+			"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames * frame)},
+	}
+	for _, c := range cmds {
+		args := append([]string{"netns", "exec", ns}, c...)
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %s: %v: %s (is %s installed?)", ns, strings.Join(c, " "), err, strings.TrimSpace(string(out)), c[0])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+//go:build linux
+
+package kernel
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// Loop is the real-time driver of a scheduler: one OS thread that waits in
+// epoll on every TAP, a timerfd armed for the next event, and an eventfd for
+// calls from other goroutines. When it wakes it runs every event whose time
+// has passed (at that event's own model time, so departures stay exact),
+// takes frames from TAPs whose NIC has room, and re-arms the timer. It never
+// sleeps per frame and never polls at a fixed period (DESIGN.md principle 2).
+//
+// Model time is wall time since the loop was made; releases to TAPs record
+// how late they were in Lateness.
+type Loop struct {
+	s     *sched.Scheduler
+	start time.Time
+	epfd  int
+	tfd   int // timerfd: the next event
+	efd   int // eventfd: calls from other goroutines
+	taps  map[int32]*tap
+
+	mu    sync.Mutex // guards calls
+	calls []func()
+
+	// Owned by the loop goroutine; read them through Do.
+	Lateness  hist.Histogram
+	nextID    uint64
+	stopped   bool
+	buf       []byte
+	cpuStart  time.Duration
+	wallStart time.Time
+}
+
+// tap is a TAP device attached to a host NIC model.
+type tap struct {
+	fd        int
+	port      *emulator.HostPort
+	paused    bool
+	writeErrs uint64
+	close     func() error
+}
+
+// NewLoop returns a loop driving s; call Run to start it.
+func NewLoop(s *sched.Scheduler) (*Loop, error) {
+	l := &Loop{s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
+	var err error
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, err
+	}
+	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+		return nil, err
+	}
+	if l.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return nil, err
+	}
+	for _, fd := range []int{l.tfd, l.efd} {
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Now returns the loop's wall time as model time.
+func (l *Loop) Now() time.Duration { return time.Since(l.start) }
+
+// Attach connects a TAP file descriptor (non-blocking) to a host port: the
+// port's Sink writes to the TAP, and the loop reads the TAP whenever the
+// NIC ring has room. closeFn is called when the loop closes. Call before Run.
+func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) error {
+	t := &tap{fd: fd, port: port, close: closeFn}
+	port.Sink = func(f *emulator.Frame) {
+		l.Lateness.Record(l.Now() - l.s.Now())
+		if _, err := unix.Write(fd, f.Data); err != nil {
+			t.writeErrs++
+		}
+	}
+	port.TX.OnSpace = func() { l.resume(t) }
+	l.taps[int32(fd)] = t
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+}
+
+// Do runs f on the loop goroutine, soon. It is safe from any goroutine.
+func (l *Loop) Do(f func()) {
+	l.mu.Lock()
+	l.calls = append(l.calls, f)
+	l.mu.Unlock()
+	var one = [8]byte{1}
+	unix.Write(l.efd, one[:])
+}
+
+// Query runs f on the loop goroutine and waits for it, or for ctx.
+func (l *Loop) Query(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	l.Do(func() { f(); close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run drives the scheduler until ctx is cancelled. It locks its OS thread:
+// the loop's waits are blocking syscalls, not the Go netpoller.
+func (l *Loop) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	stop := context.AfterFunc(ctx, func() { l.Do(func() { l.stopped = true }) })
+	defer stop()
+	l.cpuStart, l.wallStart = processCPU(), time.Now()
+	events := make([]unix.EpollEvent, 64)
+	for !l.stopped {
+		timeout := -1
+		if next, ok := l.s.Next(); ok {
+			if wait := next - l.Now(); wait <= 0 {
+				timeout = 0
+			} else {
+				l.arm(wait)
+			}
+		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+		l.s.RunUntil(l.Now())
+		for _, ev := range events[:max(n, 0)] {
+			switch int(ev.Fd) {
+			case l.tfd:
+				var b [8]byte
+				unix.Read(l.tfd, b[:])
+			case l.efd:
+				var b [8]byte
+				unix.Read(l.efd, b[:])
+				l.runCalls()
+			default:
+				if t := l.taps[ev.Fd]; t != nil {
+					l.read(t)
+				}
+			}
+		}
+		l.s.RunUntil(l.Now())
+	}
+	return nil
+}
+
+func (l *Loop) arm(wait time.Duration) {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(wait))}
+	unix.TimerfdSettime(l.tfd, 0, &spec, nil)
+}
+
+func (l *Loop) runCalls() {
+	l.mu.Lock()
+	calls := l.calls
+	l.calls = nil
+	l.mu.Unlock()
+	for _, f := range calls {
+		f()
+	}
+}
+
+// read takes frames from a TAP while its NIC ring has room; when the ring
+// is full it stops watching the TAP, so the kernel's queues hold the rest.
+func (l *Loop) read(t *tap) {
+	for t.port.CanAccept() {
+		n, err := unix.Read(t.fd, l.buf)
+		if err != nil || n <= 0 {
+			return
+		}
+		l.nextID++
+		data := make([]byte, n)
+		copy(data, l.buf[:n])
+		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: l.s.Now()})
+	}
+	if !t.paused {
+		t.paused = true
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, t.fd, &unix.EpollEvent{Events: 0, Fd: int32(t.fd)})
+	}
+}
+
+func (l *Loop) resume(t *tap) {
+	if t.paused {
+		t.paused = false
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, t.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(t.fd)})
+	}
+}
+
+// LoopStats is the loop's own health, reported beside every result
+// (DESIGN.md principle 7).
+type LoopStats struct {
+	Uptime      time.Duration `json:"uptime_ns"`
+	CPU         float64       `json:"cpu"` // the atmlab process's CPU time / wall time (1.0 = one core)
+	Lateness    hist.Summary  `json:"lateness"`
+	WriteErrors uint64        `json:"tap_write_errors"`
+}
+
+// Stats returns the loop's health; call it on the loop goroutine.
+func (l *Loop) Stats() LoopStats {
+	st := LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary()}
+	if wall := time.Since(l.wallStart); wall > 0 {
+		st.CPU = float64(processCPU()-l.cpuStart) / float64(wall)
+	}
+	for _, t := range l.taps {
+		st.WriteErrors += t.writeErrs
+	}
+	return st
+}
+
+// ResetLateness starts a new lateness measurement (after a warm-up).
+func (l *Loop) ResetLateness() { l.Lateness = hist.Histogram{} }
+
+// Close releases the loop's descriptors and every attached TAP.
+func (l *Loop) Close() error {
+	var errs []error
+	for _, t := range l.taps {
+		if t.close != nil {
+			errs = append(errs, t.close())
+		}
+	}
+	for _, fd := range []int{l.epfd, l.tfd, l.efd} {
+		unix.Close(fd)
+	}
+	return errors.Join(errs...)
+}
+
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
