@@ -47,13 +47,13 @@ type Channel struct {
 	dst     Receiver
 	impair  *impairState
 
-	queue       fifo
-	queuedBytes int // waiting plus in service
-	busy        bool
+	queue        fifo
+	queuedBytes  int // waiting plus in service
+	busy         bool
 	inServiceLen int
-	epoch       time.Duration // start of the current busy period
-	epochBits   int64         // bits sent in this busy period
-	freeAt      time.Duration
+	epoch        time.Duration // start of the current busy period
+	epochBits    int64         // bits sent in this busy period
+	freeAt       time.Duration
 
 	// OnSpace, if set, is called when a frame leaves a queue that was full
 	// by QueueFrames, so an upstream reader (a host's TAP) can resume.

@@ -85,8 +85,8 @@ func TestSwitchFloodLearnForward(t *testing.T) {
 func TestSwitchFilters(t *testing.T) {
 	s, sw, h := lab(2, 100*units.Mbps, DefaultBuffer)
 	h[0].Input(ethFrame(1, []byte{0x01, 0x80, 0xC2, 0, 0, 0x01}, mac(1), 60)) // PAUSE
-	h[0].Input(ethFrame(2, mac(1), mac(1), 60))                              // to itself
-	h[0].Input(&emulator.Frame{ID: 3, Data: make([]byte, 10)})               // runt
+	h[0].Input(ethFrame(2, mac(1), mac(1), 60))                               // to itself
+	h[0].Input(&emulator.Frame{ID: 3, Data: make([]byte, 10)})                // runt
 	s.Run()
 	if len(h[1].got) != 0 || sw.Filtered != 2 {
 		t.Fatalf("reserved/self frames: h2 got %d, filtered %d; want 0 and 2", len(h[1].got), sw.Filtered)

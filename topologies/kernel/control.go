@@ -280,4 +280,3 @@ func Capture(ctx context.Context, lab, endpoint string, w io.Writer, count int) 
 	}
 	return n, nil
 }
-

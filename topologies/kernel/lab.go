@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
