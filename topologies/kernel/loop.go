@@ -27,6 +27,12 @@ import (
 // Model time is wall time since the loop was made; releases to TAPs record
 // how late they were in Lateness.
 type Loop struct {
+	// Spin is the longest wait the loop busy-polls instead of sleeping: a
+	// timerfd wakes tens of microseconds late here (reference/platform.md),
+	// longer than a frame takes at 100M and above, so short waits are
+	// spun. Spinning happens only while frames are in flight.
+	Spin time.Duration
+
 	s     *sched.Scheduler
 	start time.Time
 	epfd  int
@@ -46,6 +52,10 @@ type Loop struct {
 	wallStart time.Time
 }
 
+// DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
+// latency on this machine kind.
+const DefaultSpin = 50 * time.Microsecond
+
 // tap is a TAP device attached to a host NIC model.
 type tap struct {
 	fd        int
@@ -57,7 +67,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
+	l := &Loop{Spin: DefaultSpin, s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -128,10 +138,10 @@ func (l *Loop) Run(ctx context.Context) error {
 	for !l.stopped {
 		timeout := -1
 		if next, ok := l.s.Next(); ok {
-			if wait := next - l.Now(); wait <= 0 {
+			if wait := next - l.Now(); wait <= l.Spin {
 				timeout = 0
 			} else {
-				l.arm(wait)
+				l.arm(wait - earlyWake(wait, l.Spin))
 			}
 		}
 		n, err := unix.EpollWait(l.epfd, events, timeout)
@@ -157,6 +167,13 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.s.RunUntil(l.Now())
 	}
 	return nil
+}
+
+// earlyWake is how long before an event the loop asks to be woken, then
+// spins: a long sleep on an idle VM wakes hundreds of microseconds late, so
+// the margin grows with the sleep (an eighth of it, at most 1 ms).
+func earlyWake(wait, spin time.Duration) time.Duration {
+	return max(spin, min(wait/8, time.Millisecond))
 }
 
 func (l *Loop) arm(wait time.Duration) {
