@@ -1,0 +1,38 @@
+SHELL := /bin/bash
+# atmlab: `make` builds bin/atmlab; `make test` runs every test (the
+# integration tests need root); `make bench` prints the benchmark table.
+GO ?= go
+export PATH := $(PATH):/usr/local/go/bin
+
+.PHONY: all build test unit integration bench lab fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/atmlab ./cmd/atmlab
+
+# Unit tests need no root; integration tests run real namespaces and traffic
+# one at a time (-p 1), as root.
+test: unit integration
+
+unit:
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./test/...
+	$(GO) test -count=1 ./...
+
+integration:
+	$(GO) test -tags integration -p 1 -count=1 -timeout 20m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
+
+bench: build
+	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
+	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBenchTable$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
+
+# The quick start's lab: two hosts on a 100M switch, TCP and UDP through it.
+lab: build
+	./scripts/sw100-demo.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/
+
+clean:
+	rm -rf bin results

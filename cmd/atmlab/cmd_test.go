@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func TestValidate(t *testing.T) {
+	out, _, err := run(t, "validate", "../../topologies/sw100.yaml")
+	if err != nil || !strings.Contains(out, "lab sw100 is valid: 3 nodes, 2 links") {
+		t.Fatalf("validate sw100: %v %q", err, out)
+	}
+	out, _, err = run(t, "validate", "-o", "json", "../../topologies/sw100.yaml")
+	var v struct {
+		Valid bool `json:"valid"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &v) != nil || !v.Valid {
+		t.Fatalf("validate -o json: %v %q", err, out)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 300.1.1.1/24}\n  links: [{endpoints: [\"h1:eth0\", \"h2:eth0\"]}]\n"), 0o644)
+	_, errOut, err := run(t, "validate", bad)
+	var u usageError
+	if err == nil || errors.As(err, &u) {
+		t.Fatalf("validate bad.yaml: error %v, want a runtime (exit 1) error", err)
+	}
+	for _, want := range []string{bad + ":4: topology.nodes.h1.ipv4: bad IPv4 address", bad + ":5: topology.links[0].endpoints[1]: \"h2:eth0\": no node named h2"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"validate"},
+		{"validate", "a", "b"},
+		{"exec", "lab", "node"},
+		{"stats", "--frobnicate", "x"},
+		{"validate", "-o", "xml", "../../topologies/sw100.yaml"},
+		{"capture", "lab", "h1:eth0"},
+	} {
+		_, _, err := run(t, args...)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("atmlab %s: error %v, want a usage error (exit 2)", strings.Join(args, " "), err)
+		}
+	}
+}
+
+func TestNotRunning(t *testing.T) {
+	_, _, err := run(t, "stats", "nosuchlab")
+	if err == nil || !strings.Contains(err.Error(), "lab nosuchlab is not running") {
+		t.Fatalf("stats of a lab that is not up: %v", err)
+	}
+	out, _, err := run(t, "down", "nosuchlab")
+	if err != nil || !strings.Contains(out, "nothing to remove") {
+		t.Fatalf("down of a lab that is not up: %v %q", err, out)
+	}
+	_, _, err = run(t, "exec", "nosuchlab", "h1", "--", "true")
+	if err == nil || !strings.Contains(err.Error(), "no host h1 in lab nosuchlab") {
+		t.Fatalf("exec in a lab that is not up: %v", err)
+	}
+}
