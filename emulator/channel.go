@@ -116,27 +116,36 @@ func (c *Channel) Send(f *Frame) bool {
 	return true
 }
 
-// startNext puts the head of the queue on the wire.
+// startNext puts the head of the queue on the wire: at once if the
+// transmitter is free, else when its current frame and gap are done. One
+// event per frame fires at its last bit; it hands the frame on and starts
+// the next one, whose start (the end of the gap) is already known.
 func (c *Channel) startNext() {
+	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
+	c.queuedBytes -= c.inServiceLen
+	c.inServiceLen = 0
 	f := c.queue.pop()
-	if f == nil {
-		c.busy = false
-		return
+	c.busy = f != nil
+	if f != nil {
+		now := c.s.Now()
+		if now > c.freeAt || c.epochBits == 0 {
+			c.epoch, c.epochBits = now, 0
+		}
+		c.inServiceLen = len(f.Data)
+		total, gap := c.framing.WireBytes(len(f.Data))
+		start := c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+		c.epochBits += int64(total) * 8
+		lastBit := c.epoch + c.cfg.Rate.TxTime(c.epochBits-int64(gap)*8)
+		c.freeAt = c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+		c.stats.BusyTime += c.freeAt - start
+		c.s.At(lastBit, func() {
+			c.sent(f)
+			c.startNext()
+		})
 	}
-	now := c.s.Now()
-	if now > c.freeAt || c.epochBits == 0 {
-		c.epoch, c.epochBits = max(now, c.freeAt), 0
+	if wasFull && c.OnSpace != nil {
+		c.OnSpace()
 	}
-	c.busy = true
-	c.inServiceLen = len(f.Data)
-	total, gap := c.framing.WireBytes(len(f.Data))
-	start := c.epoch + c.cfg.Rate.TxTime(c.epochBits)
-	c.epochBits += int64(total) * 8
-	lastBit := c.epoch + c.cfg.Rate.TxTime(c.epochBits-int64(gap)*8)
-	c.freeAt = c.epoch + c.cfg.Rate.TxTime(c.epochBits)
-	c.stats.BusyTime += c.freeAt - start
-	c.s.At(lastBit, func() { c.sent(f) })
-	c.s.At(c.freeAt, c.free)
 }
 
 // sent runs when f's last bit has left the transmitter.
@@ -173,19 +182,6 @@ func (c *Channel) deliver(f *Frame) {
 		c.Tap(f, c.s.Now())
 	}
 	c.dst.Receive(f)
-}
-
-// free runs when the transmitter has finished a frame and its gap.
-func (c *Channel) free() {
-	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
-	// The frame in service is the oldest one counted in queuedBytes; its
-	// length was recorded when it started.
-	c.queuedBytes -= c.inServiceLen
-	c.inServiceLen = 0
-	c.startNext()
-	if wasFull && c.OnSpace != nil {
-		c.OnSpace()
-	}
 }
 
 // fifo is a slice-backed queue that reuses its storage.

@@ -80,6 +80,7 @@ type running struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
 	done   chan error
+	veth   bool // plain namespaces, not a lab: commands run by ip netns exec
 }
 
 // up writes the lab (with NAME replaced by a fresh lab name), starts
@@ -126,7 +127,7 @@ func up(t *testing.T, lab string) *running {
 // stop sends SIGINT and checks that the lab's namespaces are gone.
 func (r *running) stop() {
 	t := r.t
-	if r.cmd.ProcessState != nil {
+	if r.cmd == nil || r.cmd.ProcessState != nil {
 		return
 	}
 	r.cmd.Process.Signal(syscall.SIGINT)
@@ -170,7 +171,7 @@ func (r *running) exec(node string, args ...string) []byte {
 // try runs a command in a host; its output is stdout, or stdout and stderr
 // when it fails.
 func (r *running) try(node string, args ...string) ([]byte, error) {
-	cmd := exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
+	cmd := r.command(node, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errOut
@@ -183,12 +184,20 @@ func (r *running) try(node string, args ...string) ([]byte, error) {
 // start runs a command in a host in the background; cleanup kills it.
 func (r *running) start(node string, args ...string) *exec.Cmd {
 	r.t.Helper()
-	cmd := exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
+	cmd := r.command(node, args...)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
+}
+
+// command runs args inside node.
+func (r *running) command(node string, args ...string) *exec.Cmd {
+	if r.veth {
+		return exec.Command("ip", append([]string{"netns", "exec", r.name + "-" + node}, args...)...)
+	}
+	return exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
 }
 
 // stats reads the lab's counters through `atmlab stats -o json`.
@@ -221,6 +230,7 @@ func port(t *testing.T, st kernel.Stats, name string) (row struct{ Rx, Tx, Drops
 // iperf is what an iperf3 run reported.
 type iperf struct {
 	Received   []float64 // receiver's per-second bits/s
+	PPS        []float64 // receiver's per-second datagrams (UDP)
 	Packets    int       // UDP datagrams the receiver expected
 	Lost       int       // UDP datagrams lost
 	Retransmit int       // TCP retransmissions
@@ -272,6 +282,8 @@ func (r *running) runIperfNoFatal(cli, srv, addr string, port, secs int, args ..
 				Sum struct {
 					Seconds float64 `json:"seconds"`
 					Bps     float64 `json:"bits_per_second"`
+					Packets float64 `json:"packets"`
+					Lost    float64 `json:"lost_packets"`
 				} `json:"sum"`
 			} `json:"intervals"`
 		} `json:"server_output_json"`
@@ -286,6 +298,7 @@ func (r *running) runIperfNoFatal(cli, srv, addr string, port, secs int, args ..
 	for _, iv := range res.Server.Intervals {
 		if iv.Sum.Seconds > 0.9 {
 			it.Received = append(it.Received, iv.Sum.Bps)
+			it.PPS = append(it.PPS, (iv.Sum.Packets-iv.Sum.Lost)/iv.Sum.Seconds)
 		}
 	}
 	return it

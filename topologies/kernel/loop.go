@@ -221,7 +221,8 @@ func (l *Loop) resume(t *tap) {
 // (DESIGN.md principle 7).
 type LoopStats struct {
 	Uptime      time.Duration `json:"uptime_ns"`
-	CPU         float64       `json:"cpu"` // the atmlab process's CPU time / wall time (1.0 = one core)
+	CPU         float64       `json:"cpu"`         // the atmlab process's CPU time / wall time (1.0 = one core)
+	CPUTime     time.Duration `json:"cpu_time_ns"` // the process's CPU time since the loop started
 	Lateness    hist.Summary  `json:"lateness"`
 	WriteErrors uint64        `json:"tap_write_errors"`
 }
@@ -229,8 +230,9 @@ type LoopStats struct {
 // Stats returns the loop's health; call it on the loop goroutine.
 func (l *Loop) Stats() LoopStats {
 	st := LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary()}
+	st.CPUTime = processCPU() - l.cpuStart
 	if wall := time.Since(l.wallStart); wall > 0 {
-		st.CPU = float64(processCPU()-l.cpuStart) / float64(wall)
+		st.CPU = float64(st.CPUTime) / float64(wall)
 	}
 	for _, t := range l.taps {
 		st.WriteErrors += t.writeErrs

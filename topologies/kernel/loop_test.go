@@ -83,7 +83,7 @@ func TestLoopDeliversNoEarlierThanModel(t *testing.T) {
 	}
 	buf := make([]byte, 2000)
 	for i := range byte(3) {
-		n, err := unix.Read(host[1], buf)
+		n, err := readRetry(host[1], buf)
 		if err != nil || n != 1514 || buf[20] != i {
 			t.Fatalf("frame %d: read %d bytes (%v), tag %d", i, n, err, buf[20])
 		}
@@ -114,7 +114,7 @@ func TestLoopPushback(t *testing.T) {
 	buf := make([]byte, 2000)
 	for i := range frames {
 		unix.SetsockoptTimeval(host[1], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
-		if _, err := unix.Read(host[1], buf); err != nil {
+		if _, err := readRetry(host[1], buf); err != nil {
 			t.Fatalf("frame %d never arrived: %v", i, err)
 		}
 	}
@@ -129,5 +129,15 @@ func TestLoopPushback(t *testing.T) {
 	}
 	if high < 32*1514 {
 		t.Errorf("ring high-water %d bytes: the test never filled it", high)
+	}
+}
+
+// readRetry reads, retrying when the Go runtime's signals interrupt it.
+func readRetry(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != unix.EINTR {
+			return n, err
+		}
 	}
 }

@@ -1,0 +1,104 @@
+//go:build integration
+
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+// TestBenchTable prints the benchmark table of the README (`make bench`).
+// Figures are ratios measured side by side in one run: the emulator against
+// a plain veth pair, measured rates against theory. It asserts nothing and
+// runs only with ATMLAB_BENCH=1.
+func TestBenchTable(t *testing.T) {
+	if os.Getenv("ATMLAB_BENCH") == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1 (make bench)")
+	}
+	requireRoot(t, "iperf3")
+	var rows [][]string
+	row := func(cells ...string) { rows = append(rows, cells) }
+
+	// Forwarding capacity, unpaced: one switch hop at a rate that never
+	// paces, flooded with UDP, against a veth pair between two namespaces.
+	veth := vethPair(t)
+	r := up(t, strings.ReplaceAll(pairLab, "RATE", "100G"))
+	r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+	for _, size := range []struct {
+		name    string
+		payload int
+	}{{"64-byte frames", 18}, {"1514-byte frames", 1472}} {
+		l := fmt.Sprint(size.payload)
+		emu := r.runIperf("h1", "h2", "10.0.0.2", 5201, 5, "-u", "-b", "0", "-l", l)
+		ref := veth.runIperf("h1", "h2", "10.9.0.2", 5201, 5, "-u", "-b", "0", "-l", l)
+		e, v := steady(t, emu.PPS, 1), steady(t, ref.PPS, 1)
+		frameBits := float64(size.payload+42) * 8
+		row("forwarding, "+size.name+", unpaced", fmt.Sprintf("%.0f kframes/s (%.3f Gbit/s)", e/1e3, e*frameBits/1e9),
+			fmt.Sprintf("veth %.0f kframes/s", v/1e3), fmt.Sprintf("%.2f", e/v))
+	}
+	emuTCP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 5).Received, 1)
+	vethTCP := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5202, 5).Received, 1)
+	row("forwarding, TCP, unpaced", fmt.Sprintf("%.0f Mbit/s", emuTCP/1e6), fmt.Sprintf("veth %.0f Mbit/s", vethTCP/1e6), fmt.Sprintf("%.2f", emuTCP/vethTCP))
+	r.stop()
+
+	// Rate accuracy and release lateness at each line rate.
+	for _, rate := range []struct {
+		name string
+		bps  float64
+		udp  string
+	}{{"10M", 10e6, "15M"}, {"100M", 100e6, "150M"}, {"1G", 1e9, "1500M"}} {
+		r := up(t, strings.ReplaceAll(pairLab, "RATE", rate.name))
+		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+		udp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6, "-u", "-b", rate.udp, "-l", "1472").Received, 2)
+		before := r.stats().Loop
+		tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 6).Received, 2)
+		st := r.stats().Loop
+		u, c := ceiling(rate.bps, 1472, 28), ceiling(rate.bps, 1448, 52)
+		row("UDP 1472 at "+rate.name, fmt.Sprintf("%.2f Mbit/s", udp/1e6), fmt.Sprintf("theory %.2f", u/1e6), fmt.Sprintf("%.4f", udp/u))
+		row("TCP at "+rate.name, fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("theory %.2f", c/1e6), fmt.Sprintf("%.4f", tcp/c))
+		row("release lateness at "+rate.name+" (TCP run)", fmt.Sprintf("p50 %v, p99 %v, max %v", st.Lateness.P50, st.Lateness.P99, st.Lateness.Max),
+			fmt.Sprintf("emulator CPU %.0f%%", 100*cpuBetween(before, st)), "")
+		r.stop()
+	}
+
+	fmt.Println("| measurement | atmlab | side by side | ratio |")
+	fmt.Println("|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Println("| " + strings.Join(r, " | ") + " |")
+	}
+}
+
+// cpuBetween is the emulator's CPU share between two stats readings.
+func cpuBetween(a, b kernel.LoopStats) float64 {
+	return float64(b.CPUTime-a.CPUTime) / float64(b.Uptime-a.Uptime)
+}
+
+// vethPair builds two namespaces joined by a plain veth pair (10.9.0.1 and
+// .2), the kernel-only reference path, and removes them at cleanup. It
+// returns a running whose exec works in them.
+func vethPair(t *testing.T) *running {
+	name := labName()
+	a, b := name+"-h1", name+"-h2"
+	sh := func(args ...string) {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v %s", strings.Join(args, " "), err, out)
+		}
+	}
+	sh("netns", "add", a)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", a).Run() })
+	sh("netns", "add", b)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", b).Run() })
+	sh("link", "add", "atmlabv1", "netns", a, "type", "veth", "peer", "name", "atmlabv2", "netns", b)
+	for i, ns := range []string{a, b} {
+		dev := fmt.Sprintf("atmlabv%d", i+1)
+		sh("-n", ns, "addr", "add", fmt.Sprintf("10.9.0.%d/24", i+1), "dev", dev)
+		sh("-n", ns, "link", "set", dev, "up")
+		sh("-n", ns, "link", "set", "lo", "up")
+	}
+	return &running{t: t, name: name, veth: true}
+}
