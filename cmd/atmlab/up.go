@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,7 @@ import (
 
 func newUp(opts *options) *cobra.Command {
 	spin := kernel.DefaultSpin
+	var profile string
 	c := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a lab and run its emulator in the foreground",
@@ -24,6 +27,17 @@ func newUp(opts *options) *cobra.Command {
 			lab, err := topologies.Load(a[0])
 			if err != nil {
 				return err
+			}
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			k, err := kernel.Up(lab)
 			if err != nil {
@@ -49,5 +63,6 @@ func newUp(opts *options) *cobra.Command {
 		},
 	}
 	c.Flags().DurationVar(&spin, "spin", spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
+	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }

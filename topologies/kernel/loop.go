@@ -43,6 +43,8 @@ type Loop struct {
 	mu    sync.Mutex // guards calls
 	calls []func()
 
+	resumed []*tap // TAPs whose NIC ring freed up while frames were waiting
+
 	// Owned by the loop goroutine; read them through Do.
 	Lateness  hist.Histogram
 	nextID    uint64
@@ -60,7 +62,7 @@ const DefaultSpin = 50 * time.Microsecond
 type tap struct {
 	fd        int
 	port      *emulator.HostPort
-	paused    bool
+	readable  bool // frames may be waiting: epoll is edge-triggered
 	writeErrs uint64
 	close     func() error
 }
@@ -100,9 +102,13 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 			t.writeErrs++
 		}
 	}
-	port.TX.OnSpace = func() { l.resume(t) }
+	port.TX.OnSpace = func() {
+		if t.readable {
+			l.resumed = append(l.resumed, t)
+		}
+	}
 	l.taps[int32(fd)] = t
-	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)})
 }
 
 // Do runs f on the loop goroutine, soon. It is safe from any goroutine.
@@ -160,11 +166,20 @@ func (l *Loop) Run(ctx context.Context) error {
 				l.runCalls()
 			default:
 				if t := l.taps[ev.Fd]; t != nil {
+					t.readable = true
 					l.read(t)
 				}
 			}
 		}
 		l.s.RunUntil(l.Now())
+		for len(l.resumed) > 0 {
+			resumed := l.resumed
+			l.resumed = nil
+			for _, t := range resumed {
+				l.read(t)
+			}
+			l.s.RunUntil(l.Now())
+		}
 	}
 	return nil
 }
@@ -191,29 +206,21 @@ func (l *Loop) runCalls() {
 	}
 }
 
-// read takes frames from a TAP while its NIC ring has room; when the ring
-// is full it stops watching the TAP, so the kernel's queues hold the rest.
+// read takes frames from a TAP while its NIC ring has room. When the ring
+// is full it stops and leaves the rest in the kernel's queues; the NIC's
+// OnSpace brings it back. Only a read that finds the TAP empty clears
+// readable, as edge-triggered epoll requires.
 func (l *Loop) read(t *tap) {
-	for t.port.CanAccept() {
+	for t.readable && t.port.CanAccept() {
 		n, err := unix.Read(t.fd, l.buf)
 		if err != nil || n <= 0 {
+			t.readable = err == unix.EINTR
 			return
 		}
 		l.nextID++
 		data := make([]byte, n)
 		copy(data, l.buf[:n])
 		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: l.s.Now()})
-	}
-	if !t.paused {
-		t.paused = true
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, t.fd, &unix.EpollEvent{Events: 0, Fd: int32(t.fd)})
-	}
-}
-
-func (l *Loop) resume(t *tap) {
-	if t.paused {
-		t.paused = false
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, t.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(t.fd)})
 	}
 }
 
