@@ -42,15 +42,18 @@ func (h *HostPort) Receive(f *Frame) {
 // PortStats is one row of `atmlab stats`: a port of a node and the channel
 // that transmits from it.
 type PortStats struct {
-	Port        string        `json:"port"`
-	RxFrames    uint64        `json:"rx_frames"`
-	RxBytes     uint64        `json:"rx_bytes"`
-	TxFrames    uint64        `json:"tx_frames"`
-	TxBytes     uint64        `json:"tx_bytes"`
-	Drops       uint64        `json:"drops"`        // queue (tail) drops at this port's transmitter
-	ImpairDrops uint64        `json:"impair_drops"` // loss and limit drops on the link leaving it
-	QueueHigh   int           `json:"queue_high_bytes"`
-	Busy        time.Duration `json:"busy_ns"`
+	Port        string `json:"port"`
+	RxFrames    uint64 `json:"rx_frames"`
+	RxBytes     uint64 `json:"rx_bytes"`
+	TxFrames    uint64 `json:"tx_frames"`
+	TxBytes     uint64 `json:"tx_bytes"`
+	Drops       uint64 `json:"drops"`        // queue (tail) drops at this port's transmitter
+	ImpairDrops uint64 `json:"impair_drops"` // loss and limit drops on the link leaving it
+	QueueHigh   int    `json:"queue_high_bytes"`
+	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
+	// the emulator, not the model, fell behind (filled in by the kernel package).
+	HostDrops uint64        `json:"host_drops,omitempty"`
+	Busy      time.Duration `json:"busy_ns"`
 }
 
 // PortName implements Port.

@@ -25,14 +25,17 @@ func newStats(opts *options) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), st)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "port\trx frames\trx bytes\ttx frames\ttx bytes\tdrops\timpair drops\tqueue high\t")
+			fmt.Fprintln(w, "port\trx frames\trx bytes\ttx frames\ttx bytes\tdrops\timpair drops\tqueue high\thost drops\t")
 			for _, p := range st.Ports {
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh)
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh, p.HostDrops)
 			}
 			w.Flush()
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+			if n := st.HostDrops(); n > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU)\n", n)
+			}
 			return nil
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,8 +97,11 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 	}
 	switch req.Op {
 	case "stats":
-		var st Stats
-		s.k.Loop.Query(ctx, func() { st = s.k.stats() })
+		st, err := s.k.Stats(ctx)
+		if err != nil {
+			json.NewEncoder(c).Encode(reply{Error: err.Error()})
+			return
+		}
 		json.NewEncoder(c).Encode(reply{Stats: &st})
 	case "capture":
 		s.capture(ctx, c, req.Endpoint)
@@ -118,11 +122,29 @@ func (k *Lab) stats() Stats {
 	return st
 }
 
-// Stats returns the lab's counters from any goroutine.
+// Stats returns the lab's counters from any goroutine, with what the hosts'
+// kernels dropped at their TAPs (read here, off the loop goroutine).
 func (k *Lab) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
-	err := k.Loop.Query(ctx, func() { st = k.stats() })
-	return st, err
+	if err := k.Loop.Query(ctx, func() { st = k.stats() }); err != nil {
+		return st, err
+	}
+	for i, p := range st.Ports {
+		if _, ok := k.Net.Hosts[p.Port]; ok {
+			node, iface, _ := strings.Cut(p.Port, ":")
+			st.Ports[i].HostDrops = hostDrops(k.Lab.Namespace(node), iface)
+		}
+	}
+	return st, nil
+}
+
+// HostDrops sums the frames hosts dropped at their TAPs.
+func (st *Stats) HostDrops() uint64 {
+	var n uint64
+	for _, p := range st.Ports {
+		n += p.HostDrops
+	}
+	return n
 }
 
 // captured is a frame seen on a captured link.
