@@ -4,31 +4,36 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test unit integration bench lab fuzz clean
+.PHONY: all build deps test unit integration bench lab fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/atmlab ./cmd/atmlab
 
+# What labs and integration tests run inside the hosts (Debian packages).
+deps:
+	@command -v iperf3 >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 ethtool iproute2 iputils-ping >/dev/null; }
+
 # Unit tests need no root; integration tests run real namespaces and traffic
 # one at a time (-p 1), as root.
-test: unit integration
+test: deps unit integration
 
 unit:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./test/...
 	$(GO) test -count=1 ./...
 
-integration:
+integration: deps
 	$(GO) test -tags integration -p 1 -count=1 -timeout 20m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
 
-bench: build
-	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
+bench: deps build
+	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
 	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBenchTable$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
 
 # The quick start's lab: two hosts on a 100M switch, TCP and UDP through it.
-lab: build
+lab: deps build
 	./scripts/sw100-demo.sh
 
 fuzz:
