@@ -47,7 +47,7 @@ type Channel struct {
 	dst     Receiver
 	impair  *impairState
 
-	queue        fifo
+	queue        FIFO
 	queuedBytes  int // waiting plus in service
 	busy         bool
 	inServiceLen int
@@ -76,6 +76,12 @@ func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
 	return c
 }
 
+// SetOnSpace implements Transmitter.
+func (c *Channel) SetOnSpace(f func()) { c.OnSpace = f }
+
+// SetTap implements Tapper.
+func (c *Channel) SetTap(tap func(f *Frame, at time.Duration)) { c.Tap = tap }
+
 // Config returns the channel's configuration.
 func (c *Channel) Config() ChannelConfig { return c.cfg }
 
@@ -84,7 +90,7 @@ func (c *Channel) Stats() ChannelStats { return c.stats }
 
 // Full reports whether a frame of n bytes would be refused now.
 func (c *Channel) Full(n int) bool {
-	if c.cfg.QueueFrames > 0 && c.queue.len()+c.inService() >= c.cfg.QueueFrames {
+	if c.cfg.QueueFrames > 0 && c.queue.Len()+c.inService() >= c.cfg.QueueFrames {
 		return true
 	}
 	return c.cfg.QueueBytes > 0 && c.queuedBytes+n > c.cfg.QueueBytes
@@ -98,7 +104,7 @@ func (c *Channel) inService() int {
 }
 
 // Queued returns the frames waiting or in service.
-func (c *Channel) Queued() int { return c.queue.len() + c.inService() }
+func (c *Channel) Queued() int { return c.queue.Len() + c.inService() }
 
 // Send queues f for transmission. It never blocks: a frame that does not fit
 // is dropped, counted, and Send returns false.
@@ -107,7 +113,7 @@ func (c *Channel) Send(f *Frame) bool {
 		c.stats.QueueDrops++
 		return false
 	}
-	c.queue.push(f)
+	c.queue.Push(f)
 	c.queuedBytes += len(f.Data)
 	c.stats.QueueHigh = max(c.stats.QueueHigh, c.queuedBytes)
 	if !c.busy {
@@ -124,7 +130,7 @@ func (c *Channel) startNext() {
 	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
 	c.queuedBytes -= c.inServiceLen
 	c.inServiceLen = 0
-	f := c.queue.pop()
+	f := c.queue.Pop()
 	c.busy = f != nil
 	if f != nil {
 		now := c.s.Now()
@@ -184,17 +190,28 @@ func (c *Channel) deliver(f *Frame) {
 	c.dst.Receive(f)
 }
 
-// fifo is a slice-backed queue that reuses its storage.
-type fifo struct {
+// FIFO is a slice-backed frame queue that reuses its storage.
+type FIFO struct {
 	buf  []*Frame
 	head int
 }
 
-func (q *fifo) len() int { return len(q.buf) - q.head }
+// Len returns the number of frames queued.
+func (q *FIFO) Len() int { return len(q.buf) - q.head }
 
-func (q *fifo) push(f *Frame) { q.buf = append(q.buf, f) }
+// Push appends f.
+func (q *FIFO) Push(f *Frame) { q.buf = append(q.buf, f) }
 
-func (q *fifo) pop() *Frame {
+// Peek returns the head frame, or nil.
+func (q *FIFO) Peek() *Frame {
+	if q.head == len(q.buf) {
+		return nil
+	}
+	return q.buf[q.head]
+}
+
+// Pop removes and returns the head frame, or nil.
+func (q *FIFO) Pop() *Frame {
 	if q.head == len(q.buf) {
 		return nil
 	}

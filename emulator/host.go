@@ -15,7 +15,7 @@ import (
 // another frame from the kernel, so the host's own queues hold the excess.
 type HostPort struct {
 	Name string // "node:interface"
-	TX   *Channel
+	TX   Transmitter
 	Sink func(f *Frame)
 
 	RxFrames, RxBytes uint64 // delivered to the host
@@ -52,15 +52,17 @@ type PortStats struct {
 	QueueHigh   int    `json:"queue_high_bytes"`
 	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
 	// the emulator, not the model, fell behind (filled in by the kernel package).
-	HostDrops uint64        `json:"host_drops,omitempty"`
-	Busy      time.Duration `json:"busy_ns"`
+	HostDrops uint64 `json:"host_drops,omitempty"`
+	// HalfDuplex holds a port\'s CSMA/CD counters when it is on a hub.
+	HalfDuplex *HalfDuplexStats `json:"half_duplex,omitempty"`
+	Busy       time.Duration    `json:"busy_ns"`
 }
 
 // PortName implements Port.
 func (h *HostPort) PortName() string { return h.Name }
 
 // SetTX implements Port.
-func (h *HostPort) SetTX(c *Channel) { h.TX = c }
+func (h *HostPort) SetTX(t Transmitter) { h.TX = t }
 
 // Stats implements Port.
 func (h *HostPort) Stats() PortStats {
@@ -72,8 +74,35 @@ func (h *HostPort) Stats() PortStats {
 type Port interface {
 	Receiver
 	PortName() string
-	SetTX(c *Channel)
+	SetTX(t Transmitter)
 	Stats() PortStats
+}
+
+// Transmitter sends a port's frames: one direction of a point-to-point
+// link (a Channel) or a station on a shared medium (a hub's). Send never
+// blocks: a frame that does not fit is dropped and counted.
+type Transmitter interface {
+	Send(f *Frame) bool
+	Full(n int) bool // would a frame of n bytes be refused now
+	Stats() ChannelStats
+	SetOnSpace(f func()) // called when a full queue has room again
+}
+
+// Tapper is a component whose frames can be captured: Tap sees every frame
+// it delivers, at its delivery time. Only one tap is set at a time.
+type Tapper interface {
+	SetTap(tap func(f *Frame, at time.Duration))
+}
+
+// HalfDuplexStats are an 802.3 half-duplex MAC's counters, named as NIC
+// drivers report them.
+type HalfDuplexStats struct {
+	Collisions         uint64 `json:"collisions"`                // collisions this station took part in
+	SingleCollision    uint64 `json:"single_collision_frames"`   // frames sent after exactly one collision
+	MultipleCollision  uint64 `json:"multiple_collision_frames"` // frames sent after two to fifteen
+	ExcessiveCollision uint64 `json:"excessive_collisions"`      // frames dropped after the attempt limit
+	LateCollisions     uint64 `json:"late_collisions"`           // collisions detected after the first 512 bits
+	Deferred           uint64 `json:"deferred"`                  // transmissions that waited for the medium
 }
 
 // Connect joins two ports with a full-duplex link: one channel each way.
@@ -87,7 +116,7 @@ func Connect(s *sched.Scheduler, a, b Port, ab, ba ChannelConfig) (aToB, bToA *C
 }
 
 // RowOf fills a PortStats from receive counters and the port's transmitter.
-func RowOf(name string, rxFrames, rxBytes uint64, tx *Channel) PortStats {
+func RowOf(name string, rxFrames, rxBytes uint64, tx Transmitter) PortStats {
 	row := PortStats{Port: name, RxFrames: rxFrames, RxBytes: rxBytes}
 	if tx != nil {
 		st := tx.Stats()
@@ -96,6 +125,10 @@ func RowOf(name string, rxFrames, rxBytes uint64, tx *Channel) PortStats {
 		row.ImpairDrops = st.ImpairDrops + st.LimitDrops
 		row.QueueHigh = st.QueueHigh
 		row.Busy = st.BusyTime
+		if hd, ok := tx.(interface{ HalfDuplex() HalfDuplexStats }); ok {
+			h := hd.HalfDuplex()
+			row.HalfDuplex = &h
+		}
 	}
 	return row
 }

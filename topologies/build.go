@@ -7,6 +7,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
 )
 
 // NICRing is the transmit ring of an emulated host NIC, in frames: enough
@@ -23,12 +24,23 @@ type Network struct {
 	Ports    []emulator.Port               // every port, in a stable order
 	Links    []*NetLink
 	Switches []*ether.Switch
+	Hubs     []*ether.Hub
 }
 
-// NetLink is a built link: its two channels, AB carrying what A sends.
+// NetLink is a built link: its two channels, AB carrying what A sends, or
+// for a link to a hub the hub's station at its end.
 type NetLink struct {
-	Link   *Link
-	AB, BA *emulator.Channel
+	Link    *Link
+	AB, BA  *emulator.Channel
+	Station *ether.Station
+}
+
+// Tappers returns what a capture of the link listens to.
+func (l *NetLink) Tappers() []emulator.Tapper {
+	if l.Station != nil {
+		return []emulator.Tapper{l.Station}
+	}
+	return []emulator.Tapper{l.AB, l.BA}
 }
 
 // Build resolves a validated lab into emulator objects on s. It refuses
@@ -37,6 +49,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}}
 	ports := map[string]emulator.Port{}
 	switches := map[string]*ether.Switch{}
+	hubs := map[string]*ether.Hub{}
 	for _, node := range lab.Nodes {
 		switch node.Kind {
 		case KindHost:
@@ -52,6 +65,14 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			}
 			switches[node.Name] = sw
 			n.Switches = append(n.Switches, sw)
+		case KindHub:
+			repeater := ether.RepeaterClassII
+			if node.Repeater == "class1" {
+				repeater = ether.RepeaterClassI
+			}
+			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
+			hubs[node.Name] = h
+			n.Hubs = append(n.Hubs, h)
 		default:
 			return nil, fmt.Errorf("%s:%d: node %s: kind %s is not modelled by this version of atmlab yet", lab.File, node.Line, node.Name, node.Kind)
 		}
@@ -68,6 +89,15 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		if l.ATM != nil {
 			return nil, fmt.Errorf("%s:%d: atm links are not modelled by this version of atmlab yet", lab.File, l.Line)
 		}
+		if h, dev := hubEnd(hubs, l); h != nil {
+			p := port(dev)
+			cfg := channelConfig(lab, dev, l.AB, l)
+			st := h.AddStation(hubPortName(l, dev), l.Propagation, cfg.QueueFrames, cfg.QueueBytes, p)
+			p.SetTX(st)
+			n.Links = append(n.Links, &NetLink{Link: l, Station: st})
+			n.Ports = append(n.Ports, p)
+			continue
+		}
 		a, b := port(l.A), port(l.B)
 		ab := channelConfig(lab, l.A, l.AB, l)
 		ba := channelConfig(lab, l.B, l.BA, l)
@@ -77,6 +107,35 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		n.Ports = append(n.Ports, a, b)
 	}
 	return n, nil
+}
+
+// hubEnd returns the hub on a link, if any, and the device at its other end.
+func hubEnd(hubs map[string]*ether.Hub, l *Link) (*ether.Hub, Endpoint) {
+	if h, ok := hubs[l.A.Node]; ok {
+		return h, l.B
+	}
+	if h, ok := hubs[l.B.Node]; ok {
+		return h, l.A
+	}
+	return nil, Endpoint{}
+}
+
+// hubPortName names the hub's end of a link ("hub1:p1").
+func hubPortName(l *Link, dev Endpoint) string {
+	if l.A == dev {
+		return l.B.String()
+	}
+	return l.A.String()
+}
+
+// hubRate is the rate of the links to a hub (validation made them equal).
+func hubRate(lab *Lab, hub string) units.BitRate {
+	for _, l := range lab.Links {
+		if l.A.Node == hub || l.B.Node == hub {
+			return l.AB.Rate
+		}
+	}
+	return DefaultRate
 }
 
 // channelConfig sets up the direction that from transmits on: a host's NIC

@@ -62,11 +62,68 @@ func TestBuildEchoRTT(t *testing.T) {
 }
 
 func TestBuildRefusesUnmodelled(t *testing.T) {
-	lab, err := Parse("hub.yaml", []byte("name: x\ntopology:\n  nodes: {h: {kind: hub}}\n"))
+	lab, err := Parse("atm.yaml", []byte("name: x\ntopology:\n  nodes: {a: {kind: atm-switch}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Build(lab, sched.New()); err == nil || !strings.Contains(err.Error(), "not modelled") {
-		t.Fatalf("Build(hub) error = %v", err)
+		t.Fatalf("Build(atm-switch) error = %v", err)
+	}
+}
+
+const hubLab = `
+name: hub
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.0.3/24}
+    hub1: {kind: hub}
+  links:
+    - {endpoints: ["h1:eth0", "hub1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "hub1:p2"], ethernet: {rate: 100M}}
+    - {endpoints: ["h3:eth0", "hub1:p3"], ethernet: {rate: 100M, cable: 100m}}
+`
+
+// Hosts on a hub: a frame reaches every other host when its last bit does,
+// and two hosts that start together collide and are counted.
+func TestBuildHub(t *testing.T) {
+	lab, err := Parse("hub.yaml", []byte(hubLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.New()
+	n, err := Build(lab, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]time.Duration{}
+	for name, h := range n.Hosts {
+		h.Sink = func(f *emulator.Frame) { got[name] = append(got[name], s.Now()) }
+	}
+	n.Hosts["h1:eth0"].Input(&emulator.Frame{Data: make([]byte, 1514)})
+	s.Run()
+	// Last bit after (8+1518)*8 bits = 122.08 µs, plus the collision
+	// window: repeater class II and DTEs (96 bit times = 0.96 µs), and for
+	// h3 its 100 m of cable (500 ns).
+	if len(got["h1:eth0"]) != 0 || got["h2:eth0"][0] != 122080+960 || got["h3:eth0"][0] != 122080+960+500 {
+		t.Fatalf("arrivals %v", got)
+	}
+	n.Hosts["h1:eth0"].Input(&emulator.Frame{Data: make([]byte, 1514)})
+	n.Hosts["h2:eth0"].Input(&emulator.Frame{Data: make([]byte, 1514)})
+	s.Run()
+	hd := n.Hosts["h1:eth0"].Stats().HalfDuplex
+	if hd == nil || hd.Collisions == 0 || n.Hubs[0].Stats().Collisions == 0 {
+		t.Fatalf("simultaneous starts did not collide: %+v", hd)
+	}
+	if len(got["h3:eth0"]) != 3 {
+		t.Fatalf("h3 received %d frames, want all 3 after the collision resolved", len(got["h3:eth0"]))
+	}
+	if n.Link("hub1:p3").Station == nil {
+		t.Fatal("a hub link has no station")
+	}
+	_, err = Parse("bad.yaml", []byte(strings.ReplaceAll(hubLab, "rate: 100M, cable", "rate: 10M, cable")))
+	if err == nil || !strings.Contains(err.Error(), "hub hub1 runs at one rate") {
+		t.Fatalf("mixed hub rates: %v", err)
 	}
 }

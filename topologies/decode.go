@@ -249,7 +249,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 var kindKeys = map[string][]string{
 	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls"},
 	KindSwitch:    {"buffer", "ageing"},
-	KindHub:       {},
+	KindHub:       {"repeater"},
 	KindATMSwitch: {},
 	KindRouter:    {"mpls", "interfaces", "routes"},
 }
@@ -315,6 +315,15 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"ageing": {"ageing", false, func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
 		"mpls":   {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
+		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if s != "class1" && s != "class2" {
+					d.errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
+					return
+				}
+				node.Repeater = s
+			}
+		}},
 	}
 	for _, k := range allowed {
 		fields = append(fields, all[k])
@@ -323,6 +332,9 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 
 	if node.Kind == KindSwitch && node.Buffer == 0 {
 		node.Buffer = 128 << 10
+	}
+	if node.Kind == KindHub && node.Repeater == "" {
+		node.Repeater = "class2"
 	}
 	if node.Kind == KindHost || node.Kind == KindRouter {
 		if ipv4.IsValid() || mtu != 0 {

@@ -46,6 +46,7 @@ type Node struct {
 	Buffer     units.Size    // switch: output queue per port
 	Ageing     time.Duration // switch: MAC table ageing
 	MPLS       bool          // router
+	Repeater   string        // hub: repeater class, "class1" or "class2"
 }
 
 // Interface is a host's or router's interface.

@@ -196,6 +196,7 @@ func (d *decoder) check(lab *Lab) {
 		if l.A == l.B {
 			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link joins %s to itself", l.A)
 		}
+		d.checkHubLink(lab, l)
 	}
 	addrs := map[netip.Addr]string{}
 	for _, n := range lab.Nodes {
@@ -219,6 +220,34 @@ func (d *decoder) check(lab *Lab) {
 			if !onLink {
 				d.errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
 			}
+		}
+	}
+}
+
+// checkHubLink validates a link to a hub: one shared medium has one rate, no
+// per-link impairments, and hubs are not cascaded in this version.
+func (d *decoder) checkHubLink(lab *Lab, l *Link) {
+	a, b := lab.Node(l.A.Node), lab.Node(l.B.Node)
+	if a.Kind != KindHub && b.Kind != KindHub {
+		return
+	}
+	at := &yaml.Node{Line: l.Line}
+	switch {
+	case a.Kind == KindHub && b.Kind == KindHub:
+		d.errorf(at, "topology.links", "%s joins two hubs; cascaded hubs are not modelled yet", l.A)
+	case l.ATM != nil:
+		d.errorf(at, "topology.links", "a hub carries Ethernet, not ATM")
+	case l.AB.Rate != l.BA.Rate || !l.AB.Impair.IsZero() || !l.BA.Impair.IsZero():
+		d.errorf(at, "topology.links", "a link to a hub is half of a shared medium: no per-direction rate and no impair: (put impairments on a switch link)")
+	}
+	hub := a
+	if b.Kind == KindHub {
+		hub = b
+	}
+	for _, o := range lab.Links {
+		if o != l && (o.A.Node == hub.Name || o.B.Node == hub.Name) && o.AB.Rate != l.AB.Rate {
+			d.errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
+			return
 		}
 	}
 }

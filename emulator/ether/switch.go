@@ -111,7 +111,7 @@ func (sw *Switch) input(in *SwitchPort, f *emulator.Frame) {
 type SwitchPort struct {
 	sw       *Switch
 	name     string
-	tx       *emulator.Channel
+	tx       emulator.Transmitter
 	rxFrames uint64
 	rxBytes  uint64
 	rxErrors uint64
@@ -134,7 +134,7 @@ func (p *SwitchPort) transmit(f *emulator.Frame) {
 func (p *SwitchPort) PortName() string { return p.name }
 
 // SetTX implements emulator.Port.
-func (p *SwitchPort) SetTX(c *emulator.Channel) { p.tx = c }
+func (p *SwitchPort) SetTX(t emulator.Transmitter) { p.tx = t }
 
 // Stats implements emulator.Port.
 func (p *SwitchPort) Stats() emulator.PortStats {

@@ -112,7 +112,7 @@ func TestSwitchCongestion(t *testing.T) {
 				sent++
 			}
 		}
-		src.TX.OnSpace = pump
+		src.TX.SetOnSpace(pump)
 		s.At(start, pump)
 	}
 	s.Run()

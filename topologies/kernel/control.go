@@ -50,7 +50,7 @@ type server struct {
 
 	// captures lists each captured channel's subscribers; only the loop
 	// goroutine touches it.
-	captures map[*emulator.Channel][]chan<- captured
+	captures map[emulator.Tapper][]chan<- captured
 }
 
 func listen(k *Lab) (*server, error) {
@@ -63,7 +63,7 @@ func listen(k *Lab) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	return &server{k: k, ln: ln, captures: map[*emulator.Channel][]chan<- captured{}}, nil
+	return &server{k: k, ln: ln, captures: map[emulator.Tapper][]chan<- captured{}}, nil
 }
 
 func (s *server) serve(ctx context.Context) {
@@ -163,7 +163,7 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
 		return
 	}
 	frames := make(chan captured, 8192)
-	chans := []*emulator.Channel{link.AB, link.BA}
+	chans := link.Tappers()
 	if err := s.k.Loop.Query(ctx, func() {
 		for _, ch := range chans {
 			s.subscribe(ch, frames)
@@ -202,20 +202,20 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
 }
 
 // subscribe adds a capture of ch; call on the loop goroutine.
-func (s *server) subscribe(ch *emulator.Channel, to chan<- captured) {
+func (s *server) subscribe(ch emulator.Tapper, to chan<- captured) {
 	s.captures[ch] = append(s.captures[ch], to)
-	ch.Tap = func(f *emulator.Frame, at time.Duration) {
+	ch.SetTap(func(f *emulator.Frame, at time.Duration) {
 		for _, sub := range s.captures[ch] {
 			select {
 			case sub <- captured{f.Data, at}:
 			default: // the client is slow: its capture loses the frame, the lab does not
 			}
 		}
-	}
+	})
 }
 
 // unsubscribe removes a capture of ch; call on the loop goroutine.
-func (s *server) unsubscribe(ch *emulator.Channel, to chan<- captured) {
+func (s *server) unsubscribe(ch emulator.Tapper, to chan<- captured) {
 	subs := s.captures[ch]
 	for i, sub := range subs {
 		if sub == to {
@@ -226,7 +226,7 @@ func (s *server) unsubscribe(ch *emulator.Channel, to chan<- captured) {
 	s.captures[ch] = subs
 	if len(subs) == 0 {
 		delete(s.captures, ch)
-		ch.Tap = nil
+		ch.SetTap(nil)
 	}
 }
 

@@ -102,11 +102,11 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 			t.writeErrs++
 		}
 	}
-	port.TX.OnSpace = func() {
+	port.TX.SetOnSpace(func() {
 		if t.readable {
 			l.resumed = append(l.resumed, t)
 		}
-	}
+	})
 	l.taps[int32(fd)] = t
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)})
 }
