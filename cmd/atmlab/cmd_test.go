@@ -81,3 +81,34 @@ func TestNotRunning(t *testing.T) {
 		t.Fatalf("exec in a lab that is not up: %v", err)
 	}
 }
+
+func TestSimCSMA(t *testing.T) {
+	out, _, err := run(t, "sim", "csma", "--stations", "24", "--frame", "64", "--rate", "100M", "--duration", "1s", "--seed", "5", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Utilization          float64 `json:"utilization"`
+		CollisionsPerSuccess float64 `json:"collisions_per_success"`
+		DroppedFraction      float64 `json:"dropped_fraction"`
+		LongestRun           int     `json:"longest_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// Reference table, 24 stations, 64 B: 0.698, 0.161 collisions per success.
+	if r.Utilization < 0.66 || r.Utilization > 0.73 || r.CollisionsPerSuccess < 0.11 || r.DroppedFraction <= 0 || r.LongestRun < 10 {
+		t.Fatalf("sim csma -o json = %+v", r)
+	}
+	again, _, _ := run(t, "sim", "csma", "--stations", "24", "--frame", "64", "--rate", "100M", "--duration", "1s", "--seed", "5", "-o", "json")
+	if again != out {
+		t.Fatal("the same seed gave different output")
+	}
+	table, _, err := run(t, "sim", "csma", "--stations", "2")
+	if err != nil || !strings.Contains(table, "collisions per success") {
+		t.Fatalf("table output: %v %s", err, table)
+	}
+	if _, _, err := run(t, "sim", "csma", "--frame", "9000"); err == nil {
+		t.Fatal("--frame 9000 accepted")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +31,20 @@ func newStats(opts *options) *cobra.Command {
 				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh, p.HostDrops)
 			}
 			w.Flush()
+			for name, h := range st.Hubs {
+				fmt.Fprintf(cmd.OutOrStdout(), "hub %s: utilisation %.1f%%, collisions %.2f%% of the time, %d frames, %d collision events\n",
+					name, 100*h.Utilization, 100*h.CollisionFraction, h.Successes, h.Collisions)
+			}
+			var hd []string
+			for _, p := range st.Ports {
+				if c := p.HalfDuplex; c != nil {
+					hd = append(hd, fmt.Sprintf("%s: %d collisions (%d single, %d multiple, %d excessive, %d late), %d deferred",
+						p.Port, c.Collisions, c.SingleCollision, c.MultipleCollision, c.ExcessiveCollision, c.LateCollisions, c.Deferred))
+				}
+			}
+			if len(hd) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "half duplex:\n  "+strings.Join(hd, "\n  "))
+			}
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)

@@ -101,6 +101,9 @@ func NewHub(s *sched.Scheduler, name string, cfg HubConfig) *Hub {
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6875_62))}
 }
 
+// Rate returns the medium's bit rate.
+func (h *Hub) Rate() units.BitRate { return h.cfg.Rate }
+
 // Stats returns the hub's counters.
 func (h *Hub) Stats() HubStats { return h.stats }
 
@@ -141,19 +144,22 @@ type transmission struct {
 	group    *transmission // the first transmission of its collision, for counting events
 }
 
-// senses reports whether st, at time t, hears carrier from another station.
-// A signal that reaches st exactly at t is not yet sensed: starts at the same
-// instant collide, as 1-persistent stations do.
-func (h *Hub) senses(st *Station, t time.Duration) bool {
+// senses reports whether st, at time t, hears carrier from another station,
+// and if so when that carrier drops at st (as far as the transmissions'
+// current ends say; a collision can only make them earlier). A signal that
+// reaches st exactly at t is not yet sensed: starts at the same instant
+// collide, as 1-persistent stations do.
+func (h *Hub) senses(st *Station, t time.Duration) (bool, time.Duration) {
+	busy, drop := false, t
 	for _, x := range h.txs {
 		if x.st != st {
 			d := h.tau(x.st, st)
 			if x.start+d < t && t < x.end+d {
-				return true
+				busy, drop = true, max(drop, x.end+d)
 			}
 		}
 	}
-	return false
+	return busy, drop
 }
 
 // quietSince returns when carrier last dropped at st, as seen by st; a
@@ -409,11 +415,15 @@ func (st *Station) wake(t time.Duration) {
 func (st *Station) look() {
 	h := st.hub
 	now := h.s.Now()
-	if h.senses(st, now) {
+	if busy, drop := h.senses(st, now); busy {
 		if !st.waiting {
 			st.hd.Deferred++
 		}
+		// Look again when the carrier drops here. The sender's own end may
+		// already have passed (its signal is still on its way), so no
+		// finish event would wake this station.
 		st.waiting = true
+		st.attempt = h.s.At(drop, st.look)
 		return
 	}
 	if ready := h.quietSince(st, now) + h.bits(GapBits); ready > now {

@@ -103,8 +103,15 @@ func TestSimInvariants(t *testing.T) {
 		}
 		var recs []Record
 		cfg.Observe = func(r Record) { recs = append(recs, r) }
-		if _, err := Simulate(cfg); err != nil {
+		res, err := Simulate(cfg)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// Liveness: saturated stations keep the medium busy. A station that
+		// waits for a carrier drop nobody tells it of leaves it idle.
+		frameTime := cfg.Rate.TxTime(int64(8 * (cfg.Frame + 20)))
+		if ideal := float64(cfg.Duration) / float64(frameTime); float64(res.Successes) < 0.4*ideal {
+			t.Fatalf("run %d (%d stations, %d B, window %d): %d frames in %v, ideal %.0f: the medium stalled", run, cfg.Stations, cfg.Frame, cfg.Window, res.Successes, cfg.Duration, ideal)
 		}
 		bit := cfg.Rate.TxTime(1)
 		gap, slot, tau := GapBits*bit, SlotBits*bit, time.Duration(cfg.Window)*bit

@@ -20,6 +20,7 @@ import (
 	"github.com/google/gopacket/pcapgo"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/ether"
 )
 
 // request is one line a client sends on a lab's control socket.
@@ -40,6 +41,15 @@ type Stats struct {
 	Loop     LoopStats            `json:"emulator"`
 	Ports    []emulator.PortStats `json:"ports"`
 	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
+	Hubs     map[string]HubStats  `json:"hubs,omitempty"`
+}
+
+// HubStats is a hub's row: how busy its medium was and how much of that
+// went to collisions.
+type HubStats struct {
+	ether.HubStats
+	Utilization       float64 `json:"utilization"`        // frame bits delivered / elapsed bit times
+	CollisionFraction float64 `json:"collision_fraction"` // of the elapsed time
 }
 
 // server answers a lab's control socket.
@@ -113,6 +123,16 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 // stats gathers the lab's counters; call it on the loop goroutine.
 func (k *Lab) stats() Stats {
 	st := Stats{Lab: k.Lab.Name, Loop: k.Loop.Stats(), Ports: k.Net.Stats()}
+	for _, h := range k.Net.Hubs {
+		if st.Hubs == nil {
+			st.Hubs = map[string]HubStats{}
+		}
+		hs := h.Stats()
+		elapsed := k.Loop.Now()
+		st.Hubs[h.Name] = HubStats{HubStats: hs,
+			Utilization:       float64(hs.FrameBits) / (float64(h.Rate()) * elapsed.Seconds()),
+			CollisionFraction: float64(hs.CollisionTime) / float64(elapsed)}
+	}
 	for _, sw := range k.Net.Switches {
 		if st.Filtered == nil {
 			st.Filtered = map[string]uint64{}
