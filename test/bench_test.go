@@ -66,6 +66,19 @@ func TestBenchTable(t *testing.T) {
 		r.stop()
 	}
 
+	// Release lateness through a hub in real time: TCP, so data and ACKs
+	// contend for the medium.
+	for _, rate := range []string{"10M", "100M"} {
+		r := up(t, strings.ReplaceAll(hubLab, "100M", rate))
+		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+		before := r.stats().Loop
+		tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6).Received, 2)
+		st := r.stats().Loop
+		row("hub at "+rate+", TCP: goodput and release lateness", fmt.Sprintf("%.2f Mbit/s; p50 %v, p99 %v, max %v", tcp/1e6, st.Lateness.P50, st.Lateness.P99, st.Lateness.Max),
+			fmt.Sprintf("emulator CPU %.0f%%", 100*cpuBetween(before, st)), "")
+		r.stop()
+	}
+
 	fmt.Println("| measurement | atmlab | side by side | ratio |")
 	fmt.Println("|---|---|---|---|")
 	for _, r := range rows {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run executes the CLI in-process and returns stdout, stderr and the error.
@@ -110,5 +111,41 @@ func TestSimCSMA(t *testing.T) {
 	}
 	if _, _, err := run(t, "sim", "csma", "--frame", "9000"); err == nil {
 		t.Fatal("--frame 9000 accepted")
+	}
+}
+
+func TestPerfOnLoopback(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		root := newRoot()
+		root.SetArgs([]string{"perf", "server", "-p", "22865"})
+		root.SetErr(new(bytes.Buffer))
+		root.ExecuteContext(ctx)
+	}()
+	var out string
+	var err error
+	for range 50 { // until the server listens
+		time.Sleep(20 * time.Millisecond)
+		if out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.3", "-o", "json"); err == nil {
+			break
+		}
+	}
+	var r struct {
+		Test string  `json:"test"`
+		TPS  float64 `json:"transactions_per_sec"`
+		Lat  struct {
+			P50, P90, P99, Max float64
+		} `json:"latency_us"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.Test != "TCP_RR" || r.TPS <= 0 || r.Lat.P99 <= 0 {
+		t.Fatalf("perf client TCP_RR: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "UDP_STREAM", "-l", "0.2", "-m", "65535")
+	if err != nil || !strings.Contains(out, "message too large") {
+		t.Fatalf("UDP_STREAM 65535: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "perf", "client", "-t", "TCP_RR"); err == nil {
+		t.Fatal("client without -H accepted")
 	}
 }

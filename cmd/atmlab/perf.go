@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/harness"
+)
+
+func newPerf(opts *options) *cobra.Command {
+	perf := &cobra.Command{
+		Use:   "perf",
+		Short: "The built-in test tool: netperf's tests, exactly as netperf defines them",
+	}
+	perf.AddCommand(newPerfServer(), newPerfClient(opts))
+	return perf
+}
+
+func newPerfServer() *cobra.Command {
+	var port int
+	c := &cobra.Command{
+		Use:   "server",
+		Short: "Answer perf clients (like netserver), until SIGINT",
+		Long:  "Answer perf clients on a control port, like netserver.\n\nExample:\n  atmlab exec sw100 h2 -- atmlab perf server &",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := harness.Listen(net.JoinHostPort("", strconv.Itoa(port)))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "perf server listening on %v\n", s.Addr())
+			return s.Serve(cmd.Context())
+		},
+	}
+	c.Flags().IntVarP(&port, "port", "p", harness.DefaultPort, "control port")
+	return c
+}
+
+func newPerfClient(opts *options) *cobra.Command {
+	var (
+		host, test, length, rr    string
+		port, msg, sndbuf, rcvbuf int
+		nodelay                   bool
+	)
+	c := &cobra.Command{
+		Use:   "client -H HOST [-t TEST] [-l DURATION] [-m SIZE] [-r REQ,RESP] [-s BUF] [-S BUF] [-D]",
+		Short: "Run one test against a perf server: " + strings.Join(harness.Tests, ", "),
+		Long: "Run one of netperf's tests against `atmlab perf server`, with netperf's definitions: stream\n" +
+			"throughput is what the receiver got over the sender's elapsed time including the final flush;\n" +
+			"UDP_STREAM reports a send and a receive line; RR tests report transactions/s and latency\n" +
+			"percentiles. -o json prints the result in a stable schema (schema_version 1).\n\n" +
+			"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1",
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if host == "" {
+				return usageError{fmt.Errorf("perf client: -H HOST is required")}
+			}
+			d, err := parseLength(length)
+			if err != nil {
+				return usageError{err}
+			}
+			spec := harness.Spec{Test: test, Duration: d, Message: msg, SendBuf: sndbuf, RecvBuf: rcvbuf, NoDelay: nodelay}
+			if rr != "" {
+				req, resp, ok := strings.Cut(rr, ",")
+				if !ok {
+					resp = req
+				}
+				if spec.Request, err = strconv.Atoi(req); err == nil {
+					spec.Response, err = strconv.Atoi(resp)
+				}
+				if err != nil {
+					return usageError{fmt.Errorf("-r %q: write REQ,RESP in bytes, such as 1,1 or 128,16384", rr)}
+				}
+			}
+			if err := spec.Validate(); err != nil {
+				return usageError{err}
+			}
+			res, err := harness.Run(cmd.Context(), host, port, spec)
+			if res.Spec.Test != "" {
+				if opts.output == "json" {
+					printJSON(cmd.OutOrStdout(), res)
+				} else {
+					printResult(cmd, res)
+				}
+			}
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&host, "host", "H", "", "the server's address")
+	f.IntVarP(&port, "port", "p", harness.DefaultPort, "the server's control port")
+	f.StringVarP(&test, "test", "t", harness.TCPStream, "test: "+strings.Join(harness.Tests, ", "))
+	f.StringVarP(&length, "length", "l", "10", "test length: seconds (netperf) or a duration (10s)")
+	f.IntVarP(&msg, "message", "m", 0, "stream tests: message size in bytes (default 16384, UDP 1472)")
+	f.StringVarP(&rr, "request-response", "r", "", "RR tests: REQ,RESP sizes in bytes (default 1,1)")
+	f.IntVarP(&sndbuf, "local-sockbuf", "s", 0, "local socket buffers in bytes (Linux doubles it)")
+	f.IntVarP(&rcvbuf, "remote-sockbuf", "S", 0, "remote socket buffers in bytes")
+	f.BoolVarP(&nodelay, "nodelay", "D", false, "set TCP_NODELAY")
+	return c
+}
+
+// parseLength reads netperf's -l: seconds, or a Go duration.
+func parseLength(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 {
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("-l %q: give seconds (10) or a duration (1.5s)", s)
+}
+
+func printResult(cmd *cobra.Command, r harness.Result) {
+	w := cmd.OutOrStdout()
+	s := r.Spec
+	fmt.Fprintf(w, "%s to %s, %.2f s", r.Test, r.Host, r.Elapsed)
+	switch r.Test {
+	case harness.TCPStream, harness.TCPMaerts, harness.UDPStream:
+		fmt.Fprintf(w, ", %d-byte messages\n", s.Message)
+	default:
+		fmt.Fprintf(w, ", %d-byte requests, %d-byte responses\n", s.Request, s.Response)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "  data point: %s\n", r.Error)
+	}
+	switch r.Test {
+	case harness.UDPStream:
+		fmt.Fprintf(w, "  send     %10.2f Mbit/s  %d messages, %d send errors\n", r.SendBps/1e6, r.MessagesSent, r.SendErrors)
+		fmt.Fprintf(w, "  receive  %10.2f Mbit/s  %d messages, %d lost, %d reordered, %d duplicates, jitter %.1f µs\n",
+			r.ThroughputBps/1e6, r.MessagesReceived, r.Lost, r.Reordered, r.Duplicates, r.JitterUs)
+	case harness.TCPStream, harness.TCPMaerts:
+		fmt.Fprintf(w, "  throughput %.2f Mbit/s (%d bytes received)\n", r.ThroughputBps/1e6, r.BytesReceived)
+	default:
+		l := r.Latency
+		fmt.Fprintf(w, "  %.1f transactions/s (%d, %d timeouts)\n", r.TransactionsPerSec, r.Transactions, r.Timeouts)
+		if l != nil {
+			fmt.Fprintf(w, "  latency µs: mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", l.Mean, l.P50, l.P90, l.P99, l.Max)
+		}
+	}
+	fmt.Fprintf(w, "  socket buffers: local %d/%d, remote %d/%d (send/recv, as Linux set them)\n",
+		r.LocalSockBuf.Send, r.LocalSockBuf.Recv, r.RemoteSockBuf.Send, r.RemoteSockBuf.Recv)
+	fmt.Fprintf(w, "  CPU: local %.0f%%, remote %.0f%% of a core; service demand %.3f / %.3f µs per %s\n",
+		100*r.CPU.Local, 100*r.CPU.Remote, r.CPU.LocalServiceDemand, r.CPU.RemoteServiceDemand, map[bool]string{true: "transaction", false: "KB"}[r.Transactions > 0])
+}
