@@ -3,8 +3,11 @@
 package test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/atmlab/atmlab/harness"
 )
 
 // hubLab: hosts h1..h4 on one 100M hub (repeater class II, short cables).
@@ -131,5 +134,57 @@ func TestHubThreeSenders(t *testing.T) {
 	}
 	if coll == 0 || excessive == 0 {
 		t.Errorf("collisions %d, excessive %d: want both counted", coll, excessive)
+	}
+}
+
+// taskIILab is the praktikum's Task II: a1 reaches the switch through a hub
+// (its switch port half duplex), a2 and a3 are switched.
+const taskIILab = `
+name: NAME
+topology:
+  nodes:
+    a1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    a2: {kind: host, ipv4: 10.0.0.2/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    a3: {kind: host, ipv4: 10.0.0.3/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    hub1: {kind: hub}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["a1:eth0", "hub1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["hub1:p2", "sw1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["a2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
+    - {endpoints: ["a3:eth0", "sw1:p3"], ethernet: {rate: 100M}}
+`
+
+// The Task II shape with atmlab's own netperf tests: TCP through the hub
+// loses to collisions with its ACKs and falls clearly below the switched
+// pair; request/response is not faster through the hub; a one-way UDP
+// stream has nothing to collide with and runs at line rate on both paths
+// (as ethernet.md §11 predicts, unlike the praktikum's hardware figure).
+func TestHubTaskII(t *testing.T) {
+	requireRoot(t)
+	r := up(t, taskIILab)
+	r.start("a3", atmlab, "perf", "server")
+	time.Sleep(300 * time.Millisecond)
+	perf := func(from, test string) harness.Result {
+		out := r.exec(from, atmlab, "perf", "client", "-H", "10.0.0.3", "-t", test, "-l", "5", "-o", "json")
+		var res harness.Result
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%s from %s: %v\n%s", test, from, err, out)
+		}
+		return res
+	}
+	hubTCP, swTCP := perf("a1", harness.TCPStream), perf("a2", harness.TCPStream)
+	hubUDP, swUDP := perf("a1", harness.UDPStream), perf("a2", harness.UDPStream)
+	hubRR, swRR := perf("a1", harness.TCPRR), perf("a2", harness.TCPRR)
+	t.Logf("through the hub vs switched: TCP_STREAM %.2f vs %.2f Mbit/s; UDP_STREAM %.2f vs %.2f Mbit/s; TCP_RR %.0f vs %.0f transactions/s",
+		hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6, hubUDP.ThroughputBps/1e6, swUDP.ThroughputBps/1e6, hubRR.TransactionsPerSec, swRR.TransactionsPerSec)
+	if hubTCP.ThroughputBps > 0.97*swTCP.ThroughputBps {
+		t.Errorf("TCP_STREAM through the hub %.2f Mbit/s, want clearly below the switched %.2f", hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6)
+	}
+	if !within(hubUDP.ThroughputBps, swUDP.ThroughputBps, 0.01) {
+		t.Errorf("UDP_STREAM through the hub %.2f Mbit/s vs switched %.2f: a one-way stream should see no collisions", hubUDP.ThroughputBps/1e6, swUDP.ThroughputBps/1e6)
+	}
+	if hubRR.TransactionsPerSec > 1.05*swRR.TransactionsPerSec {
+		t.Errorf("TCP_RR through the hub %.0f/s is above the switched %.0f/s", hubRR.TransactionsPerSec, swRR.TransactionsPerSec)
 	}
 }
