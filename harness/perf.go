@@ -125,6 +125,10 @@ type Result struct {
 	LocalSockBuf  SockBuf `json:"local_sockbuf"`
 	RemoteSockBuf SockBuf `json:"remote_sockbuf"`
 	CPU           CPU     `json:"cpu"`
+
+	// Confidence is set when the test was repeated for a confidence
+	// interval (-I, -i); the main figure is then the iterations' mean.
+	Confidence *ConfidenceResult `json:"confidence,omitempty"`
 }
 
 // SockBuf records a requested socket buffer and what Linux gave (it doubles

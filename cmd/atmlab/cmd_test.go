@@ -148,4 +148,33 @@ func TestPerfOnLoopback(t *testing.T) {
 	if _, _, err := run(t, "perf", "client", "-t", "TCP_RR"); err == nil {
 		t.Fatal("client without -H accepted")
 	}
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.2", "-I", "95,50", "-i", "4,3", "-o", "json")
+	var c struct {
+		Confidence struct {
+			Iterations int     `json:"iterations"`
+			Achieved   float64 `json:"width_achieved"`
+			Mean       float64 `json:"mean"`
+		} `json:"confidence"`
+		TPS float64 `json:"transactions_per_sec"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &c) != nil || c.Confidence.Iterations < 3 || c.Confidence.Iterations > 4 || c.TPS != c.Confidence.Mean {
+		t.Fatalf("perf client -I 95,50 -i 4,3: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "perf", "client", "-H", "127.0.0.1", "-I", "90,5"); err == nil {
+		t.Fatal("-I 90,5 accepted")
+	}
+}
+
+func TestCalc(t *testing.T) {
+	out, _, err := run(t, "calc", "--rate", "100M", "1472", "8192")
+	if err != nil || !strings.Contains(out, "95.709") || !strings.Contains(out, "95.835") {
+		t.Fatalf("calc: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "calc", "--proto", "tcp", "--rate", "1G", "-o", "json", "1448")
+	if err != nil || !strings.Contains(out, `"goodput_bps": 941482`) {
+		t.Fatalf("calc -o json: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "calc", "--proto", "sctp", "100"); err == nil {
+		t.Fatal("sctp accepted")
+	}
 }

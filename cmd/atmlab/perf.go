@@ -44,6 +44,7 @@ func newPerfServer() *cobra.Command {
 func newPerfClient(opts *options) *cobra.Command {
 	var (
 		host, test, length, rr    string
+		confLevel, confIter       string
 		port, msg, sndbuf, rcvbuf int
 		nodelay                   bool
 	)
@@ -80,7 +81,16 @@ func newPerfClient(opts *options) *cobra.Command {
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
-			res, err := harness.Run(cmd.Context(), host, port, spec)
+			var res harness.Result
+			if confLevel != "" || confIter != "" {
+				c, err := parseConfidence(confLevel, confIter)
+				if err != nil {
+					return usageError{err}
+				}
+				res, err = harness.RunConfident(cmd.Context(), host, port, spec, c)
+			} else {
+				res, err = harness.Run(cmd.Context(), host, port, spec)
+			}
 			if res.Spec.Test != "" {
 				if opts.output == "json" {
 					printJSON(cmd.OutOrStdout(), res)
@@ -101,7 +111,34 @@ func newPerfClient(opts *options) *cobra.Command {
 	f.IntVarP(&sndbuf, "local-sockbuf", "s", 0, "local socket buffers in bytes (Linux doubles it)")
 	f.IntVarP(&rcvbuf, "remote-sockbuf", "S", 0, "remote socket buffers in bytes")
 	f.BoolVarP(&nodelay, "nodelay", "D", false, "set TCP_NODELAY")
+	f.StringVarP(&confLevel, "confidence", "I", "", "LEVEL,WIDTH: repeat until the LEVEL % confidence interval is within WIDTH % of the mean (netperf's -I; default 99,5)")
+	f.StringVarP(&confIter, "iterations", "i", "", "MAX,MIN: iterations for -I (default 10,3; min at least 3, max at most 30)")
 	return c
+}
+
+// parseConfidence reads netperf's -I LEVEL,WIDTH and -i MAX,MIN; either
+// alone turns the mode on with netperf's defaults for the other.
+func parseConfidence(level, iter string) (harness.Confidence, error) {
+	c := harness.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}
+	if level != "" {
+		l, w, ok := strings.Cut(level, ",")
+		lv, err1 := strconv.Atoi(l)
+		wv, err2 := strconv.ParseFloat(w, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return c, fmt.Errorf("-I %q: write LEVEL,WIDTH such as 99,5", level)
+		}
+		c.Level, c.Width = lv, wv/100
+	}
+	if iter != "" {
+		mx, mn, ok := strings.Cut(iter, ",")
+		a, err1 := strconv.Atoi(mx)
+		b, err2 := strconv.Atoi(mn)
+		if !ok || err1 != nil || err2 != nil {
+			return c, fmt.Errorf("-i %q: write MAX,MIN such as 10,3", iter)
+		}
+		c.Max, c.Min = a, b
+	}
+	return c, c.Normalize()
 }
 
 // parseLength reads netperf's -l: seconds, or a Go duration.
@@ -141,6 +178,14 @@ func printResult(cmd *cobra.Command, r harness.Result) {
 		if l != nil {
 			fmt.Fprintf(w, "  latency µs: mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", l.Mean, l.P50, l.P90, l.P99, l.Max)
 		}
+	}
+	if c := r.Confidence; c != nil {
+		mark := "reached"
+		if !c.Met {
+			mark = "!!! NOT reached"
+		}
+		fmt.Fprintf(w, "  confidence %d%% within %.1f%%: %s after %d iterations; achieved width %.2f%% (±%.2f%%); figure is their mean\n",
+			c.Level, 100*c.Width, mark, c.Iterations, 100*c.Achieved, 50*c.Achieved)
 	}
 	fmt.Fprintf(w, "  socket buffers: local %d/%d, remote %d/%d (send/recv, as Linux set them)\n",
 		r.LocalSockBuf.Send, r.LocalSockBuf.Recv, r.RemoteSockBuf.Send, r.RemoteSockBuf.Recv)
