@@ -58,13 +58,16 @@ func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceilin
 		mss := mtu - hdr
 		c.Frames = (payload + mss - 1) / mss
 		c.WireBytes = int(math.Round(float64(payload) / float64(mss) * float64(frame(hdr+mss))))
+		c.Efficiency = float64(mss) / float64(frame(hdr+mss))
 	default:
 		return c, fmt.Errorf("proto %q: use udp, tcp or tcp-nots", proto)
 	}
 	if payload <= 0 || mtu < 68 {
 		return c, fmt.Errorf("need a payload ≥ 1 byte and an MTU ≥ 68")
 	}
-	c.Efficiency = float64(payload) / float64(c.WireBytes)
+	if c.Efficiency == 0 {
+		c.Efficiency = float64(payload) / float64(c.WireBytes)
+	}
 	c.Goodput = float64(rate) * c.Efficiency
 	return c, nil
 }

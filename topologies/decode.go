@@ -193,7 +193,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode *yaml.Node
+	var nodesNode, linksNode, expNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -214,6 +214,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 				{"links", false, func(_ string, v *yaml.Node) { linksNode = v }},
 			})
 		}},
+		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)
@@ -222,6 +223,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		d.links(linksNode, lab)
 	}
 	d.check(lab)
+	if expNode != nil {
+		d.experiments(expNode, lab)
+	}
 }
 
 func (d *decoder) nodes(n *yaml.Node, lab *Lab) {

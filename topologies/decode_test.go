@@ -145,3 +145,51 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestExperiments(t *testing.T) {
+	base := `name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw: {kind: switch}
+  links:
+    - {endpoints: ["h1:eth0", "sw:p1"]}
+    - {endpoints: ["h2:eth0", "sw:p2"]}
+`
+	lab, err := Parse("ok.yaml", []byte(base+`experiments:
+  - {name: sweep, from: h1, to: h2, tests: [tcp_stream, UDP_RR], sizes: [64, 1472], sockbufs: [0, 65536], repetitions: 3, duration: 2s,
+     background: {from: h2, to: h1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := lab.Experiments[0]
+	if e.Tool != "atmlab" || len(e.Tests) != 2 || e.Tests[0] != "TCP_STREAM" || len(e.Sizes) != 2 || e.SockBufs[1] != 65536 ||
+		e.Repetitions != 3 || e.Duration != 2*time.Second || e.Background == nil || e.Background.Test != "UDP_STREAM" {
+		t.Fatalf("experiment = %+v", e)
+	}
+	_, err = Parse("bad.yaml", []byte(base+`experiments:
+  - name: a
+    from: h9
+    to: h2
+    tests: [TCP_BLAST]
+    sizes: [0]
+    tool: netperf
+    colour: red
+  - {name: a, from: h1, to: h1, tests: [TCP_RR]}
+`))
+	for _, want := range []string{
+		`bad.yaml:12: experiments[0].from: "h9" is not a host of this lab`,
+		`bad.yaml:14: experiments[0].tests: unknown test "TCP_BLAST"`,
+		`bad.yaml:15: experiments[0].sizes: want a whole number from 1`,
+		`bad.yaml:16: experiments[0].tool: "netperf": use atmlab or iperf3`,
+		`bad.yaml:17: experiments[0].colour: unknown key`,
+		`bad.yaml:18: experiments[1]: from and to are both h1`,
+		`bad.yaml:18: experiments[1].name: experiment "a" is defined twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}

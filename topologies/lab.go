@@ -28,11 +28,12 @@ const (
 
 // Lab is a validated lab file.
 type Lab struct {
-	File  string
-	Name  string
-	Seed  uint64
-	Nodes []*Node // in file order
-	Links []*Link // in file order
+	File        string
+	Name        string
+	Seed        uint64
+	Nodes       []*Node       // in file order
+	Links       []*Link       // in file order
+	Experiments []*Experiment // in file order
 }
 
 // Node is a host or a device.

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+func newLab(opts *options) *cobra.Command {
+	lab := &cobra.Command{Use: "lab", Short: "Run a lab's experiments end to end"}
+	lab.AddCommand(newLabRun(opts))
+	return lab
+}
+
+func newLabRun(opts *options) *cobra.Command {
+	var out string
+	var quick bool
+	c := &cobra.Command{
+		Use:   "run FILE [--out DIR] [--quick]",
+		Short: "Build a lab, run its experiments, write the results and the report, tear down",
+		Long: "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
+			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
+			"render DIR/report.md and DIR/report.html. An interrupted run keeps what it measured.\n" +
+			"--quick runs one repetition of at most three sizes for at most 2 s each.\n\n" +
+			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			lab, err := topologies.Load(a[0])
+			if err != nil {
+				return err
+			}
+			if len(lab.Experiments) == 0 {
+				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
+			}
+			if quick {
+				quicken(lab)
+			}
+			if out == "" {
+				out = filepath.Join("results", lab.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			if src, err := os.ReadFile(a[0]); err == nil {
+				os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			k, err := kernel.Up(lab)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			loopCtx, stopLoop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); k.Run(loopCtx) }()
+			defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
+
+			jsonl, err := os.Create(filepath.Join(out, "results.jsonl"))
+			if err != nil {
+				return err
+			}
+			defer jsonl.Close()
+			csvFile, err := os.Create(filepath.Join(out, "results.csv"))
+			if err != nil {
+				return err
+			}
+			defer csvFile.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s up; %d points; results in %s\n", lab.Name, len(harness.Points(lab)), out)
+			r := &harness.Runner{Lab: lab, Env: labEnv{k: k, self: self}, Self: self, JSONL: jsonl, CSV: csv.NewWriter(csvFile), Progress: cmd.ErrOrStderr()}
+			recs, runErr := r.Run(cmd.Context())
+			stopLoop()
+			wg.Wait()
+			if err := k.Close(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "tear down: %v\n", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, len(recs))
+			if err := harness.WriteReport(out); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
+			if errors.Is(runErr, context.Canceled) {
+				return fmt.Errorf("interrupted after %d points; what was measured is in %s", len(recs), out)
+			}
+			return runErr
+		},
+	}
+	c.Flags().StringVar(&out, "out", "", "results folder (default results/<lab>-<time>)")
+	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes for at most 2 s each")
+	return c
+}
+
+// quicken shrinks every experiment: the first, middle and last size, one
+// repetition, at most 2 s per point.
+func quicken(lab *topologies.Lab) {
+	for _, e := range lab.Experiments {
+		if n := len(e.Sizes); n > 3 {
+			e.Sizes = []int{e.Sizes[0], e.Sizes[n/2], e.Sizes[n-1]}
+		}
+		e.Repetitions = 1
+		e.Duration = min(e.Duration, 2*time.Second)
+	}
+}
+
+// labEnv runs commands in a lab's hosts and reads its emulator's health.
+type labEnv struct {
+	k    *kernel.Lab
+	self string
+}
+
+func (e labEnv) Command(node string, args ...string) *exec.Cmd {
+	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
+}
+
+func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, error) {
+	st, err := e.k.Stats(ctx)
+	return st.Loop.CPUTime, st.HostDrops(), err
+}

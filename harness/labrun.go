@@ -1,0 +1,399 @@
+package harness
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Env is what the experiment runner needs of a running lab.
+type Env interface {
+	// Command returns a command that runs inside a host.
+	Command(node string, args ...string) *exec.Cmd
+	// Emulator reports the emulator's CPU time so far and the frames hosts
+	// dropped at their TAPs (the emulator fell behind).
+	Emulator(ctx context.Context) (cpu time.Duration, hostDrops uint64, err error)
+}
+
+// Point is one measurement of an experiment's matrix.
+type Point struct {
+	Experiment string `json:"experiment"`
+	Tool       string `json:"tool"`
+	Test       string `json:"test"`
+	Size       int    `json:"size"`    // message size, or request = response size; 0 = default
+	SockBuf    int    `json:"sockbuf"` // 0 = system default
+	Rep        int    `json:"repetition"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+}
+
+// Record is one line of results.jsonl: a point, its result, the path's
+// theoretical ceiling, and the emulator's health while it ran.
+type Record struct {
+	Point
+	Result       Result  `json:"result"`
+	Ceiling      float64 `json:"ceiling_bps,omitempty"`
+	AboveCeiling bool    `json:"above_ceiling,omitempty"`
+	EmulatorCPU  float64 `json:"emulator_cpu"` // fraction of a core during the point
+	HostDrops    uint64  `json:"host_drops,omitempty"`
+	Flag         string  `json:"flag,omitempty"` // why the emulator may have distorted this point
+	Error        string  `json:"error,omitempty"`
+	At           string  `json:"at"`
+}
+
+// Points expands a lab's experiments into their measurement matrix.
+func Points(lab *topologies.Lab) []Point {
+	var pts []Point
+	for _, e := range lab.Experiments {
+		for _, test := range e.Tests {
+			for _, size := range e.Sizes {
+				for _, buf := range e.SockBufs {
+					for rep := range e.Repetitions {
+						pts = append(pts, Point{Experiment: e.Name, Tool: e.Tool, Test: test, Size: size, SockBuf: buf, Rep: rep + 1, From: e.From, To: e.To})
+					}
+				}
+			}
+		}
+	}
+	return pts
+}
+
+// Runner runs a lab's experiments and writes every result as it comes, so
+// that an interrupted run keeps what it measured.
+type Runner struct {
+	Lab      *topologies.Lab
+	Env      Env
+	Self     string    // the atmlab binary, run inside hosts
+	JSONL    io.Writer // results.jsonl
+	CSV      *csv.Writer
+	Progress io.Writer // a progress line with ETA; nil for none
+}
+
+// perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
+const (
+	perfPort   = DefaultPort
+	iperf3Port = 5201
+)
+
+// Run measures every point in order. It returns the records so far when
+// ctx ends.
+func (r *Runner) Run(ctx context.Context) ([]Record, error) {
+	pts := Points(r.Lab)
+	servers := map[string]bool{}
+	for _, e := range r.Lab.Experiments {
+		servers[e.To] = true
+		if e.Background != nil {
+			servers[e.Background.To] = true
+		}
+	}
+	for host := range servers {
+		cmd := r.Env.Command(host, r.Self, "perf", "server", "-p", strconv.Itoa(perfPort))
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("start perf server in %s: %w", host, err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	}
+	time.Sleep(300 * time.Millisecond) // the servers listen
+	if r.CSV != nil {
+		r.CSV.Write(csvHeader)
+	}
+	var recs []Record
+	start := time.Now()
+	for i, p := range pts {
+		if ctx.Err() != nil {
+			break
+		}
+		r.progress(i, len(pts), start, p)
+		rec := r.measure(ctx, p)
+		recs = append(recs, rec)
+		if err := r.write(rec); err != nil {
+			return recs, err
+		}
+	}
+	r.progress(len(recs), len(pts), start, Point{})
+	if r.Progress != nil {
+		fmt.Fprintln(r.Progress)
+	}
+	return recs, ctx.Err()
+}
+
+func (r *Runner) progress(done, total int, start time.Time, p Point) {
+	if r.Progress == nil || total == 0 {
+		return
+	}
+	const width = 30
+	bar := strings.Repeat("=", width*done/total) + strings.Repeat(" ", width-width*done/total)
+	eta := "?"
+	if done > 0 {
+		eta = (time.Since(start) / time.Duration(done) * time.Duration(total-done)).Round(time.Second).String()
+	}
+	what := ""
+	if p.Test != "" {
+		what = fmt.Sprintf("  %s %s size %d buf %d #%d", p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
+	}
+	fmt.Fprintf(r.Progress, "\r[%s] %d/%d  ETA %-8s%-50s", bar, done, total, eta, what)
+}
+
+// measure runs one point, with its background load if any.
+func (r *Runner) measure(ctx context.Context, p Point) Record {
+	e := r.experiment(p.Experiment)
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339)}
+	if e.Background != nil {
+		bg := e.Background
+		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", r.Lab.Node(bg.To).Address(), "-p", strconv.Itoa(perfPort),
+			"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (e.Duration + 3*time.Second).String())
+		if err := cmd.Start(); err == nil {
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			time.Sleep(time.Second) // the load reaches steady state first
+		}
+	}
+	cpu0, drops0, _ := r.Env.Emulator(ctx)
+	t0 := time.Now()
+	var err error
+	if p.Tool == "iperf3" {
+		rec.Result, err = r.iperf3(ctx, p, e)
+	} else {
+		rec.Result, err = r.atmlabPerf(ctx, p, e)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if cpu1, drops1, err := r.Env.Emulator(ctx); err == nil {
+		rec.EmulatorCPU = float64(cpu1-cpu0) / float64(time.Since(t0))
+		rec.HostDrops = drops1 - drops0
+	}
+	if c, ok := r.ceiling(p, rec.Result); ok {
+		rec.Ceiling = c
+		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
+	}
+	switch {
+	case rec.HostDrops > 0:
+		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
+	case rec.EmulatorCPU > 0.9:
+		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
+	case rec.AboveCeiling:
+		rec.Flag = "above the path's theoretical ceiling"
+	}
+	return rec
+}
+
+func (r *Runner) experiment(name string) *topologies.Experiment {
+	for _, e := range r.Lab.Experiments {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// atmlabPerf runs atmlab's own client in the `from` host.
+func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
+	args := []string{r.Self, "perf", "client", "-H", r.Lab.Node(p.To).Address(), "-p", strconv.Itoa(perfPort),
+		"-t", p.Test, "-l", e.Duration.String(), "-o", "json"}
+	if p.Size > 0 {
+		if strings.HasSuffix(p.Test, "_RR") {
+			args = append(args, "-r", fmt.Sprintf("%d,%d", p.Size, p.Size))
+		} else {
+			args = append(args, "-m", strconv.Itoa(p.Size))
+		}
+	}
+	if p.SockBuf > 0 {
+		args = append(args, "-s", strconv.Itoa(p.SockBuf), "-S", strconv.Itoa(p.SockBuf))
+	}
+	out, err := r.Env.Command(p.From, args...).Output()
+	var res Result
+	if jerr := json.Unmarshal(out, &res); jerr != nil {
+		if err == nil {
+			err = jerr
+		}
+		return res, fmt.Errorf("perf client: %w: %s", err, stderrOf(err))
+	}
+	return res, nil
+}
+
+// iperf3 runs the same point with iperf3 -J and folds its report into a
+// Result: TCP from end.sum_received, UDP from the receiver's per-second
+// intervals (iperf3's end-of-test UDP receiver figure divides by a window
+// the control connection stretches, reference/platform.md).
+func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
+	res := Result{Schema: SchemaVersion, Test: p.Test, Host: r.Lab.Node(p.To).Address(), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+	if p.Test != TCPStream && p.Test != UDPStream {
+		res.Error = "iperf3 has no " + p.Test
+		return res, nil
+	}
+	srv := r.Env.Command(p.To, "iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port))
+	if err := srv.Start(); err != nil {
+		return res, fmt.Errorf("iperf3 server: %w", err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	args := []string{"iperf3", "-c", res.Host, "-p", strconv.Itoa(iperf3Port), "-J", "--get-server-output",
+		"-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
+	if p.Test == UDPStream {
+		args = append(args, "-u", "-b", "0")
+	}
+	if p.Size > 0 {
+		args = append(args, "-l", strconv.Itoa(p.Size))
+	}
+	if p.SockBuf > 0 {
+		args = append(args, "-w", strconv.Itoa(p.SockBuf))
+	}
+	var out []byte
+	var err error
+	for try := 0; try < 20; try++ { // until the server listens
+		time.Sleep(100 * time.Millisecond)
+		if out, err = r.Env.Command(p.From, args...).Output(); err == nil || !strings.Contains(string(out), "unable to connect") {
+			break
+		}
+	}
+	var rep struct {
+		End struct {
+			SumSent struct {
+				Bytes   float64 `json:"bytes"`
+				Bps     float64 `json:"bits_per_second"`
+				Seconds float64 `json:"seconds"`
+			} `json:"sum_sent"`
+			SumReceived struct {
+				Bytes float64 `json:"bytes"`
+				Bps   float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+			Sum struct {
+				Bps     float64 `json:"bits_per_second"`
+				Packets uint64  `json:"packets"`
+				Lost    uint64  `json:"lost_packets"`
+				Jitter  float64 `json:"jitter_ms"`
+			} `json:"sum"`
+		} `json:"end"`
+		Server struct {
+			Intervals []struct {
+				Sum struct {
+					Seconds float64 `json:"seconds"`
+					Bps     float64 `json:"bits_per_second"`
+				} `json:"sum"`
+			} `json:"intervals"`
+		} `json:"server_output_json"`
+		Error string `json:"error"`
+	}
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		return res, fmt.Errorf("iperf3: %v: %s", err, out)
+	}
+	if rep.Error != "" {
+		res.Error = "iperf3: " + rep.Error
+		return res, nil
+	}
+	res.Elapsed = rep.End.SumSent.Seconds
+	switch p.Test {
+	case TCPStream:
+		res.ThroughputBps, res.BytesReceived = rep.End.SumReceived.Bps, uint64(rep.End.SumReceived.Bytes)
+	case UDPStream:
+		res.SendBps = rep.End.SumSent.Bps
+		var sum float64
+		var n int
+		for _, iv := range rep.Server.Intervals {
+			if iv.Sum.Seconds > 0.9 {
+				sum += iv.Sum.Bps
+				n++
+			}
+		}
+		if n > 0 {
+			res.ThroughputBps = sum / float64(n)
+		}
+		res.Lost, res.MessagesReceived, res.JitterUs = rep.End.Sum.Lost, rep.End.Sum.Packets-rep.End.Sum.Lost, rep.End.Sum.Jitter*1e3
+	}
+	return res, nil
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
+}
+
+// ceiling is the theoretical goodput of the path between a point's hosts:
+// the slower of the two hosts' links, at the sender's MTU.
+func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
+	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[p.Test]
+	if proto == "" {
+		return 0, false
+	}
+	rate, mtu := units.BitRate(0), 0
+	for _, l := range r.Lab.Links {
+		for _, end := range []struct {
+			ep  topologies.Endpoint
+			dir topologies.Direction
+		}{{l.A, l.AB}, {l.B, l.BA}} {
+			if end.ep.Node == p.From || end.ep.Node == p.To {
+				if rate == 0 || end.dir.Rate < rate {
+					rate = end.dir.Rate
+				}
+				if i := r.Lab.Node(end.ep.Node).Interface(end.ep.Port); i != nil && end.ep.Node == p.From {
+					mtu = i.MTU
+				}
+			}
+		}
+	}
+	size := res.Spec.Message
+	if size == 0 {
+		size = p.Size
+	}
+	if rate == 0 || mtu == 0 || size == 0 {
+		return 0, false
+	}
+	c, err := EthernetCeiling(rate, mtu, size, proto)
+	return c.Goodput, err == nil
+}
+
+var csvHeader = []string{"experiment", "tool", "test", "size", "sockbuf", "repetition", "throughput_mbps", "send_mbps",
+	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "error", "flag"}
+
+// write appends a record to the JSON lines and CSV files and flushes them.
+func (r *Runner) write(rec Record) error {
+	if r.JSONL != nil {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if _, err := r.JSONL.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		if f, ok := r.JSONL.(*os.File); ok {
+			f.Sync()
+		}
+	}
+	if r.CSV != nil {
+		res := rec.Result
+		var p50, p99 string
+		if res.Latency != nil {
+			p50, p99 = fmt.Sprintf("%.1f", res.Latency.P50), fmt.Sprintf("%.1f", res.Latency.P99)
+		}
+		errText := rec.Error
+		if errText == "" {
+			errText = res.Error
+		}
+		r.CSV.Write([]string{rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
+			mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
+			strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), errText, rec.Flag})
+		r.CSV.Flush()
+		return r.CSV.Error()
+	}
+	return nil
+}
+
+func mbpsOf(bps float64) string {
+	if bps == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.3f", bps/1e6)
+}

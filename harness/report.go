@@ -1,0 +1,319 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// ReadRecords reads a results folder's results.jsonl.
+func ReadRecords(dir string) ([]Record, error) {
+	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return recs, fmt.Errorf("results.jsonl:%d: %w", line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, sc.Err()
+}
+
+// series is one line of a plot: a test of an experiment with one tool and
+// socket buffer, over message sizes.
+type series struct {
+	Key     string // experiment · test · tool · sockbuf
+	Test    string
+	Points  []agg // by size, ascending
+	Ceiling bool  // whether points carry a ceiling
+}
+
+// agg is the repetitions of one point.
+type agg struct {
+	Size           int
+	N              int
+	Mean, Min, Max float64 // the main figure: Mbit/s or transactions/s
+	Ceiling        float64 // Mbit/s
+	Errors         []string
+	Flags          []string
+}
+
+func group(recs []Record) []*series {
+	byKey := map[string]*series{}
+	var order []string
+	for _, r := range recs {
+		key := fmt.Sprintf("%s · %s · %s", r.Experiment, r.Test, r.Tool)
+		if r.SockBuf > 0 {
+			key += fmt.Sprintf(" · sockbuf %d", r.SockBuf)
+		}
+		s := byKey[key]
+		if s == nil {
+			s = &series{Key: key, Test: r.Test}
+			byKey[key] = s
+			order = append(order, key)
+		}
+		size := r.Size
+		if size == 0 {
+			size = max(r.Result.Spec.Message, r.Result.Spec.Request)
+		}
+		i := slices.IndexFunc(s.Points, func(a agg) bool { return a.Size == size })
+		if i < 0 {
+			s.Points = append(s.Points, agg{Size: size, Min: math.Inf(1), Max: math.Inf(-1)})
+			i = len(s.Points) - 1
+		}
+		a := &s.Points[i]
+		if e := firstNonEmpty(r.Error, r.Result.Error); e != "" {
+			a.Errors = append(a.Errors, e)
+			continue
+		}
+		v := r.Result.Figure()
+		if !isRR(r.Test) {
+			v /= 1e6
+		}
+		a.Mean = (a.Mean*float64(a.N) + v) / float64(a.N+1)
+		a.N++
+		a.Min, a.Max = math.Min(a.Min, v), math.Max(a.Max, v)
+		if r.Ceiling > 0 {
+			a.Ceiling = r.Ceiling / 1e6
+			s.Ceiling = true
+		}
+		if r.Flag != "" {
+			a.Flags = append(a.Flags, r.Flag)
+		}
+	}
+	var out []*series
+	for _, k := range order {
+		s := byKey[k]
+		slices.SortFunc(s.Points, func(a, b agg) int { return a.Size - b.Size })
+		out = append(out, s)
+	}
+	return out
+}
+
+func isRR(test string) bool { return strings.HasSuffix(test, "_RR") || test == TCPCRR }
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// WriteReport renders report.md and a self-contained report.html with
+// plots (PNG and SVG) from a results folder.
+func WriteReport(dir string) error {
+	recs, err := ReadRecords(dir)
+	if err != nil {
+		return err
+	}
+	all := group(recs)
+	var stream, rr []*series
+	for _, s := range all {
+		if isRR(s.Test) {
+			rr = append(rr, s)
+		} else {
+			stream = append(stream, s)
+		}
+	}
+	title := filepath.Base(dir)
+	var figs []string
+	if len(stream) > 0 {
+		if err := plotSeries(dir, "throughput", "Throughput against message size", "Mbit/s", stream); err != nil {
+			return err
+		}
+		figs = append(figs, "throughput")
+	}
+	if len(rr) > 0 {
+		if err := plotSeries(dir, "transactions", "Transactions per second against request/response size", "transactions/s", rr); err != nil {
+			return err
+		}
+		figs = append(figs, "transactions")
+	}
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "# atmlab report: %s\n\n%d results. Each figure is the mean of its repetitions; the plots show min–max as error bars and the path's theoretical ceiling as a dashed line.\n\n", title, len(recs))
+	for _, f := range figs {
+		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)
+	}
+	for _, s := range all {
+		unit := "Mbit/s"
+		if isRR(s.Test) {
+			unit = "transactions/s"
+		}
+		fmt.Fprintf(&md, "## %s\n\n| size (B) | n | mean %s | min | max | ceiling Mbit/s | of ceiling | notes |\n|---:|---:|---:|---:|---:|---:|---:|---|\n", s.Key, unit)
+		for _, a := range s.Points {
+			if a.N == 0 {
+				fmt.Fprintf(&md, "| %d | 0 | | | | | | %s |\n", a.Size, strings.Join(uniq(a.Errors), "; "))
+				continue
+			}
+			of := ""
+			ceil := ""
+			if a.Ceiling > 0 {
+				of, ceil = fmt.Sprintf("%.1f %%", 100*a.Mean/a.Ceiling), fmt.Sprintf("%.2f", a.Ceiling)
+			}
+			fmt.Fprintf(&md, "| %d | %d | %.2f | %.2f | %.2f | %s | %s | %s |\n", a.Size, a.N, a.Mean, a.Min, a.Max, ceil, of,
+				strings.Join(uniq(append(a.Errors, a.Flags...)), "; "))
+		}
+		md.WriteString("\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	return writeHTML(dir, title, md.String(), figs)
+}
+
+func uniq(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// writeHTML renders the Markdown tables as HTML with the SVG figures inlined,
+// so the page is one self-contained file.
+func writeHTML(dir, title, md string, figs []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><html><head><meta charset=\"utf-8\"><title>atmlab report: %s</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}td:last-child{text-align:left}</style></head><body>\n", html.EscapeString(title))
+	inTable := false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "# "):
+			fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(line[2:]))
+		case strings.HasPrefix(line, "## "):
+			fmt.Fprintf(&b, "<h2>%s</h2>\n", html.EscapeString(line[3:]))
+		case strings.HasPrefix(line, "!["):
+			name := line[2:strings.Index(line, "]")]
+			svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+			if err != nil {
+				return err
+			}
+			s := string(svg)
+			if i := strings.Index(s, "<svg"); i >= 0 {
+				s = s[i:]
+			}
+			b.WriteString("<figure>" + s + "</figure>\n")
+		case strings.HasPrefix(line, "|"):
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			if strings.HasPrefix(strings.TrimSpace(cells[0]), "---") || strings.HasPrefix(strings.TrimSpace(cells[0]), "--:") {
+				continue
+			}
+			tag := "td"
+			if !inTable {
+				b.WriteString("<table>\n")
+				inTable, tag = true, "th"
+			}
+			b.WriteString("<tr>")
+			for _, c := range cells {
+				fmt.Fprintf(&b, "<%s>%s</%s>", tag, html.EscapeString(strings.TrimSpace(c)), tag)
+			}
+			b.WriteString("</tr>\n")
+		default:
+			if inTable {
+				b.WriteString("</table>\n")
+				inTable = false
+			}
+			if line != "" {
+				fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(line))
+			}
+		}
+	}
+	b.WriteString("</body></html>\n")
+	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(b.String()), 0o644)
+}
+
+// yerr adapts points to gonum's error bars.
+type yerr struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// plotSeries draws each series (mean with min–max bars) against message
+// size, with its ceiling dashed, to NAME.png and NAME.svg.
+func plotSeries(dir, name, title, ylabel string, ss []*series) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "message size (bytes)"
+	p.Y.Label.Text = ylabel
+	// Throughput rises to its ceiling at the top; transactions fall to
+	// the bottom right: keep the legend off the data.
+	p.Legend.Top = name != "throughput"
+	p.Legend.Left = false
+	minSize, maxSize := math.Inf(1), 0.0
+	for _, s := range ss {
+		for _, a := range s.Points {
+			if a.N > 0 {
+				minSize, maxSize = math.Min(minSize, float64(a.Size)), math.Max(maxSize, float64(a.Size))
+			}
+		}
+	}
+	if minSize >= 1 && maxSize/minSize >= 20 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	for i, s := range ss {
+		var xys plotter.XYs
+		var errs plotter.YErrors
+		var ceil plotter.XYs
+		for _, a := range s.Points {
+			if a.N == 0 {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(a.Size), Y: a.Mean})
+			errs = append(errs, struct{ Low, High float64 }{a.Mean - a.Min, a.Max - a.Mean})
+			if a.Ceiling > 0 {
+				ceil = append(ceil, plotter.XY{X: float64(a.Size), Y: a.Ceiling})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		c := plotutil.Color(i)
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color, points.Color = c, c
+		bars, err := plotter.NewYErrorBars(yerr{xys, errs})
+		if err != nil {
+			return err
+		}
+		bars.Color = c
+		p.Add(line, points, bars)
+		p.Legend.Add(s.Key, line, points)
+		if len(ceil) > 0 {
+			cl, err := plotter.NewLine(ceil)
+			if err != nil {
+				return err
+			}
+			cl.Color = c
+			cl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(cl)
+			p.Legend.Add("ceiling: "+s.Key, cl)
+		}
+	}
+	p.Y.Min = 0
+	for _, ext := range []string{".png", ".svg"} {
+		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package topologies
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Experiment is one entry of a lab file's `experiments:`: a matrix of
+// tests × sizes × socket buffers × repetitions between two hosts, measured
+// with atmlab's own tool or iperf3, optionally under a background load.
+type Experiment struct {
+	Name        string
+	Line        int
+	From, To    string // client and server hosts
+	Tool        string // atmlab or iperf3
+	Tests       []string
+	Sizes       []int // message size (streams); request = response size (RR)
+	SockBufs    []int // 0 = system default
+	Repetitions int
+	Duration    time.Duration
+	Background  *Background
+}
+
+// Background is a load that runs while each point of an experiment is measured.
+type Background struct {
+	From, To string
+	Test     string
+	Size     int
+}
+
+// experimentTests are the tests an experiment may name.
+var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"}
+
+func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "experiments", "want a list of experiments, each with name:, from:, to: and tests:")
+		return
+	}
+	for i, v := range n.Content {
+		path := fmt.Sprintf("experiments[%d]", i)
+		e := &Experiment{Line: v.Line, Tool: "atmlab", Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
+		d.mapping(v, path, []field{
+			{"name", true, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					e.Name = s
+				}
+			}},
+			{"from", true, func(key string, v *yaml.Node) { e.From = d.hostRef(key, v, lab) }},
+			{"to", true, func(key string, v *yaml.Node) { e.To = d.hostRef(key, v, lab) }},
+			{"tool", false, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					if s != "atmlab" && s != "iperf3" {
+						d.errorf(v, key, "%q: use atmlab or iperf3", s)
+						return
+					}
+					e.Tool = s
+				}
+			}},
+			{"tests", true, func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
+			{"sizes", false, func(key string, v *yaml.Node) { e.Sizes = d.intList(key, v, 1, 1<<20) }},
+			{"sockbufs", false, func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
+			{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &e.Repetitions) }},
+			{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
+			{"background", false, func(key string, v *yaml.Node) {
+				b := &Background{Test: "UDP_STREAM", Size: 1472}
+				e.Background = b
+				d.mapping(v, key, []field{
+					{"from", true, func(key string, v *yaml.Node) { b.From = d.hostRef(key, v, lab) }},
+					{"to", true, func(key string, v *yaml.Node) { b.To = d.hostRef(key, v, lab) }},
+					{"test", false, func(key string, v *yaml.Node) {
+						if t := d.testList(key, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}); len(t) == 1 {
+							b.Test = t[0]
+						}
+					}},
+					{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 65507, &b.Size) }},
+				})
+			}},
+		})
+		if e.Duration <= 0 {
+			d.errorf(v, path+".duration", "must be positive")
+		}
+		if len(e.Sizes) == 0 {
+			e.Sizes = []int{0} // the tool's default
+		}
+		if e.From != "" && e.From == e.To {
+			d.errorf(v, path, "from and to are both %s; name two hosts", e.From)
+		}
+		if slices.ContainsFunc(lab.Experiments, func(o *Experiment) bool { return o.Name == e.Name }) {
+			d.errorf(v, path+".name", "experiment %q is defined twice", e.Name)
+		}
+		lab.Experiments = append(lab.Experiments, e)
+	}
+}
+
+// hostRef checks that a name is a host of the lab with an address.
+func (d *decoder) hostRef(key string, v *yaml.Node, lab *Lab) string {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return ""
+	}
+	n := lab.Node(s)
+	if n == nil || n.Kind != KindHost {
+		d.errorf(v, key, "%q is not a host of this lab", s)
+		return ""
+	}
+	if n.Address() == "" {
+		d.errorf(v, key, "host %s has no IPv4 address to test against", s)
+	}
+	return s
+}
+
+func (d *decoder) testList(key string, v *yaml.Node) []string {
+	if v.Kind != yaml.SequenceNode {
+		d.errorf(v, key, "want a list such as [TCP_STREAM, UDP_STREAM, TCP_RR]")
+		return nil
+	}
+	var out []string
+	for _, t := range v.Content {
+		s := strings.ToUpper(t.Value)
+		if !slices.Contains(experimentTests, s) {
+			d.errorf(t, key, "unknown test %q: use %s", t.Value, strings.Join(experimentTests, ", "))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (d *decoder) intList(key string, v *yaml.Node, lo, hi int) []int {
+	if v.Kind != yaml.SequenceNode {
+		d.errorf(v, key, "want a list of whole numbers such as [64, 512, 1472]")
+		return nil
+	}
+	var out []int
+	for _, x := range v.Content {
+		var n int
+		d.intIn(key, x, lo, hi, &n)
+		out = append(out, n)
+	}
+	return out
+}
+
+// Address returns a host's first IPv4 address, or "".
+func (n *Node) Address() string {
+	for _, i := range n.Interfaces {
+		if i.IPv4.IsValid() {
+			return i.IPv4.Addr().String()
+		}
+	}
+	return ""
+}
