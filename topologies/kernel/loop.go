@@ -32,6 +32,11 @@ type Loop struct {
 	// longer than a frame takes at 100M and above, so short waits are
 	// spun. Spinning happens only while frames are in flight.
 	Spin time.Duration
+	// Linger is how long the loop keeps polling after its last release or
+	// read when nothing at all is scheduled: a host usually answers within
+	// it (a response, an ACK), and waking an idle thread costs 100-200 µs
+	// here. It never spins while events are pending, so streams pay nothing.
+	Linger time.Duration
 
 	s     *sched.Scheduler
 	start time.Time
@@ -47,6 +52,7 @@ type Loop struct {
 
 	// Owned by the loop goroutine; read them through Do.
 	Lateness  hist.Histogram
+	lastBusy  time.Duration // wall time (model clock) of the last release or read
 	nextID    uint64
 	stopped   bool
 	buf       []byte
@@ -57,6 +63,9 @@ type Loop struct {
 // DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
 // latency on this machine kind.
 const DefaultSpin = 50 * time.Microsecond
+
+// DefaultLinger is Loop.Linger unless changed.
+const DefaultLinger = 200 * time.Microsecond
 
 // tap is a TAP device attached to a host NIC model.
 type tap struct {
@@ -69,7 +78,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -97,7 +106,9 @@ func (l *Loop) Now() time.Duration { return time.Since(l.start) }
 func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) error {
 	t := &tap{fd: fd, port: port, close: closeFn}
 	port.Sink = func(f *emulator.Frame) {
-		l.Lateness.Record(l.Now() - l.s.Now())
+		now := l.Now()
+		l.Lateness.Record(now - l.s.Now())
+		l.lastBusy = now
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
@@ -149,6 +160,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			} else {
 				l.arm(wait - earlyWake(wait, l.Spin))
 			}
+		} else if l.Now()-l.lastBusy < l.Linger {
+			timeout = 0
 		}
 		n, err := unix.EpollWait(l.epfd, events, timeout)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
@@ -218,6 +231,7 @@ func (l *Loop) read(t *tap) {
 			return
 		}
 		l.nextID++
+		l.lastBusy = l.Now()
 		data := make([]byte, n)
 		copy(data, l.buf[:n])
 		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: l.s.Now()})
