@@ -218,6 +218,11 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 	start := time.Now()
 	end := start.Add(spec.Duration)
 	var seq uint64
+	// Whatever ends the test, the transactions so far are the result.
+	defer func() {
+		res.TransactionsPerSec = float64(res.Transactions) / time.Since(start).Seconds()
+		res.Latency = summarize(&h)
+	}()
 	for time.Now().Before(end) && ctx.Err() == nil {
 		t0 := time.Now()
 		switch spec.Test {
@@ -262,10 +267,7 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 			timeout = min(max(50*time.Millisecond, 8*h.Quantile(0.99)), 2*time.Second)
 		}
 	}
-	elapsed := time.Since(start)
-	res.TransactionsPerSec = float64(res.Transactions) / elapsed.Seconds()
-	res.Latency = summarize(&h)
-	return elapsed, nil
+	return time.Since(start), nil
 }
 
 // awaitResponse reads UDP_RR responses until the one for seq arrives or the

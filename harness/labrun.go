@@ -184,6 +184,9 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"
+	case rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.97*rec.Ceiling && rec.Error == "" && rec.Result.Error == "":
+		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
+			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost)
 	}
 	return rec
 }
