@@ -13,7 +13,7 @@ import (
 )
 
 func newUp(opts *options) *cobra.Command {
-	spin := kernel.DefaultSpin
+	spin, linger := kernel.DefaultSpin, kernel.DefaultLinger
 	var profile string
 	c := &cobra.Command{
 		Use:   "up FILE",
@@ -44,7 +44,7 @@ func newUp(opts *options) *cobra.Command {
 				return err
 			}
 			defer k.Close()
-			k.Loop.Spin = spin
+			k.Loop.Spin, k.Loop.Linger = spin, linger
 			for _, n := range k.Notes {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 			}
@@ -63,6 +63,7 @@ func newUp(opts *options) *cobra.Command {
 		},
 	}
 	c.Flags().DurationVar(&spin, "spin", spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
+	c.Flags().DurationVar(&linger, "linger", linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }

@@ -32,10 +32,12 @@ type Loop struct {
 	// longer than a frame takes at 100M and above, so short waits are
 	// spun. Spinning happens only while frames are in flight.
 	Spin time.Duration
-	// Linger is how long the loop keeps polling after its last release or
-	// read when nothing at all is scheduled: a host usually answers within
-	// it (a response, an ACK), and waking an idle thread costs 100-200 µs
-	// here. It never spins while events are pending, so streams pay nothing.
+	// Linger is how long the loop keeps polling, when nothing at all is
+	// scheduled, after a release that ended a quiet spell of more than a
+	// millisecond (a frame out of a long delay): the host usually answers
+	// within it, and waking a deeply idle thread costs 100-200 µs here.
+	// Busy traffic (streams, fast request/response) never lingers, so it
+	// does not lose the CPU the hosts need.
 	Linger time.Duration
 
 	s     *sched.Scheduler
@@ -51,13 +53,14 @@ type Loop struct {
 	resumed []*tap // TAPs whose NIC ring freed up while frames were waiting
 
 	// Owned by the loop goroutine; read them through Do.
-	Lateness  hist.Histogram
-	lastBusy  time.Duration // wall time (model clock) of the last release or read
-	nextID    uint64
-	stopped   bool
-	buf       []byte
-	cpuStart  time.Duration
-	wallStart time.Time
+	Lateness    hist.Histogram
+	lastBusy    time.Duration // wall time (model clock) of the last release or read
+	lingerUntil time.Duration
+	nextID      uint64
+	stopped     bool
+	buf         []byte
+	cpuStart    time.Duration
+	wallStart   time.Time
 }
 
 // DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
@@ -108,6 +111,9 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	port.Sink = func(f *emulator.Frame) {
 		now := l.Now()
 		l.Lateness.Record(now - l.s.Now())
+		if now-l.lastBusy > time.Millisecond {
+			l.lingerUntil = now + l.Linger
+		}
 		l.lastBusy = now
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
@@ -160,7 +166,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			} else {
 				l.arm(wait - earlyWake(wait, l.Spin))
 			}
-		} else if l.Now()-l.lastBusy < l.Linger {
+		} else if l.Now() < l.lingerUntil {
 			timeout = 0
 		}
 		n, err := unix.EpollWait(l.epfd, events, timeout)
