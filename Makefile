@@ -32,9 +32,10 @@ bench: deps build
 	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... 2>/dev/null | grep -E '^Benchmark' || true
 	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBenchTable$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
 
-# The quick start's lab: two hosts on a 100M switch, TCP and UDP through it.
+# The quick start's lab: two hosts on a 100M switch, its experiments (TCP,
+# UDP, RR over message sizes) in quick mode, results and report in results/.
 lab: deps build
-	./scripts/sw100-demo.sh
+	./bin/atmlab lab run topologies/sw100.yaml --quick --out results/sw100-quick
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/

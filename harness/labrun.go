@@ -86,7 +86,8 @@ const (
 	iperf3Port = 5201
 )
 
-// Run measures every point in order. It returns the records so far when
+// Run measures every point in order. A stream point is flagged when it stays
+// more than 2 % below its ceiling although no error explains it. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	pts := Points(r.Lab)
@@ -184,7 +185,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"
-	case rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.97*rec.Ceiling && rec.Error == "" && rec.Result.Error == "":
+	case rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.98*rec.Ceiling && rec.Error == "" && rec.Result.Error == "":
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost)
 	}
