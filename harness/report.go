@@ -176,6 +176,9 @@ func WriteReport(dir string) error {
 		}
 		md.WriteString("\n")
 	}
+	if hw, err := readFigures(dir); err == nil && len(hw) > 0 {
+		md.WriteString(compare(hw, recs))
+	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
@@ -316,4 +319,69 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 		}
 	}
 	return nil
+}
+
+// readFigures reads the hardware figures lab run resolved into the folder.
+func readFigures(dir string) ([]HardwareFigure, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "references.json"))
+	if err != nil {
+		return nil, err
+	}
+	var hw []HardwareFigure
+	return hw, json.Unmarshal(data, &hw)
+}
+
+// WriteFigures stores a lab's resolved hardware figures beside its results.
+func WriteFigures(dir string, hw []HardwareFigure) error {
+	data, err := json.MarshalIndent(hw, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "references.json"), data, 0o644)
+}
+
+// compare sets each hardware figure beside the emulated mean of the
+// matching points (the same test, experiment if named, size if given,
+// atmlab's own tool), with the difference in percent: (emulated − hardware)
+// / hardware.
+func compare(hw []HardwareFigure, recs []Record) string {
+	var b strings.Builder
+	b.WriteString("## Compared with hardware\n\n| test | experiment | size (B) | hardware | as given | emulated | difference | source |\n|---|---|---:|---:|---|---:|---:|---|\n")
+	for _, h := range hw {
+		unit, scale := "Mbit/s", 1e6
+		if isRR(h.Test) {
+			unit, scale = "transactions/s", 1
+		}
+		if h.Error != "" {
+			fmt.Fprintf(&b, "| %s | %s | %d | | %s | | | %s (%s) |\n", h.Test, h.Experiment, h.Size, h.As, h.Source, h.Error)
+			continue
+		}
+		var sum float64
+		var n, size int
+		for _, r := range recs {
+			if r.Test != h.Test || r.Tool != "atmlab" || (h.Experiment != "" && r.Experiment != h.Experiment) || r.Error != "" || r.Result.Error != "" {
+				continue
+			}
+			if h.Size != 0 && r.Size != h.Size {
+				continue
+			}
+			if h.Size == 0 && r.Size > size { // no size given: the largest measured
+				sum, n, size = 0, 0, r.Size
+			}
+			if h.Size == 0 && r.Size != size {
+				continue
+			}
+			sum += r.Result.Figure()
+			n++
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "| %s | %s | %d | %.2f %s | %s | not measured | | %s |\n", h.Test, h.Experiment, h.Size, h.Value/scale, unit, h.As, h.Source)
+			continue
+		}
+		emu := sum / float64(n)
+		fmt.Fprintf(&b, "| %s | %s | %d | %.2f %s | %s | %.2f %s | %+.1f %% | %s |\n",
+			h.Test, h.Experiment, max(h.Size, size), h.Value/scale, unit, h.As, emu/scale, unit, 100*(emu-h.Value)/h.Value, h.Source)
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -193,7 +193,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -215,6 +215,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 			})
 		}},
 		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
+		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)
@@ -225,6 +226,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	d.check(lab)
 	if expNode != nil {
 		d.experiments(expNode, lab)
+	}
+	if refNode != nil {
+		d.references(refNode, lab)
 	}
 }
 

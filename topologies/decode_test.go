@@ -2,6 +2,8 @@ package topologies
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +189,48 @@ topology:
 		`bad.yaml:17: experiments[0].colour: unknown key`,
 		`bad.yaml:18: experiments[1]: from and to are both h1`,
 		`bad.yaml:18: experiments[1].name: experiment "a" is defined twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}
+
+func TestReferences(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hw.json"), []byte(`{"end": {"sum_received": {"bits_per_second": 9.4e7}}}`), 0o644)
+	base := `name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"]}
+experiments:
+  - {name: s, from: h1, to: h2, tests: [UDP_STREAM]}
+`
+	lab, err := Parse(filepath.Join(dir, "ok.yaml"), []byte(base+`reference:
+  - {experiment: s, test: UDP_STREAM, size: 1460, value: 11.41, unit: MiB/s, source: "praktikum Task II"}
+  - {test: TCP_STREAM, file: hw.json, format: iperf3, source: "a real NIC"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lab.References[0]
+	if r.Normalized() != 11.41*8*(1<<20) || r.Size != 1460 || lab.References[1].File != filepath.Join(dir, "hw.json") {
+		t.Fatalf("references = %+v %+v", r, lab.References[1])
+	}
+	_, err = Parse(filepath.Join(dir, "bad.yaml"), []byte(base+`reference:
+  - {experiment: nope, test: UDP_STREAM, value: 11.41, unit: furlongs, source: x}
+  - {test: TCP_STREAM, file: missing.json, source: y}
+  - {test: TCP_STREAM, source: z}
+`))
+	for _, want := range []string{
+		`bad.yaml:11: reference[0].experiment: no experiment named "nope"`,
+		`bad.yaml:11: reference[0].unit: unknown unit "furlongs"`,
+		`bad.yaml:12: reference[1].file: cannot read`,
+		`bad.yaml:12: reference[1].format: missing`,
+		`bad.yaml:13: reference[2]: give value: and unit:, or file: with format:`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%v", want, err)

@@ -34,6 +34,7 @@ type Lab struct {
 	Nodes       []*Node       // in file order
 	Links       []*Link       // in file order
 	Experiments []*Experiment // in file order
+	References  []*Reference  // hardware figures, in file order
 }
 
 // Node is a host or a device.

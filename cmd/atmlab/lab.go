@@ -56,6 +56,9 @@ func newLabRun(opts *options) *cobra.Command {
 			if src, err := os.ReadFile(a[0]); err == nil {
 				os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644)
 			}
+			if err := harness.WriteFigures(out, harness.ResolveReferences(lab)); err != nil {
+				return err
+			}
 			self, err := os.Executable()
 			if err != nil {
 				return err

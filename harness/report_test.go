@@ -1,0 +1,65 @@
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A results folder with repetitions, an errored point and hardware figures
+// renders tables with the right means, percentages and differences, and
+// plots in both formats.
+func TestWriteReport(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	add := func(r Record) {
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	for i, v := range []float64{94e6, 96e6} { // mean 95 Mbit/s at 1472 B
+		add(Record{Point: Point{Experiment: "s", Tool: "atmlab", Test: UDPStream, Size: 1472, Rep: i + 1},
+			Result: Result{Test: UDPStream, ThroughputBps: v}, Ceiling: 95.709e6})
+	}
+	add(Record{Point: Point{Experiment: "s", Tool: "atmlab", Test: UDPStream, Size: 512, Rep: 1},
+		Result: Result{Test: UDPStream, ThroughputBps: 80e6}, Ceiling: 88.9e6, Flag: "below the ceiling"})
+	add(Record{Point: Point{Experiment: "s", Tool: "atmlab", Test: UDPStream, Size: 65535, Rep: 1},
+		Result: Result{Test: UDPStream, Error: "message too large: 65535 bytes"}})
+	add(Record{Point: Point{Experiment: "r", Tool: "atmlab", Test: TCPRR, Size: 1, Rep: 1},
+		Result: Result{Test: TCPRR, Transactions: 100, TransactionsPerSec: 7000}})
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	WriteFigures(dir, []HardwareFigure{
+		{Experiment: "s", Test: UDPStream, Size: 1472, Value: 11.41 * 8 * (1 << 20), As: "11.41 MiB/s", Source: "praktikum"},
+		{Test: TCPRR, Value: 3500, As: "3500 transactions/s", Source: "NT"},
+		{Test: TCPStream, Value: 94e6, As: "94 Mbit/s", Source: "not measured here"},
+	})
+	if err := WriteReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{
+		"| 1472 | 2 | 95.00 | 94.00 | 96.00 | 95.71 | 99.3 % |", // mean of two repetitions, of the ceiling
+		"| 512 | 1 | 80.00 |",
+		"below the ceiling",
+		"message too large: 65535 bytes",
+		"| 1 | 1 | 7000.00 |",
+		// 11.41 MiB/s = 95.71 Mbit/s; emulated 95.00: -0.7 %.
+		"| UDP_STREAM | s | 1472 | 95.71 Mbit/s | 11.41 MiB/s | 95.00 Mbit/s | -0.7 % | praktikum |",
+		"| TCP_RR |  | 1 | 3500.00 transactions/s | 3500 transactions/s | 7000.00 transactions/s | +100.0 % | NT |",
+		"not measured",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"throughput.png", "throughput.svg", "transactions.png", "transactions.svg", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 500 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "Compared with hardware") {
+		t.Error("report.html lacks the inline plots or the comparison")
+	}
+}
