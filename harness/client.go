@@ -10,6 +10,9 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,17 +61,20 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	dd := net.Dialer{Timeout: ConnectTimeout, Control: sockbufControl(spec.SendBuf, spec.SendBuf)}
 
 	cpu0 := processCPU()
+	var m meter
+	stopIntervals := m.sample(spec.Interval, strings.HasSuffix(spec.Test, "_RR") || spec.Test == TCPCRR)
 	var elapsed time.Duration
 	var runErr error
 	var sent uint64
 	switch spec.Test {
 	case TCPStream, TCPMaerts:
-		elapsed, runErr = runTCPStream(ctx, dd, data, spec, &res)
+		elapsed, runErr = runTCPStream(ctx, dd, data, spec, &res, &m)
 	case UDPStream:
-		elapsed, sent, runErr = runUDPStream(ctx, dd, data, spec, &res)
+		elapsed, sent, runErr = runUDPStream(ctx, dd, data, spec, &res, &m)
 	case TCPRR, TCPCRR, UDPRR:
-		elapsed, runErr = runRR(ctx, dd, data, spec, &res)
+		elapsed, runErr = runRR(ctx, dd, data, spec, &res, &m)
 	}
+	res.Intervals = stopIntervals()
 	cpu := processCPU() - cpu0
 	if runErr == nil || res.Error != "" {
 		json.NewEncoder(ctrl).Encode(done{Sent: sent})
@@ -113,6 +119,60 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	return res, nil
 }
 
+// meter counts what a test moves (bytes, or transactions) for interval
+// reports; the test loop adds, a sampler reads.
+type meter struct{ n atomic.Uint64 }
+
+// sample reports the meter every interval until stop is called, which
+// returns the reports (the last one partial, as iperf3's).
+func (m *meter) sample(interval time.Duration, rr bool) (stop func() []Interval) {
+	if interval <= 0 {
+		return func() []Interval { return nil }
+	}
+	start := time.Now()
+	var out []Interval
+	var mu sync.Mutex
+	done := make(chan struct{})
+	var last uint64
+	lastAt := start
+	record := func(now time.Time) {
+		n := m.n.Load()
+		iv := Interval{Start: lastAt.Sub(start).Seconds(), End: now.Sub(start).Seconds()}
+		if d := now.Sub(lastAt).Seconds(); d > 0 {
+			if rr {
+				iv.TransactionsPerSec = float64(n-last) / d
+			} else {
+				iv.Bps = float64(n-last) * 8 / d
+			}
+		}
+		mu.Lock()
+		out = append(out, iv)
+		mu.Unlock()
+		last, lastAt = n, now
+	}
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				record(now)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() []Interval {
+		close(done)
+		if now := time.Now(); now.Sub(lastAt) > interval/10 {
+			record(now)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}
+}
+
 // serviceDemand is netperf's: µs of CPU per KB moved, or per transaction.
 func serviceDemand(res *Result, local, remote time.Duration) {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
@@ -130,7 +190,7 @@ func serviceDemand(res *Result, local, remote time.Duration) {
 // runTCPStream sends (TCP_STREAM) or receives (TCP_MAERTS) for the test's
 // duration. The elapsed time ends when the receiver has everything: for
 // TCP_STREAM after shutdown, when the server closes.
-func runTCPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result) (time.Duration, error) {
+func runTCPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result, m *meter) (time.Duration, error) {
 	c, err := dd.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, fmt.Errorf("data connection: %w", err)
@@ -144,14 +204,24 @@ func runTCPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 	start := time.Now()
 	c.SetDeadline(start.Add(spec.Duration + 60*time.Second))
 	if spec.Test == TCPMaerts {
-		n, err := io.CopyBuffer(io.Discard, c, make([]byte, 1<<16))
-		res.BytesReceived = uint64(n)
-		return time.Since(start), err
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := c.Read(buf)
+			res.BytesReceived += uint64(n)
+			m.n.Add(uint64(n))
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				return time.Since(start), err
+			}
+		}
 	}
 	msg := make([]byte, spec.Message)
 	for end := start.Add(spec.Duration); time.Now().Before(end); {
 		n, err := c.Write(msg)
 		res.BytesSent += uint64(n)
+		m.n.Add(uint64(n))
 		if err != nil {
 			return time.Since(start), err
 		}
@@ -163,7 +233,7 @@ func runTCPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 
 // runUDPStream sends datagrams as fast as the socket takes them, each with
 // a sequence number and send time.
-func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result) (time.Duration, uint64, error) {
+func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result, m *meter) (time.Duration, uint64, error) {
 	c, err := dd.DialContext(ctx, "udp", addr)
 	if err != nil {
 		return 0, 0, fmt.Errorf("data socket: %w", err)
@@ -182,6 +252,7 @@ func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 			seq++
 			res.MessagesSent++
 			res.BytesSent += uint64(len(msg))
+			m.n.Add(uint64(len(msg)))
 		case errors.Is(err, syscall.EMSGSIZE):
 			res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", spec.Message, MaxUDPPayload)
 			return time.Since(start), 0, nil
@@ -195,7 +266,7 @@ func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 }
 
 // runRR runs transactions one at a time for the test's duration.
-func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result) (time.Duration, error) {
+func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result, m *meter) (time.Duration, error) {
 	req, resp := make([]byte, spec.Request), make([]byte, max(spec.Response, 1<<16))
 	var h hist.Histogram
 	var c net.Conn
@@ -263,6 +334,7 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 		}
 		h.Record(time.Since(t0))
 		res.Transactions++
+		m.n.Add(1)
 		if spec.Test == UDPRR && h.Count() >= 20 {
 			timeout = min(max(50*time.Millisecond, 8*h.Quantile(0.99)), 2*time.Second)
 		}

@@ -55,6 +55,7 @@ type Spec struct {
 	SendBuf  int           `json:"local_sockbuf,omitempty"`  // -s, requested (0: system default)
 	RecvBuf  int           `json:"remote_sockbuf,omitempty"` // -S, requested
 	NoDelay  bool          `json:"nodelay,omitempty"`        // -D
+	Interval time.Duration `json:"interval_ns,omitempty"`    // -i: interval reports, as iperf3's
 }
 
 // Validate checks a spec and fills netperf's defaults.
@@ -126,6 +127,10 @@ type Result struct {
 	RemoteSockBuf SockBuf `json:"remote_sockbuf"`
 	CPU           CPU     `json:"cpu"`
 
+	// Intervals are the client's interval reports (-i): what it sent (or,
+	// for TCP_MAERTS, received) in each interval, or its transactions.
+	Intervals []Interval `json:"intervals,omitempty"`
+
 	// Confidence is set when the test was repeated for a confidence
 	// interval (-I, -i); the main figure is then the iterations' mean.
 	Confidence *ConfidenceResult `json:"confidence,omitempty"`
@@ -189,4 +194,12 @@ type setup struct {
 // done is the client's word that a UDP test's sending has ended.
 type done struct {
 	Sent uint64 `json:"sent"`
+}
+
+// Interval is one interval report.
+type Interval struct {
+	Start              float64 `json:"start_s"`
+	End                float64 `json:"end_s"`
+	Bps                float64 `json:"bits_per_second,omitempty"`
+	TransactionsPerSec float64 `json:"transactions_per_sec,omitempty"`
 }

@@ -148,7 +148,7 @@ func TestPerfOnLoopback(t *testing.T) {
 	if _, _, err := run(t, "perf", "client", "-t", "TCP_RR"); err == nil {
 		t.Fatal("client without -H accepted")
 	}
-	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.2", "-I", "95,50", "-i", "4,3", "-o", "json")
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.2", "-I", "95,50", "--iterations", "4,3", "-o", "json")
 	var c struct {
 		Confidence struct {
 			Iterations int     `json:"iterations"`
@@ -158,7 +158,7 @@ func TestPerfOnLoopback(t *testing.T) {
 		TPS float64 `json:"transactions_per_sec"`
 	}
 	if err != nil || json.Unmarshal([]byte(out), &c) != nil || c.Confidence.Iterations < 3 || c.Confidence.Iterations > 4 || c.TPS != c.Confidence.Mean {
-		t.Fatalf("perf client -I 95,50 -i 4,3: %v\n%s", err, out)
+		t.Fatalf("perf client -I 95,50 --iterations 4,3: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "perf", "client", "-H", "127.0.0.1", "-I", "90,5"); err == nil {
 		t.Fatal("-I 90,5 accepted")

@@ -45,6 +45,7 @@ func newPerfClient(opts *options) *cobra.Command {
 	var (
 		host, test, length, rr    string
 		confLevel, confIter       string
+		interval                  time.Duration
 		port, msg, sndbuf, rcvbuf int
 		nodelay                   bool
 	)
@@ -65,7 +66,7 @@ func newPerfClient(opts *options) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			spec := harness.Spec{Test: test, Duration: d, Message: msg, SendBuf: sndbuf, RecvBuf: rcvbuf, NoDelay: nodelay}
+			spec := harness.Spec{Test: test, Duration: d, Message: msg, SendBuf: sndbuf, RecvBuf: rcvbuf, NoDelay: nodelay, Interval: interval}
 			if rr != "" {
 				req, resp, ok := strings.Cut(rr, ",")
 				if !ok {
@@ -112,11 +113,13 @@ func newPerfClient(opts *options) *cobra.Command {
 	f.IntVarP(&rcvbuf, "remote-sockbuf", "S", 0, "remote socket buffers in bytes")
 	f.BoolVarP(&nodelay, "nodelay", "D", false, "set TCP_NODELAY")
 	f.StringVarP(&confLevel, "confidence", "I", "", "LEVEL,WIDTH: repeat until the LEVEL % confidence interval is within WIDTH % of the mean (netperf's -I; default 99,5)")
-	f.StringVarP(&confIter, "iterations", "i", "", "MAX,MIN: iterations for -I (default 10,3; min at least 3, max at most 30)")
+	f.StringVar(&confIter, "iterations", "", "MAX,MIN: iterations for -I (netperf's -i; default 10,3; min at least 3, max at most 30)")
+	f.DurationVarP(&interval, "interval", "i", 0, "interval reports every INTERVAL (1s), as iperf3's -i")
 	return c
 }
 
-// parseConfidence reads netperf's -I LEVEL,WIDTH and -i MAX,MIN; either
+// parseConfidence reads netperf's -I LEVEL,WIDTH and -i MAX,MIN (here
+// --iterations, since -i is iperf3's interval); either
 // alone turns the mode on with netperf's defaults for the other.
 func parseConfidence(level, iter string) (harness.Confidence, error) {
 	c := harness.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}
@@ -134,7 +137,7 @@ func parseConfidence(level, iter string) (harness.Confidence, error) {
 		a, err1 := strconv.Atoi(mx)
 		b, err2 := strconv.Atoi(mn)
 		if !ok || err1 != nil || err2 != nil {
-			return c, fmt.Errorf("-i %q: write MAX,MIN such as 10,3", iter)
+			return c, fmt.Errorf("--iterations %q: write MAX,MIN such as 10,3", iter)
 		}
 		c.Max, c.Min = a, b
 	}
@@ -177,6 +180,13 @@ func printResult(cmd *cobra.Command, r harness.Result) {
 		fmt.Fprintf(w, "  %.1f transactions/s (%d, %d timeouts)\n", r.TransactionsPerSec, r.Transactions, r.Timeouts)
 		if l != nil {
 			fmt.Fprintf(w, "  latency µs: mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", l.Mean, l.P50, l.P90, l.P99, l.Max)
+		}
+	}
+	for _, iv := range r.Intervals {
+		if iv.TransactionsPerSec > 0 {
+			fmt.Fprintf(w, "  [%6.2f-%6.2f s] %10.1f transactions/s\n", iv.Start, iv.End, iv.TransactionsPerSec)
+		} else {
+			fmt.Fprintf(w, "  [%6.2f-%6.2f s] %10.2f Mbit/s\n", iv.Start, iv.End, iv.Bps/1e6)
 		}
 	}
 	if c := r.Confidence; c != nil {
