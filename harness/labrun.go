@@ -28,6 +28,7 @@ type Env interface {
 
 // Point is one measurement of an experiment's matrix.
 type Point struct {
+	Variant    string `json:"variant"` // "base" is the lab as written
 	Experiment string `json:"experiment"`
 	Tool       string `json:"tool"`
 	Test       string `json:"test"`
@@ -72,6 +73,7 @@ func Points(lab *topologies.Lab) []Point {
 // Runner runs a lab's experiments and writes every result as it comes, so
 // that an interrupted run keeps what it measured.
 type Runner struct {
+	Variant  string // recorded with every point ("base" if empty)
 	Lab      *topologies.Lab
 	Env      Env
 	Self     string    // the atmlab binary, run inside hosts
@@ -91,6 +93,9 @@ const (
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	pts := Points(r.Lab)
+	for i := range pts {
+		pts[i].Variant = cmpOr(r.Variant, "base")
+	}
 	servers := map[string]bool{}
 	for _, e := range r.Lab.Experiments {
 		servers[e.To] = true
@@ -106,9 +111,6 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	}
 	time.Sleep(300 * time.Millisecond) // the servers listen
-	if r.CSV != nil {
-		r.CSV.Write(csvHeader)
-	}
 	var recs []Record
 	start := time.Now()
 	for i, p := range pts {
@@ -359,7 +361,9 @@ func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
 	return c.Goodput, err == nil
 }
 
-var csvHeader = []string{"experiment", "tool", "test", "size", "sockbuf", "repetition", "throughput_mbps", "send_mbps",
+// CSVHeader is the first line of results.csv, written once by whoever
+// opens the file.
+var CSVHeader = []string{"variant", "experiment", "tool", "test", "size", "sockbuf", "repetition", "throughput_mbps", "send_mbps",
 	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "error", "flag"}
 
 // write appends a record to the JSON lines and CSV files and flushes them.
@@ -386,13 +390,20 @@ func (r *Runner) write(rec Record) error {
 		if errText == "" {
 			errText = res.Error
 		}
-		r.CSV.Write([]string{rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
+		r.CSV.Write([]string{rec.Variant, rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
 			mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
 			strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), errText, rec.Flag})
 		r.CSV.Flush()
 		return r.CSV.Error()
 	}
 	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func mbpsOf(bps float64) string {

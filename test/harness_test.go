@@ -205,3 +205,51 @@ func TestLabRunInterrupted(t *testing.T) {
 		t.Errorf("interrupted lab run left namespaces: %v", left)
 	}
 }
+
+// What-if variants: the same experiment on the lab as written and on each
+// variant, compared in the report.
+func TestLabRunVariants(t *testing.T) {
+	requireRoot(t)
+	name := labName()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lab.yaml")
+	os.WriteFile(file, []byte(strings.ReplaceAll(`
+name: NAME
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    h2: {kind: host, ipv4: 10.0.0.2/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
+experiments:
+  - {name: tcp, from: h1, to: h2, tests: [TCP_STREAM], duration: 3s}
+variants:
+  - {name: 10M, set: [{link: "h1:eth0", rate: 10M}, {link: "h2:eth0", rate: 10M}]}
+  - {name: hub, set: [{node: sw1, kind: hub}]}
+`, "NAME", name)), 0o644)
+	out := filepath.Join(dir, "out")
+	if b, err := exec.Command(atmlab, "lab", "run", file, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("lab run: %v\n%s", err, b)
+	}
+	recs, err := harness.ReadRecords(out)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d records (%v), want base, 10M and hub", len(recs), err)
+	}
+	by := map[string]float64{}
+	for _, r := range recs {
+		by[r.Variant] = r.Result.ThroughputBps
+	}
+	t.Logf("TCP: base %.2f, 10M %.2f, hub %.2f Mbit/s", by["base"]/1e6, by["10M"]/1e6, by["hub"]/1e6)
+	if !within(by["10M"]/by["base"], 0.1, 0.05) || !(by["hub"] < 0.97*by["base"]) {
+		t.Errorf("variants: base %.2f, 10M %.2f, hub %.2f Mbit/s", by["base"]/1e6, by["10M"]/1e6, by["hub"]/1e6)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "## Variants compared with the lab as written") || !strings.Contains(string(md), "| tcp | TCP_STREAM | atmlab | 0 | 0 | 10M |") {
+		t.Errorf("report lacks the variants table:\n%s", md)
+	}
+	if left := namespaces(name); len(left) > 0 {
+		t.Errorf("namespaces left: %v", left)
+	}
+}

@@ -193,7 +193,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode, refNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode, varNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -216,6 +216,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		}},
 		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
 		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
+		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)
@@ -229,6 +230,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	}
 	if refNode != nil {
 		d.references(refNode, lab)
+	}
+	if varNode != nil {
+		d.variants(varNode, lab)
 	}
 }
 

@@ -237,3 +237,59 @@ experiments:
 		}
 	}
 }
+
+func TestVariants(t *testing.T) {
+	src := `name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
+variants:
+  - name: slow
+    set: [{link: "h1:eth0", rate: 10M, delay: 5ms, loss: 1%}]
+  - name: hub
+    set: [{node: sw1, kind: hub}]
+`
+	file := filepath.Join(t.TempDir(), "lab.yaml")
+	os.WriteFile(file, []byte(src), 0o644)
+	lab, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := lab.WithVariant("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := slow.Links[0]
+	if l.AB.Rate != 10*units.Mbps || l.BA.Rate != 10*units.Mbps || l.AB.Impair.Delay != 5*time.Millisecond || l.BA.Impair.Loss != 0.01 {
+		t.Fatalf("slow variant link = %+v", l)
+	}
+	if lab.Links[0].AB.Rate != 100*units.Mbps {
+		t.Fatal("WithVariant changed the base lab")
+	}
+	hub, err := lab.WithVariant("hub")
+	if err != nil || hub.Node("sw1").Kind != KindHub || hub.Node("sw1").Repeater != "class2" {
+		t.Fatalf("hub variant: %v %+v", err, hub.Node("sw1"))
+	}
+	if base, err := lab.WithVariant("base"); err != nil || base.Node("sw1").Kind != KindSwitch {
+		t.Fatalf("base: %v", err)
+	}
+	// A hub whose links disagree on the rate is no lab: the variant says so.
+	os.WriteFile(file, []byte(strings.Replace(src, "kind: hub}]", "kind: hub}, {link: \"h1:eth0\", rate: 10M}]", 1)), 0o644)
+	lab, _ = Load(file)
+	if _, err := lab.WithVariant("hub"); err == nil || !strings.Contains(err.Error(), "runs at one rate") {
+		t.Fatalf("inconsistent hub variant: %v", err)
+	}
+	_, err = Parse("bad.yaml", []byte(strings.Replace(src, "variants:", `variants:
+  - {name: base, set: [{link: "h9:eth0", rate: 1G}]}
+  - {name: odd, set: [{node: sw1, rate: 1G}, {node: h1, kind: router}]}`, 1)))
+	for _, want := range []string{`"base" is taken`, `no link has endpoint "h9:eth0"`, "apply to a link:, not a node:", `"router": a variant can make a node a switch or a hub`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}

@@ -35,6 +35,7 @@ type Lab struct {
 	Links       []*Link       // in file order
 	Experiments []*Experiment // in file order
 	References  []*Reference  // hardware figures, in file order
+	Variants    []*Variant    // what-ifs, in file order
 }
 
 // Node is a host or a device.

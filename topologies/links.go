@@ -133,16 +133,7 @@ func (d *decoder) impair(path string, n *yaml.Node, im *emulator.Impair) {
 	d.mapping(n, path, []field{
 		{"delay", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Delay) }},
 		{"jitter", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Jitter) }},
-		{"loss", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
-				p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-				if err != nil || p < 0 || p > 100 {
-					d.errorf(v, key, "bad loss %q: a percentage from 0 to 100, such as 0.1%%", s)
-					return
-				}
-				im.Loss = p / 100
-			}
-		}},
+		{"loss", false, func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
 		{"limit", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<30, &im.Limit) }},
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
 	})
@@ -249,5 +240,17 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link) {
 			d.errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
 			return
 		}
+	}
+}
+
+// loss reads a percentage ("0.1%" or 0.1) into a probability.
+func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
+	if s, ok := d.scalar(key, v); ok {
+		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+		if err != nil || p < 0 || p > 100 {
+			d.errorf(v, key, "bad loss %q: a percentage from 0 to 100, such as 0.1%%", s)
+			return
+		}
+		*into = p / 100
 	}
 }

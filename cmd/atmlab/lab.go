@@ -44,9 +44,6 @@ func newLabRun(opts *options) *cobra.Command {
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
-			if quick {
-				quicken(lab)
-			}
 			if out == "" {
 				out = filepath.Join("results", lab.Name+"-"+time.Now().Format("20060102-150405"))
 			}
@@ -63,17 +60,6 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := kernel.Up(lab)
-			if err != nil {
-				return err
-			}
-			defer k.Close()
-			loopCtx, stopLoop := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() { defer wg.Done(); k.Run(loopCtx) }()
-			defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
-
 			jsonl, err := os.Create(filepath.Join(out, "results.jsonl"))
 			if err != nil {
 				return err
@@ -84,21 +70,41 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			defer csvFile.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s up; %d points; results in %s\n", lab.Name, len(harness.Points(lab)), out)
-			r := &harness.Runner{Lab: lab, Env: labEnv{k: k, self: self}, Self: self, JSONL: jsonl, CSV: csv.NewWriter(csvFile), Progress: cmd.ErrOrStderr()}
-			recs, runErr := r.Run(cmd.Context())
-			stopLoop()
-			wg.Wait()
-			if err := k.Close(); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "tear down: %v\n", err)
+			csvw := csv.NewWriter(csvFile)
+			csvw.Write(harness.CSVHeader)
+
+			// The lab as written, then each what-if variant, built and
+			// measured in turn with the same experiments.
+			names := []string{"base"}
+			for _, v := range lab.Variants {
+				names = append(names, v.Name)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, len(recs))
+			var runErr error
+			total := 0
+			for _, name := range names {
+				vlab, err := lab.WithVariant(name)
+				if err != nil {
+					return err
+				}
+				if quick {
+					quicken(vlab)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d points; results in %s\n", name, len(harness.Points(vlab)), out)
+				r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr()}
+				n, err := runVariant(cmd.Context(), vlab, r)
+				total += n
+				if err != nil {
+					runErr = err
+					break
+				}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, total)
 			if err := harness.WriteReport(out); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
 			if errors.Is(runErr, context.Canceled) {
-				return fmt.Errorf("interrupted after %d points; what was measured is in %s", len(recs), out)
+				return fmt.Errorf("interrupted after %d points; what was measured is in %s", total, out)
 			}
 			return runErr
 		},
@@ -106,6 +112,24 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().StringVar(&out, "out", "", "results folder (default results/<lab>-<time>)")
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes for at most 2 s each")
 	return c
+}
+
+// runVariant builds one variant of the lab, runs its experiments and
+// tears it down; it returns how many points it measured.
+func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
+	k, err := kernel.Up(lab)
+	if err != nil {
+		return 0, err
+	}
+	defer k.Close()
+	loopCtx, stopLoop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); k.Run(loopCtx) }()
+	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
+	r.Env = labEnv{k: k, self: r.Self}
+	recs, err := r.Run(ctx)
+	return len(recs), err
 }
 
 // quicken shrinks every experiment: the first, middle and last size, one

@@ -1,0 +1,175 @@
+package topologies
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// Variant is a named what-if: overrides of the topology, built and measured
+// in turn with the same experiments as the lab as written ("base").
+type Variant struct {
+	Name string
+	Line int
+	Set  []Override
+}
+
+// Override changes one thing: a link's rate, delay or loss (both
+// directions, by one of its endpoints), or a node's kind or MPLS.
+type Override struct {
+	Line  int
+	Link  string // endpoint naming the link
+	Node  string
+	Rate  units.BitRate
+	Delay *time.Duration
+	Loss  *float64
+	Kind  string
+	MPLS  *bool
+}
+
+func (d *decoder) variants(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "variants", "want a list of variants, each with name: and set:")
+		return
+	}
+	for i, v := range n.Content {
+		path := fmt.Sprintf("variants[%d]", i)
+		va := &Variant{Line: v.Line}
+		d.mapping(v, path, []field{
+			{"name", true, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					if s == "base" || slices.ContainsFunc(lab.Variants, func(o *Variant) bool { return o.Name == s }) {
+						d.errorf(v, key, "%q is taken (base is the lab as written)", s)
+					}
+					va.Name = s
+				}
+			}},
+			{"set", true, func(key string, v *yaml.Node) {
+				if v.Kind != yaml.SequenceNode {
+					d.errorf(v, key, "want a list such as [{link: \"h1:eth0\", rate: 10M}, {node: sw1, kind: hub}]")
+					return
+				}
+				for j, o := range v.Content {
+					va.Set = append(va.Set, d.override(fmt.Sprintf("%s[%d]", key, j), o, lab))
+				}
+			}},
+		})
+		lab.Variants = append(lab.Variants, va)
+	}
+}
+
+func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
+	o := Override{Line: n.Line}
+	d.mapping(n, path, []field{
+		{"link", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if !slices.ContainsFunc(lab.Links, func(l *Link) bool { return l.A.String() == s || l.B.String() == s }) {
+					d.errorf(v, key, "no link has endpoint %q", s)
+				}
+				o.Link = s
+			}
+		}},
+		{"node", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if lab.Node(s) == nil {
+					d.errorf(v, key, "no node named %q", s)
+				}
+				o.Node = s
+			}
+		}},
+		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &o.Rate) }},
+		{"delay", false, func(key string, v *yaml.Node) { o.Delay = new(time.Duration); d.duration(key, v, o.Delay) }},
+		{"loss", false, func(key string, v *yaml.Node) { o.Loss = new(float64); d.loss(key, v, o.Loss) }},
+		{"kind", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if s != KindSwitch && s != KindHub {
+					d.errorf(v, key, "%q: a variant can make a node a switch or a hub", s)
+				}
+				o.Kind = s
+			}
+		}},
+		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
+	})
+	switch {
+	case (o.Link == "") == (o.Node == ""):
+		d.errorf(n, path, "name one link: (an endpoint) or one node:")
+	case o.Link != "" && (o.Kind != "" || o.MPLS != nil):
+		d.errorf(n, path, "kind: and mpls: apply to a node:, not a link:")
+	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Loss != nil):
+		d.errorf(n, path, "rate:, delay: and loss: apply to a link:, not a node:")
+	}
+	return o
+}
+
+// WithVariant returns the lab as the named variant makes it: the file is
+// read again (so the base lab is untouched), the overrides applied and the
+// result checked as a lab file would be. "base" is the lab as written.
+func (l *Lab) WithVariant(name string) (*Lab, error) {
+	fresh, err := Load(l.File)
+	if err != nil {
+		return nil, err
+	}
+	if name == "base" {
+		return fresh, nil
+	}
+	var va *Variant
+	for _, v := range fresh.Variants {
+		if v.Name == name {
+			va = v
+		}
+	}
+	if va == nil {
+		return nil, fmt.Errorf("no variant named %q", name)
+	}
+	for _, o := range va.Set {
+		if o.Node != "" {
+			n := fresh.Node(o.Node)
+			if o.Kind != "" && o.Kind != n.Kind {
+				if n.Kind != KindSwitch && n.Kind != KindHub {
+					return nil, fmt.Errorf("%s:%d: variant %s: %s is a %s; only a switch and a hub stand in for each other", l.File, o.Line, name, n.Name, n.Kind)
+				}
+				n.Kind = o.Kind
+				if n.Kind == KindHub && n.Repeater == "" {
+					n.Repeater = "class2"
+				}
+				if n.Kind == KindSwitch && n.Buffer == 0 {
+					n.Buffer = 128 << 10
+				}
+			}
+			if o.MPLS != nil {
+				n.MPLS = *o.MPLS
+			}
+			continue
+		}
+		for _, link := range fresh.Links {
+			if link.A.String() != o.Link && link.B.String() != o.Link {
+				continue
+			}
+			for _, dir := range []*Direction{&link.AB, &link.BA} {
+				if o.Rate != 0 {
+					dir.Rate = o.Rate
+				}
+				if o.Delay != nil {
+					dir.Impair.Delay = *o.Delay
+				}
+				if o.Loss != nil {
+					dir.Impair.Loss = *o.Loss
+				}
+			}
+		}
+	}
+	// A changed lab must still be a valid one (a hub's links share a rate...).
+	d := &decoder{file: l.File}
+	for _, link := range fresh.Links {
+		d.checkHubLink(fresh, link)
+	}
+	if len(d.errs) > 0 {
+		return nil, fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
+	}
+	return fresh, nil
+}
