@@ -158,3 +158,11 @@ func TestIntervals(t *testing.T) {
 		t.Errorf("RR intervals: %+v", rr.Intervals)
 	}
 }
+
+func TestMemcpy(t *testing.T) {
+	r := Memcpy(1<<20, 50*time.Millisecond)
+	// Any machine that runs this copies far faster than the SPARC's 77 Mbit/s.
+	if r.Test != "MEMCPY" || r.ThroughputBps < 1e9 || r.BytesReceived == 0 || r.Elapsed < 0.05 {
+		t.Fatalf("Memcpy = %+v", r)
+	}
+}

@@ -165,6 +165,13 @@ func TestPerfOnLoopback(t *testing.T) {
 	}
 }
 
+func TestPerfMemcpy(t *testing.T) {
+	out, _, err := run(t, "perf", "memcpy", "-m", "65536", "-l", "0.05")
+	if err != nil || !strings.Contains(out, "Mbit/s") {
+		t.Fatalf("perf memcpy: %v %q", err, out)
+	}
+}
+
 func TestCalc(t *testing.T) {
 	out, _, err := run(t, "calc", "--rate", "100M", "1472", "8192")
 	if err != nil || !strings.Contains(out, "95.709") || !strings.Contains(out, "95.835") {
