@@ -217,6 +217,9 @@ func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experime
 	if p.SockBuf > 0 {
 		args = append(args, "-s", strconv.Itoa(p.SockBuf), "-S", strconv.Itoa(p.SockBuf))
 	}
+	if e.Interval > 0 {
+		args = append(args, "-i", e.Interval.String())
+	}
 	out, err := r.Env.Command(p.From, args...).Output()
 	var res Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil {

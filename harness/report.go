@@ -146,6 +146,11 @@ func WriteReport(dir string) error {
 		}
 		figs = append(figs, "throughput")
 	}
+	if ok, err := plotIntervals(dir, recs); err != nil {
+		return err
+	} else if ok {
+		figs = append(figs, "intervals")
+	}
 	if len(rr) > 0 {
 		if err := plotSeries(dir, "transactions", "Transactions per second against request/response size", "transactions/s", rr); err != nil {
 			return err
@@ -439,4 +444,47 @@ func compareVariants(recs []Record) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// plotIntervals draws the interval reports of every point that has them as
+// time series (to intervals.png and .svg); it reports whether there were any.
+func plotIntervals(dir string, recs []Record) (bool, error) {
+	p := plot.New()
+	p.Title.Text = "Interval reports"
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "Mbit/s or transactions/s"
+	p.Legend.Top = false
+	n := 0
+	for _, r := range recs {
+		if len(r.Result.Intervals) == 0 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, iv := range r.Result.Intervals {
+			v := iv.Bps / 1e6
+			if iv.TransactionsPerSec > 0 {
+				v = iv.TransactionsPerSec
+			}
+			xys = append(xys, plotter.XY{X: (iv.Start + iv.End) / 2, Y: v})
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return false, err
+		}
+		c := plotutil.Color(n)
+		line.Color, points.Color = c, c
+		p.Add(line, points)
+		p.Legend.Add(fmt.Sprintf("%s · %s · %s %d #%d", cmpOr(r.Variant, "base"), r.Experiment, r.Test, r.Size, r.Rep), line, points)
+		n++
+	}
+	if n == 0 {
+		return false, nil
+	}
+	p.Y.Min = 0
+	for _, ext := range []string{".png", ".svg"} {
+		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, "intervals"+ext)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

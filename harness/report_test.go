@@ -27,7 +27,8 @@ func TestWriteReport(t *testing.T) {
 	add(Record{Point: Point{Experiment: "s", Tool: "atmlab", Test: UDPStream, Size: 65535, Rep: 1},
 		Result: Result{Test: UDPStream, Error: "message too large: 65535 bytes"}})
 	add(Record{Point: Point{Experiment: "r", Tool: "atmlab", Test: TCPRR, Size: 1, Rep: 1},
-		Result: Result{Test: TCPRR, Transactions: 100, TransactionsPerSec: 7000}})
+		Result: Result{Test: TCPRR, Transactions: 100, TransactionsPerSec: 7000,
+			Intervals: []Interval{{0, 1, 0, 6900}, {1, 2, 0, 7100}}}})
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	WriteFigures(dir, []HardwareFigure{
 		{Experiment: "s", Test: UDPStream, Size: 1472, Value: 11.41 * 8 * (1 << 20), As: "11.41 MiB/s", Source: "praktikum"},
@@ -53,7 +54,7 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
-	for _, f := range []string{"throughput.png", "throughput.svg", "transactions.png", "transactions.svg", "report.html"} {
+	for _, f := range []string{"throughput.png", "throughput.svg", "transactions.png", "transactions.svg", "intervals.png", "intervals.svg", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 500 {
 			t.Errorf("%s: %v", f, err)
 		}

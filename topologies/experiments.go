@@ -22,6 +22,7 @@ type Experiment struct {
 	SockBufs    []int // 0 = system default
 	Repetitions int
 	Duration    time.Duration
+	Interval    time.Duration // interval reports (0: none), plotted as time series
 	Background  *Background
 }
 
@@ -65,6 +66,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			{"sockbufs", false, func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
 			{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &e.Repetitions) }},
 			{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
+			{"interval", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Interval) }},
 			{"background", false, func(key string, v *yaml.Node) {
 				b := &Background{Test: "UDP_STREAM", Size: 1472}
 				e.Background = b
