@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -39,8 +40,18 @@ func newCalc(opts *options) *cobra.Command {
 				}
 				rows = append(rows, c)
 			}
-			if opts.output == "json" {
+			switch opts.output {
+			case "json":
 				return printJSON(cmd.OutOrStdout(), map[string]any{"rate_bps": int64(r), "mtu": mtu, "medium": "ethernet", "ceilings": rows})
+			case "csv":
+				w := csv.NewWriter(cmd.OutOrStdout())
+				w.Write([]string{"rate_bps", "mtu", "proto", "payload_bytes", "frames", "wire_bytes", "efficiency", "goodput_bps"})
+				for _, c := range rows {
+					w.Write([]string{strconv.FormatInt(int64(r), 10), strconv.Itoa(mtu), c.Proto, strconv.Itoa(c.Payload), strconv.Itoa(c.Frames),
+						strconv.Itoa(c.WireBytes), f(c.Efficiency), f(c.Goodput)})
+				}
+				w.Flush()
+				return w.Error()
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Ethernet at %v, MTU %d, %s\n", r, mtu, proto)
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)

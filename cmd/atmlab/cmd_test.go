@@ -141,6 +141,10 @@ func TestPerfOnLoopback(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.Test != "TCP_RR" || r.TPS <= 0 || r.Lat.P99 <= 0 {
 		t.Fatalf("perf client TCP_RR: %v\n%s", err, out)
 	}
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_STREAM", "-l", "0.2", "-o", "csv")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != 2 || !strings.HasPrefix(lines[1], "TCP_STREAM,127.0.0.1,") {
+		t.Fatalf("perf client -o csv: %v\n%s", err, out)
+	}
 	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "UDP_STREAM", "-l", "0.2", "-m", "65535")
 	if err != nil || !strings.Contains(out, "message too large") {
 		t.Fatalf("UDP_STREAM 65535: %v\n%s", err, out)
@@ -180,6 +184,10 @@ func TestCalc(t *testing.T) {
 	out, _, err = run(t, "calc", "--proto", "tcp", "--rate", "1G", "-o", "json", "1448")
 	if err != nil || !strings.Contains(out, `"goodput_bps": 941482`) {
 		t.Fatalf("calc -o json: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "calc", "-o", "csv", "1472")
+	if err != nil || !strings.HasPrefix(out, "rate_bps,mtu,proto,payload_bytes") || !strings.Contains(out, "100000000,1500,udp,1472,1,1538,") {
+		t.Fatalf("calc -o csv: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "calc", "--proto", "sctp", "100"); err == nil {
 		t.Fatal("sctp accepted")

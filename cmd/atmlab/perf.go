@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net"
 	"strconv"
@@ -93,9 +94,12 @@ func newPerfClient(opts *options) *cobra.Command {
 				res, err = harness.Run(cmd.Context(), host, port, spec)
 			}
 			if res.Spec.Test != "" {
-				if opts.output == "json" {
+				switch opts.output {
+				case "json":
 					printJSON(cmd.OutOrStdout(), res)
-				} else {
+				case "csv":
+					printResultCSV(cmd, res)
+				default:
 					printResult(cmd, res)
 				}
 			}
@@ -228,3 +232,19 @@ func newPerfMemcpy(opts *options) *cobra.Command {
 	c.Flags().StringVarP(&length, "length", "l", "2", "test length: seconds or a duration")
 	return c
 }
+
+// printResultCSV writes a header and one row, for spreadsheets.
+func printResultCSV(cmd *cobra.Command, r harness.Result) {
+	w := csv.NewWriter(cmd.OutOrStdout())
+	w.Write([]string{"test", "host", "elapsed_s", "throughput_bps", "send_bps", "transactions_per_sec",
+		"latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_max_us", "lost", "local_cpu", "remote_cpu", "error"})
+	var lat [4]string
+	if l := r.Latency; l != nil {
+		lat = [4]string{f(l.P50), f(l.P90), f(l.P99), f(l.Max)}
+	}
+	w.Write([]string{r.Test, r.Host, f(r.Elapsed), f(r.ThroughputBps), f(r.SendBps), f(r.TransactionsPerSec),
+		lat[0], lat[1], lat[2], lat[3], strconv.FormatUint(r.Lost, 10), f(r.CPU.Local), f(r.CPU.Remote), r.Error})
+	w.Flush()
+}
+
+func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

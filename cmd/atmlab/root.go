@@ -25,13 +25,13 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if opts.output != "table" && opts.output != "json" {
-				return usageError{fmt.Errorf("-o %q: use table or json", opts.output)}
+			if opts.output != "table" && opts.output != "json" && opts.output != "csv" {
+				return usageError{fmt.Errorf("-o %q: use table, json or csv", opts.output)}
 			}
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json, or csv (perf client, calc; others print the table)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, verb := range []func(*options) *cobra.Command{
 		newValidate, newUp, newDown, newExec, newStats, newCapture, newSim, newPerf, newCalc, newLab, newReport,
