@@ -82,9 +82,6 @@ func (c *Channel) SetOnSpace(f func()) { c.OnSpace = f }
 // SetTap implements Tapper.
 func (c *Channel) SetTap(tap func(f *Frame, at time.Duration)) { c.Tap = tap }
 
-// Config returns the channel's configuration.
-func (c *Channel) Config() ChannelConfig { return c.cfg }
-
 // Stats returns the channel's counters.
 func (c *Channel) Stats() ChannelStats { return c.stats }
 

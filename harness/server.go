@@ -132,15 +132,23 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 	enc.Encode(rep)
 }
 
-// tcpSink reads one connection to its end, as netserver does for TCP_STREAM.
-func tcpSink(ln net.Listener, limit time.Time, spec Spec) serverReport {
+// acceptOne takes a stream test's data connection, both bounded by limit.
+func acceptOne(ln net.Listener, limit time.Time) (net.Conn, error) {
 	ln.(*net.TCPListener).SetDeadline(limit)
 	c, err := ln.Accept()
+	if err == nil {
+		c.SetDeadline(limit)
+	}
+	return c, err
+}
+
+// tcpSink reads one connection to its end, as netserver does for TCP_STREAM.
+func tcpSink(ln net.Listener, limit time.Time, spec Spec) serverReport {
+	c, err := acceptOne(ln, limit)
 	if err != nil {
 		return serverReport{Error: err.Error()}
 	}
 	defer c.Close()
-	c.SetDeadline(limit)
 	n, err := io.CopyBuffer(io.Discard, c, make([]byte, 1<<16))
 	rep := serverReport{Bytes: uint64(n)}
 	if err != nil {
@@ -151,13 +159,11 @@ func tcpSink(ln net.Listener, limit time.Time, spec Spec) serverReport {
 
 // tcpSource writes messages for the test's duration (TCP_MAERTS).
 func tcpSource(ln net.Listener, limit time.Time, spec Spec) serverReport {
-	ln.(*net.TCPListener).SetDeadline(limit)
-	c, err := ln.Accept()
+	c, err := acceptOne(ln, limit)
 	if err != nil {
 		return serverReport{Error: err.Error()}
 	}
 	defer c.Close()
-	c.SetDeadline(limit)
 	if spec.NoDelay {
 		c.(*net.TCPConn).SetNoDelay(true)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atmlab/atmlab/topologies/kernel"
 )
@@ -41,6 +42,35 @@ func TestBenchTable(t *testing.T) {
 		row("forwarding, "+size.name+", unpaced", fmt.Sprintf("%.0f kframes/s (%.3f Gbit/s)", e/1e3, e*frameBits/1e9),
 			fmt.Sprintf("veth %.0f kframes/s", v/1e3), fmt.Sprintf("%.2f", e/v))
 	}
+	// The harness's own ceiling beside iperf3's, on a host's loopback and
+	// through the unpaced hop (iperf3 has no RR test).
+	r.start("h1", atmlab, "perf", "server")
+	r.start("h2", atmlab, "perf", "server")
+	time.Sleep(300 * time.Millisecond)
+	for _, path := range []struct{ name, srv, addr string }{{"loopback", "h1", "127.0.0.1"}, {"one unpaced hop", "h2", "10.0.0.2"}} {
+		for _, c := range []struct {
+			name  string
+			atm   []string
+			iperf []string
+		}{
+			{"TCP_STREAM", []string{"-t", "TCP_STREAM"}, nil},
+			{"UDP_STREAM 1472", []string{"-t", "UDP_STREAM", "-m", "1472"}, []string{"-u", "-b", "0", "-l", "1472"}},
+			{"UDP_STREAM 64", []string{"-t", "UDP_STREAM", "-m", "64"}, []string{"-u", "-b", "0", "-l", "64"}},
+		} {
+			res, err := r.perfJSON("h1", append([]string{"-H", path.addr, "-l", "4"}, c.atm...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ip := steady(t, r.runIperf("h1", path.srv, path.addr, 5301, 4, c.iperf...).Received, 1)
+			row("harness ceiling, "+c.name+", "+path.name, fmt.Sprintf("%.0f Mbit/s", res.ThroughputBps/1e6), fmt.Sprintf("iperf3 %.0f Mbit/s", ip/1e6), fmt.Sprintf("%.2f", res.ThroughputBps/ip))
+		}
+		rr, err := r.perfJSON("h1", "-H", path.addr, "-l", "4", "-t", "TCP_RR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		row("harness ceiling, TCP_RR 1 B, "+path.name, fmt.Sprintf("%.0f transactions/s (p50 %.0f µs)", rr.TransactionsPerSec, rr.Latency.P50), "iperf3 has no RR test", "")
+	}
+
 	emuTCP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 5).Received, 1)
 	vethTCP := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5202, 5).Received, 1)
 	row("forwarding, TCP, unpaced", fmt.Sprintf("%.0f Mbit/s", emuTCP/1e6), fmt.Sprintf("veth %.0f Mbit/s", vethTCP/1e6), fmt.Sprintf("%.2f", emuTCP/vethTCP))

@@ -353,9 +353,9 @@ type Station struct {
 	waiting  bool          // has a frame and waits for the medium
 	attempt  *sched.Timer  // the next time it looks at the medium
 
-	txFrames, txBytes, drops, queueDrops, rxFrames, rxBytes uint64
-	queueHigh                                               int
-	hd                                                      emulator.HalfDuplexStats
+	txFrames, txBytes, drops, queueDrops uint64
+	queueHigh                            int
+	hd                                   emulator.HalfDuplexStats
 }
 
 // Name returns the station's name ("hub1:p1").
@@ -453,14 +453,9 @@ func (st *Station) deliverAt(t time.Duration, f *emulator.Frame) {
 		return
 	}
 	st.hub.s.At(t, func() {
-		st.rxFrames++
-		st.rxBytes += uint64(len(f.Data))
 		if st.tap != nil {
 			st.tap(f, t)
 		}
 		st.dst.Receive(f)
 	})
 }
-
-// RxCounts returns what the station delivered to its device.
-func (st *Station) RxCounts() (frames, bytes uint64) { return st.rxFrames, st.rxBytes }

@@ -267,9 +267,6 @@ func (l *Loop) Stats() LoopStats {
 	return st
 }
 
-// ResetLateness starts a new lateness measurement (after a warm-up).
-func (l *Loop) ResetLateness() { l.Lateness = hist.Histogram{} }
-
 // Close releases the loop's descriptors and every attached TAP.
 func (l *Loop) Close() error {
 	var errs []error
