@@ -29,7 +29,7 @@ integration: deps
 	$(GO) test -tags integration -p 1 -count=1 -timeout 20m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
 
 bench: deps build
-	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... 2>/dev/null | grep -E '^Benchmark' || true
+	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... 2>/dev/null | grep -E '^Benchmark' || true
 	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBenchTable$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
 
 # The quick start's lab: two hosts on a 100M switch, its experiments (TCP,
@@ -39,6 +39,8 @@ lab: deps build
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/
+	$(GO) test -run '^$$' -fuzz FuzzHeader -fuzztime 30s ./cells/
+	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
 
 clean:
 	rm -rf bin results

@@ -1,0 +1,81 @@
+// Package crc holds the three CRCs of ATM, MSB-first as the standards
+// define them (hash/crc32 is reflected and gives wrong AAL5 trailers):
+// the HEC's CRC-8 (ITU-T I.432), AAL5's CRC-32 (I.363.5) and AAL3/4's
+// CRC-10 (I.363.3).
+package crc
+
+// Specification constants.
+const (
+	HECPoly   = 0x07       // x^8 + x^2 + x + 1
+	HECCoset  = 0x55       // added to the remainder (x^6 + x^4 + x^2 + 1)
+	AAL5Poly  = 0x04C11DB7 // the Ethernet polynomial, processed MSB-first
+	AAL5Check = 0xC704DD7B // residue of a whole PDU under CRC-32/MPEG-2
+	CRC10Poly = 0x233      // x^10 + x^9 + x^5 + x^4 + x + 1 without x^10
+)
+
+var crc8Table, crc32Table = func() ([256]byte, [256]uint32) {
+	var t8 [256]byte
+	var t32 [256]uint32
+	for i := range 256 {
+		s := byte(i)
+		for range 8 {
+			if s&0x80 != 0 {
+				s = s<<1 ^ HECPoly
+			} else {
+				s <<= 1
+			}
+		}
+		t8[i] = s
+		c := uint32(i) << 24
+		for range 8 {
+			if c&0x80000000 != 0 {
+				c = c<<1 ^ AAL5Poly
+			} else {
+				c <<= 1
+			}
+		}
+		t32[i] = c
+	}
+	return t8, t32
+}()
+
+// CRC8 is the HEC's CRC over b without the coset: init 0, MSB-first.
+func CRC8(b []byte) byte {
+	var acc byte
+	for _, x := range b {
+		acc = crc8Table[acc^x]
+	}
+	return acc
+}
+
+// HEC returns the header error control octet for the first four header
+// octets: CRC-8 XOR the coset 0x55.
+func HEC(h []byte) byte { return CRC8(h[:4]) ^ HECCoset }
+
+// CRC32Update continues an MSB-first CRC-32 register over b.
+func CRC32Update(crc uint32, b []byte) uint32 {
+	for _, x := range b {
+		crc = crc<<8 ^ crc32Table[byte(crc>>24)^x]
+	}
+	return crc
+}
+
+// AAL5 is AAL5's CRC-32 (CRC-32/BZIP2): preset all ones, MSB-first,
+// complemented.
+func AAL5(b []byte) uint32 { return ^CRC32Update(0xFFFFFFFF, b) }
+
+// CRC10 is AAL3/4's CRC-10 over b, bit by bit (init 0, MSB-first, no xor).
+func CRC10(b []byte) uint16 {
+	var r uint16
+	for _, x := range b {
+		for bit := 7; bit >= 0; bit-- {
+			in := uint16(x>>uint(bit)) & 1
+			top := (r >> 9) & 1
+			r = (r << 1) & 0x3FF
+			if top^in != 0 {
+				r ^= CRC10Poly
+			}
+		}
+	}
+	return r
+}
