@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -88,13 +89,12 @@ const (
 	iperf3Port = 5201
 )
 
-// Run measures every point in order. A stream point is flagged when it stays
-// more than 2 % below its ceiling although no error explains it. It returns the records so far when
+// Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	pts := Points(r.Lab)
 	for i := range pts {
-		pts[i].Variant = cmpOr(r.Variant, "base")
+		pts[i].Variant = cmp.Or(r.Variant, "base")
 	}
 	servers := map[string]bool{}
 	for _, e := range r.Lab.Experiments {
@@ -148,7 +148,9 @@ func (r *Runner) progress(done, total int, start time.Time, p Point) {
 	fmt.Fprintf(r.Progress, "\r[%s] %d/%d  ETA %-8s%-50s", bar, done, total, eta, what)
 }
 
-// measure runs one point, with its background load if any.
+// measure runs one point, with its background load if any, and flags it
+// when the emulator may have distorted it, when it is above its ceiling, or
+// when a stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339)}
@@ -400,13 +402,6 @@ func (r *Runner) write(rec Record) error {
 		return r.CSV.Error()
 	}
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func mbpsOf(bps float64) string {

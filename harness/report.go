@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -409,7 +410,7 @@ func compareVariants(recs []Record) string {
 		if r.Error != "" || r.Result.Error != "" {
 			continue
 		}
-		v := cmpOr(r.Variant, "base")
+		v := cmp.Or(r.Variant, "base")
 		if means[v] == nil {
 			means[v] = map[key][2]float64{}
 			if v != "base" {
@@ -474,7 +475,7 @@ func plotIntervals(dir string, recs []Record) (bool, error) {
 		c := plotutil.Color(n)
 		line.Color, points.Color = c, c
 		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("%s · %s · %s %d #%d", cmpOr(r.Variant, "base"), r.Experiment, r.Test, r.Size, r.Rep), line, points)
+		p.Legend.Add(fmt.Sprintf("%s · %s · %s %d #%d", cmp.Or(r.Variant, "base"), r.Experiment, r.Test, r.Size, r.Rep), line, points)
 		n++
 	}
 	if n == 0 {

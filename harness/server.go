@@ -116,7 +116,7 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 	limit := time.Now().Add(spec.Duration + 30*time.Second) // a watchdog, like netserver's PAD_TIME
 	switch spec.Test {
 	case TCPStream:
-		rep = tcpSink(ln, limit, spec)
+		rep = tcpSink(ln, limit)
 	case TCPMaerts:
 		rep = tcpSource(ln, limit, spec)
 	case TCPRR:
@@ -143,7 +143,7 @@ func acceptOne(ln net.Listener, limit time.Time) (net.Conn, error) {
 }
 
 // tcpSink reads one connection to its end, as netserver does for TCP_STREAM.
-func tcpSink(ln net.Listener, limit time.Time, spec Spec) serverReport {
+func tcpSink(ln net.Listener, limit time.Time) serverReport {
 	c, err := acceptOne(ln, limit)
 	if err != nil {
 		return serverReport{Error: err.Error()}

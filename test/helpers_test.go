@@ -234,7 +234,6 @@ type iperf struct {
 	Packets    int       // UDP datagrams the receiver expected
 	Lost       int       // UDP datagrams lost
 	Retransmit int       // TCP retransmissions
-	SentBps    float64   // sender's average
 	err        error
 }
 
@@ -291,10 +290,7 @@ func (r *running) runIperfNoFatal(cli, srv, addr string, port, secs int, args ..
 	if err := json.Unmarshal(out, &res); err != nil {
 		return iperf{err: fmt.Errorf("iperf3 -J: %v\n%s", err, out)}
 	}
-	it := iperf{Packets: res.End.Sum.Packets, Lost: res.End.Sum.Lost, Retransmit: res.End.SumSent.Retransmit, SentBps: res.End.SumSent.Bps}
-	if it.SentBps == 0 {
-		it.SentBps = res.End.Sum.Bps
-	}
+	it := iperf{Packets: res.End.Sum.Packets, Lost: res.End.Sum.Lost, Retransmit: res.End.SumSent.Retransmit}
 	for _, iv := range res.Server.Intervals {
 		if iv.Sum.Seconds > 0.9 {
 			it.Received = append(it.Received, iv.Sum.Bps)

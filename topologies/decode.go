@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -366,18 +367,11 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}
 		for _, i := range node.Interfaces {
 			if i.MTU == 0 {
-				i.MTU = cmp(mtu, DefaultMTU)
+				i.MTU = cmp.Or(mtu, DefaultMTU)
 			}
 		}
 		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
 	}
-}
-
-func cmp(v, def int) int {
-	if v != 0 {
-		return v
-	}
-	return def
 }
 
 func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {

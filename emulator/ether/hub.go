@@ -62,6 +62,7 @@ type Hub struct {
 	bit      time.Duration // one bit time; exact at 10M, 100M, 1G
 	rng      *rand.Rand
 	stations []*Station
+	maxCable time.Duration   // longest station cable: sets the widest collision window
 	txs      []*transmission // on the medium, or ended less than the longest window ago
 
 	active         int           // transmissions in progress
@@ -121,6 +122,7 @@ func (h *Hub) AddStation(name string, cable time.Duration, queueFrames, queueByt
 	st := &Station{hub: h, index: len(h.stations), name: name, cable: cable,
 		queueFrames: queueFrames, queueBytes: queueBytes, dst: dst}
 	h.stations = append(h.stations, st)
+	h.maxCable = max(h.maxCable, cable)
 	return st
 }
 
@@ -178,8 +180,9 @@ func (h *Hub) quietSince(st *Station, t time.Duration) time.Duration {
 // whose gap has passed.
 func (h *Hub) prune(now time.Duration) {
 	keep := h.txs[:0]
+	window := 2*h.maxCable + h.bits(h.cfg.Repeater) + h.bits(GapBits)
 	for _, x := range h.txs {
-		if x.end+h.maxTau()+h.bits(GapBits) >= now || x.timer.Pending() {
+		if x.end+window >= now || x.timer.Pending() {
 			keep = append(keep, x)
 		}
 	}
@@ -187,14 +190,6 @@ func (h *Hub) prune(now time.Duration) {
 		h.txs[i] = nil
 	}
 	h.txs = keep
-}
-
-func (h *Hub) maxTau() time.Duration {
-	var m time.Duration
-	for _, st := range h.stations {
-		m = max(m, st.cable)
-	}
-	return 2*m + h.bits(h.cfg.Repeater)
 }
 
 // start puts st's head frame on the medium now and settles collisions with
@@ -357,9 +352,6 @@ type Station struct {
 	queueHigh                            int
 	hd                                   emulator.HalfDuplexStats
 }
-
-// Name returns the station's name ("hub1:p1").
-func (st *Station) Name() string { return st.name }
 
 // Send implements emulator.Transmitter: queue f for the medium.
 func (st *Station) Send(f *emulator.Frame) bool {

@@ -83,22 +83,6 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	return h.max
 }
 
-// Merge adds o's observations to h.
-func (h *Histogram) Merge(o *Histogram) {
-	if o.n == 0 {
-		return
-	}
-	for b, c := range o.counts {
-		h.counts[b] += c
-	}
-	if h.n == 0 || o.min < h.min {
-		h.min = o.min
-	}
-	h.max = max(h.max, o.max)
-	h.n += o.n
-	h.sum += o.sum
-}
-
 // Summary is a histogram's digest, as reports show it.
 type Summary struct {
 	Count uint64        `json:"count"`

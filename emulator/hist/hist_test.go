@@ -36,12 +36,6 @@ func TestQuantilesWithinResolution(t *testing.T) {
 	if h.Max() != vals[len(vals)-1] || h.Min() != vals[0] || h.Count() != 100000 {
 		t.Errorf("max/min/count = %v/%v/%d", h.Max(), h.Min(), h.Count())
 	}
-	var m Histogram
-	m.Merge(&h)
-	m.Merge(&h)
-	if m.Count() != 200000 || m.Quantile(0.5) != h.Quantile(0.5) {
-		t.Errorf("Merge: count %d, p50 %v vs %v", m.Count(), m.Quantile(0.5), h.Quantile(0.5))
-	}
 }
 
 func TestEmptyAndSmall(t *testing.T) {
