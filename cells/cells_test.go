@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -253,23 +252,5 @@ func BenchmarkHeaderDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = c.Header(UNI)
-	}
-}
-
-func BenchmarkAAL5(b *testing.B) {
-	for _, n := range []int{40, 1500, 9180} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			sdu := make([]byte, n)
-			cs, _ := SegmentAAL5(nil, sdu, 0, Header{VCI: 100}, UNI)
-			var r Reassembler
-			b.SetBytes(int64(n))
-			b.ReportAllocs()
-			for b.Loop() {
-				cs, _ = SegmentAAL5(cs[:0], sdu, 0, Header{VCI: 100}, UNI)
-				for i := range cs {
-					r.Push(&cs[i], 0)
-				}
-			}
-		})
 	}
 }

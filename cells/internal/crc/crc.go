@@ -4,6 +4,8 @@
 // CRC-10 (I.363.3).
 package crc
 
+import "encoding/binary"
+
 // Specification constants.
 const (
 	HECPoly   = 0x07       // x^8 + x^2 + x + 1
@@ -52,8 +54,29 @@ func CRC8(b []byte) byte {
 // octets: CRC-8 XOR the coset 0x55.
 func HEC(h []byte) byte { return CRC8(h[:4]) ^ HECCoset }
 
+// crc32Slices[k][i] is the register after byte i followed by k zero bytes:
+// slicing-by-8 folds eight input bytes per step.
+var crc32Slices = func() (t [8][256]uint32) {
+	t[0] = crc32Table
+	for k := 1; k < 8; k++ {
+		for i := range 256 {
+			p := t[k-1][i]
+			t[k][i] = p<<8 ^ crc32Table[p>>24]
+		}
+	}
+	return t
+}()
+
 // CRC32Update continues an MSB-first CRC-32 register over b.
 func CRC32Update(crc uint32, b []byte) uint32 {
+	t := &crc32Slices
+	for len(b) >= 8 {
+		hi := crc ^ binary.BigEndian.Uint32(b)
+		lo := binary.BigEndian.Uint32(b[4:])
+		crc = t[7][hi>>24] ^ t[6][byte(hi>>16)] ^ t[5][byte(hi>>8)] ^ t[4][byte(hi)] ^
+			t[3][lo>>24] ^ t[2][byte(lo>>16)] ^ t[1][byte(lo>>8)] ^ t[0][byte(lo)]
+		b = b[8:]
+	}
 	for _, x := range b {
 		crc = crc<<8 ^ crc32Table[byte(crc>>24)^x]
 	}
@@ -78,4 +101,30 @@ func CRC10(b []byte) uint16 {
 		}
 	}
 	return r
+}
+
+var crc10Table = func() (t [256]uint16) {
+	for i := range 256 {
+		r := uint16(i) << 2
+		for range 8 {
+			r <<= 1
+			if r&0x400 != 0 {
+				r ^= 0x400 | CRC10Poly
+			}
+		}
+		t[i] = r
+	}
+	return t
+}()
+
+// CRC10SAR is the CRC-10 of an AAL3/4 SAR-PDU or OAM cell payload, a byte at
+// a time (Wireshark's form). Over 48 octets whose CRC field is zero it
+// returns the CRC to put there; over a received 48 octets, 0 if intact. It
+// is not the catalogue algorithm on arbitrary input (CRC10 is).
+func CRC10SAR(b []byte) uint16 {
+	var acc uint16
+	for _, x := range b {
+		acc = (acc<<8)&0x3FF ^ crc10Table[byte(acc>>2)] ^ uint16(x)
+	}
+	return acc
 }
