@@ -111,6 +111,7 @@ type aal34PDU struct {
 	first  time.Duration
 	active bool
 	drop   bool // overflowed: discard to its EOM
+	skip   bool // a PDU was aborted: drop its remaining segments quietly
 }
 
 // Push adds one cell received at now. When the cell ends a PDU it returns
@@ -135,7 +136,7 @@ func (r *AAL34Reassembler) Push(c *Cell, now time.Duration) (sdu []byte, done bo
 		r.mids[mid] = s
 	}
 	if s.active && r.Timeout > 0 && now-s.first > r.Timeout {
-		s.active = false
+		s.active, s.skip = false, true
 		err = ErrTimeout
 	}
 	switch st {
@@ -146,17 +147,24 @@ func (r *AAL34Reassembler) Push(c *Cell, now time.Duration) (sdu []byte, done bo
 		*s = aal34PDU{buf: s.buf[:0], next: sn, first: now, active: true}
 	default:
 		if !s.active {
+			// The rest of a PDU already reported lost is dropped quietly.
+			if s.skip {
+				s.skip = st != SegEOM
+				return nil, false, err
+			}
+			s.skip = st != SegEOM
 			return nil, false, cmp.Or(err, ErrSequence)
 		}
 		if sn != s.next {
-			s.active = false
+			s.active, s.skip = false, st != SegEOM
 			return nil, false, ErrSequence
 		}
 	}
 	s.next = (sn + 1) & 0xF
+	s.skip = false
 	bad := li > AAL34SegSize || (st == SegBOM || st == SegCOM) && li != AAL34SegSize || (st == SegEOM && li < 4) || (st == SegSSM && li < 12)
 	if bad {
-		s.active = false
+		s.active, s.skip = false, st == SegBOM || st == SegCOM
 		return nil, false, ErrLength
 	}
 	maxSDU := r.MaxSDU

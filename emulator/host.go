@@ -55,7 +55,9 @@ type PortStats struct {
 	HostDrops uint64 `json:"host_drops,omitempty"`
 	// HalfDuplex holds a port\'s CSMA/CD counters when it is on a hub.
 	HalfDuplex *HalfDuplexStats `json:"half_duplex,omitempty"`
-	Busy       time.Duration    `json:"busy_ns"`
+	// ATM holds a port's cell counters when it is on an ATM link.
+	ATM  *ATMStats     `json:"atm,omitempty"`
+	Busy time.Duration `json:"busy_ns"`
 }
 
 // PortName implements Port.
@@ -129,6 +131,32 @@ func RowOf(name string, rxFrames, rxBytes uint64, tx Transmitter) PortStats {
 			h := hd.HalfDuplex()
 			row.HalfDuplex = &h
 		}
+		if a, ok := tx.(interface{ ATM() ATMStats }); ok {
+			st := a.ATM()
+			row.ATM = &st
+		}
 	}
 	return row
+}
+
+// ATMStats are an ATM port's cell-level counters: a host's adapter (its SAR
+// and ATMARP) or an atm-switch port. Cells are counted where they leave
+// (Tx, on the link leaving the port) and arrive (Rx).
+type ATMStats struct {
+	TxCells      uint64 `json:"tx_cells"`
+	RxCells      uint64 `json:"rx_cells"`
+	QueueDrops   uint64 `json:"queue_drops,omitempty"`   // cells refused by a full output queue
+	EPDDrops     uint64 `json:"epd_drops,omitempty"`     // cells of PDUs discarded early (EPD)
+	PPDDrops     uint64 `json:"ppd_drops,omitempty"`     // cells of PDUs discarded partially (PPD)
+	LostCells    uint64 `json:"lost_cells,omitempty"`    // lost on the link leaving the port
+	HECCorrected uint64 `json:"hec_corrected,omitempty"` // single-bit header errors corrected
+	HECDrops     uint64 `json:"hec_drops,omitempty"`     // cells with uncorrectable headers
+	UnknownVC    uint64 `json:"unknown_vc,omitempty"`    // cells on no configured VC
+	CRCErrors    uint64 `json:"crc_errors,omitempty"`    // PDUs (AAL5) or cells (AAL3/4) failing their CRC
+	LengthErrors uint64 `json:"length_errors,omitempty"` // PDUs whose length or CPCS fields disagree
+	SeqErrors    uint64 `json:"seq_errors,omitempty"`    // AAL3/4 segments out of sequence
+	Timeouts     uint64 `json:"timeouts,omitempty"`      // PDUs whose cells stopped coming
+	TooLong      uint64 `json:"too_long,omitempty"`      // PDUs over the receiver's maximum SDU
+	NoVC         uint64 `json:"no_vc,omitempty"`         // frames from the host with no VC to their destination
+	ARPReplies   uint64 `json:"arp_replies,omitempty"`   // ATMARP answers given to the host
 }

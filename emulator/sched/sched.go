@@ -63,6 +63,20 @@ func (s *Scheduler) At(t time.Duration, f func()) *Timer {
 	return tm
 }
 
+// NewTimer returns a timer for f that is not scheduled yet; Reset schedules
+// it. A model with one event outstanding at a time (a transmitter's next
+// departure) reuses one timer instead of allocating an event each time.
+func (s *Scheduler) NewTimer(f func()) *Timer { return &Timer{s: s, f: f, index: -1} }
+
+// Reset schedules t at model time at, moving it if it was pending.
+func (t *Timer) Reset(at time.Duration) {
+	t.Stop()
+	s := t.s
+	s.seq++
+	t.at, t.seq = max(at, s.now), s.seq
+	heap.Push(&s.events, t)
+}
+
 // After schedules f d after now.
 func (s *Scheduler) After(d time.Duration, f func()) *Timer { return s.At(s.now+d, f) }
 

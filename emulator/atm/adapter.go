@@ -1,0 +1,337 @@
+package atm
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// AAL is an ATM adaptation layer.
+type AAL int
+
+// Adaptation layers.
+const (
+	AAL5 AAL = iota
+	AAL34
+)
+
+func (a AAL) String() string {
+	if a == AAL34 {
+		return "aal34"
+	}
+	return "aal5"
+}
+
+// Cells returns how many cells an SDU of n octets takes.
+func (a AAL) Cells(n int) int {
+	if a == AAL34 {
+		return cells.AAL34Cells(n)
+	}
+	return cells.AAL5Cells(n)
+}
+
+// VC is a permanent virtual channel on an adapter's link.
+type VC struct {
+	VPI, VCI uint16
+	// Peer is the address at the VC's far end, which ATMARP resolves to it.
+	// A link's only VC may leave it zero: it then carries every packet, as a
+	// point-to-point PVC does.
+	Peer netip.Addr
+}
+
+// AdapterConfig configures a host's ATM adapter.
+type AdapterConfig struct {
+	AAL     AAL
+	Encap   cells.Encap
+	VCs     []VC
+	PCR     float64       // peak cell rate per VC in cells/s; 0 = the line's
+	Ring    int           // PDUs the adapter holds before the host must wait; default 64
+	MaxSDU  int           // largest SDU it reassembles (the host's MTU plus the encapsulation)
+	Timeout time.Duration // reassembly timeout; default 1 s
+}
+
+// Adapter is a host's ATM NIC running Classical IP over ATM. The host sees
+// an Ethernet interface: the adapter takes the IP packet out of each frame,
+// encapsulates it (RFC 2684), segments it into cells on the VC that leads
+// to its next hop and sends them on Out. Cells coming back are reassembled
+// per VC; each good packet reaches the host in a frame. The adapter answers
+// the host's ARP requests itself (the ATMARP of RFC 2225): each VC has its
+// own MAC address, so the host's neighbour table picks the VC.
+//
+// It is the host port's Transmitter (emulator.HostPort.SetTX) and the
+// receiver of the link coming back.
+type Adapter struct {
+	s    *sched.Scheduler
+	cfg  AdapterConfig
+	host emulator.Receiver
+	out  *CellLink
+
+	hostMAC  [6]byte
+	macKnown bool
+	vcs      []*vcState
+	byMAC    map[[6]byte]*vcState
+	byIP     map[netip.Addr]*vcState
+	byVC     map[uint32]*vcState
+
+	inFlight int // PDUs queued or being sent
+	onSpace  func()
+	tag      byte // AAL3/4 Btag/Etag
+	sdu      []byte
+	segs     []cells.Cell
+
+	txPDUs, txBytes uint64
+	stats           emulator.ATMStats
+}
+
+type vcState struct {
+	VC
+	mac   [6]byte
+	r5    cells.Reassembler
+	r34   cells.AAL34Reassembler
+	shape float64 // earliest time of its next cell under the PCR, ns
+}
+
+// NewAdapter returns an adapter that hands frames to host.
+func NewAdapter(s *sched.Scheduler, cfg AdapterConfig, host emulator.Receiver) *Adapter {
+	if cfg.Ring == 0 {
+		cfg.Ring = 64
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Second
+	}
+	a := &Adapter{s: s, cfg: cfg, host: host, byMAC: map[[6]byte]*vcState{}, byIP: map[netip.Addr]*vcState{}, byVC: map[uint32]*vcState{}}
+	for _, v := range cfg.VCs {
+		vc := &vcState{VC: v, mac: VCMAC(v.VPI, v.VCI)}
+		vc.r5 = cells.Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
+		vc.r34 = cells.AAL34Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
+		a.vcs = append(a.vcs, vc)
+		a.byMAC[vc.mac] = vc
+		a.byVC[vcKey(v.VPI, v.VCI)] = vc
+		if v.Peer.IsValid() {
+			a.byIP[v.Peer] = vc
+		}
+	}
+	return a
+}
+
+// Attach sets the link the adapter sends its cells on.
+func (a *Adapter) Attach(out *CellLink) {
+	a.out = out
+	out.OnSent = a.sent
+}
+
+// VCMAC is the MAC address ATMARP gives a VC: locally administered, 02:a7
+// then the VPI and VCI.
+func VCMAC(vpi, vci uint16) [6]byte {
+	return [6]byte{0x02, 0xA7, byte(vpi >> 8), byte(vpi), byte(vci >> 8), byte(vci)}
+}
+
+func vcKey(vpi, vci uint16) uint32 { return uint32(vpi)<<16 | uint32(vci) }
+
+// Send implements emulator.Transmitter: the host sent a frame.
+func (a *Adapter) Send(f *emulator.Frame) bool {
+	d := f.Data
+	if len(d) < emulator.EtherHeader {
+		return true
+	}
+	copy(a.hostMAC[:], d[6:12])
+	a.macKnown = true
+	etherType := binary.BigEndian.Uint16(d[12:])
+	payload := d[emulator.EtherHeader:]
+	switch etherType {
+	case 0x0806:
+		a.arp(payload)
+		return true
+	case cells.EtherTypeIPv4:
+		if len(payload) >= 20 {
+			payload = payload[:min(len(payload), int(binary.BigEndian.Uint16(payload[2:])))]
+		}
+	case cells.EtherTypeIPv6:
+		if len(payload) >= 40 {
+			payload = payload[:min(len(payload), 40+int(binary.BigEndian.Uint16(payload[4:])))]
+		}
+	default:
+		return true // CLIP carries IP only
+	}
+	vc := a.byMAC[[6]byte(d[:6])]
+	if vc == nil && len(a.vcs) == 1 {
+		vc = a.vcs[0]
+	}
+	if vc == nil {
+		a.stats.NoVC++
+		return true
+	}
+	a.sdu = a.cfg.Encap.Encapsulate(a.sdu[:0], etherType, payload)
+	h := cells.Header{VPI: vc.VPI, VCI: vc.VCI}
+	var err error
+	if a.cfg.AAL == AAL34 {
+		a.tag++
+		a.segs, err = cells.SegmentAAL34(a.segs[:0], a.sdu, a.tag, 0, h, cells.UNI)
+	} else {
+		a.segs, err = cells.SegmentAAL5(a.segs[:0], a.sdu, 0, h, cells.UNI)
+	}
+	if err != nil {
+		a.stats.TooLong++
+		return true
+	}
+	now := float64(a.s.Now())
+	interval := 0.0
+	if a.cfg.PCR > 0 {
+		interval = 1e9 / a.cfg.PCR
+	}
+	for i := range a.segs {
+		vc.shape = max(vc.shape, now)
+		a.out.Send(&a.segs[i], time.Duration(math.Ceil(vc.shape)))
+		vc.shape += interval
+	}
+	a.inFlight++
+	a.txBytes += uint64(len(f.Data))
+	return true
+}
+
+// sent runs as each of the adapter's cells leaves: the last cell of a PDU
+// frees its place in the ring.
+func (a *Adapter) sent(c *cells.Cell) {
+	last := c.LastOfPDU()
+	if a.cfg.AAL == AAL34 {
+		st, _, _, _ := c.SAR()
+		last = st == cells.SegEOM || st == cells.SegSSM
+	}
+	if !last {
+		return
+	}
+	wasFull := a.inFlight >= a.cfg.Ring
+	a.inFlight--
+	a.txPDUs++
+	if wasFull && a.onSpace != nil {
+		a.onSpace()
+	}
+}
+
+// arp answers an ARP request for an address behind one of the VCs.
+func (a *Adapter) arp(p []byte) {
+	if len(p) < 28 || binary.BigEndian.Uint16(p[0:]) != 1 || binary.BigEndian.Uint16(p[2:]) != cells.EtherTypeIPv4 ||
+		p[4] != 6 || p[5] != 4 || binary.BigEndian.Uint16(p[6:]) != 1 {
+		return
+	}
+	sha, spa, tpa := p[8:14], p[14:18], p[24:28]
+	target := netip.AddrFrom4([4]byte(tpa))
+	if target == netip.AddrFrom4([4]byte(spa)) {
+		return // gratuitous
+	}
+	vc := a.byIP[target]
+	if vc == nil && len(a.vcs) == 1 && !a.vcs[0].Peer.IsValid() {
+		vc = a.vcs[0]
+	}
+	if vc == nil {
+		return
+	}
+	r := make([]byte, emulator.EtherHeader+28)
+	copy(r[0:], sha)
+	copy(r[6:], vc.mac[:])
+	binary.BigEndian.PutUint16(r[12:], 0x0806)
+	q := r[emulator.EtherHeader:]
+	copy(q, p[:6])
+	binary.BigEndian.PutUint16(q[6:], 2)
+	copy(q[8:], vc.mac[:])
+	copy(q[14:], tpa)
+	copy(q[18:], sha)
+	copy(q[24:], spa)
+	a.stats.ARPReplies++
+	f := &emulator.Frame{Data: r, Born: a.s.Now()}
+	a.s.At(a.s.Now(), func() { a.host.Receive(f) })
+}
+
+// ReceiveCell implements CellReceiver: a cell arrived from the network.
+func (a *Adapter) ReceiveCell(c *cells.Cell) {
+	a.stats.RxCells++
+	if fixed, err := cells.CheckHEC(c[:]); err != nil {
+		a.stats.HECDrops++
+		return
+	} else if fixed {
+		a.stats.HECCorrected++
+	}
+	h := c.Header(cells.UNI)
+	vc := a.byVC[vcKey(h.VPI, h.VCI)]
+	if vc == nil {
+		a.stats.UnknownVC++
+		return
+	}
+	var sdu []byte
+	var done bool
+	var err error
+	if a.cfg.AAL == AAL34 {
+		sdu, done, err = vc.r34.Push(c, a.s.Now())
+	} else {
+		sdu, done, err = vc.r5.Push(c, a.s.Now())
+	}
+	if err != nil {
+		a.count(err)
+	}
+	if done {
+		a.deliver(vc, sdu)
+	}
+}
+
+func (a *Adapter) count(err error) {
+	switch {
+	case errors.Is(err, cells.ErrCRC), errors.Is(err, cells.ErrCRC10):
+		a.stats.CRCErrors++
+	case errors.Is(err, cells.ErrSequence):
+		a.stats.SeqErrors++
+	case errors.Is(err, cells.ErrTimeout):
+		a.stats.Timeouts++
+	case errors.Is(err, cells.ErrTooLong):
+		a.stats.TooLong++
+	default:
+		a.stats.LengthErrors++
+	}
+}
+
+// deliver hands a reassembled packet to the host in a frame.
+func (a *Adapter) deliver(vc *vcState, sdu []byte) {
+	etherType, pkt, err := a.cfg.Encap.Decapsulate(sdu)
+	if err != nil {
+		a.stats.LengthErrors++
+		return
+	}
+	d := make([]byte, emulator.EtherHeader+len(pkt))
+	dst := a.hostMAC
+	if !a.macKnown {
+		dst = [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
+	}
+	copy(d, dst[:])
+	copy(d[6:], vc.mac[:])
+	binary.BigEndian.PutUint16(d[12:], etherType)
+	copy(d[emulator.EtherHeader:], pkt)
+	a.host.Receive(&emulator.Frame{Data: d, Born: a.s.Now()})
+}
+
+// Full implements emulator.Transmitter: the adapter's ring of PDUs is full.
+func (a *Adapter) Full(int) bool { return a.inFlight >= a.cfg.Ring }
+
+// SetOnSpace implements emulator.Transmitter.
+func (a *Adapter) SetOnSpace(f func()) { a.onSpace = f }
+
+// Stats implements emulator.Transmitter: frames are the PDUs sent.
+func (a *Adapter) Stats() emulator.ChannelStats {
+	ls := a.out.Stats()
+	return emulator.ChannelStats{
+		TxFrames: a.txPDUs, TxBytes: a.txBytes, ImpairDrops: ls.LostCells,
+		QueueHigh: ls.QueueHigh * cells.Size, BusyTime: ls.BusyTime,
+	}
+}
+
+// ATM returns the adapter's cell counters.
+func (a *Adapter) ATM() emulator.ATMStats {
+	st := a.stats
+	ls := a.out.Stats()
+	st.TxCells, st.LostCells = ls.TxCells, ls.LostCells
+	return st
+}
