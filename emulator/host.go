@@ -154,6 +154,7 @@ type ATMStats struct {
 	UnknownVC    uint64 `json:"unknown_vc,omitempty"`    // cells on no configured VC
 	CRCErrors    uint64 `json:"crc_errors,omitempty"`    // PDUs (AAL5) or cells (AAL3/4) failing their CRC
 	LengthErrors uint64 `json:"length_errors,omitempty"` // PDUs whose length or CPCS fields disagree
+	EncapErrors  uint64 `json:"encap_errors,omitempty"`  // PDUs without a routed RFC 2684 header (the ends' encapsulations differ)
 	SeqErrors    uint64 `json:"seq_errors,omitempty"`    // AAL3/4 segments out of sequence
 	Timeouts     uint64 `json:"timeouts,omitempty"`      // PDUs whose cells stopped coming
 	TooLong      uint64 `json:"too_long,omitempty"`      // PDUs over the receiver's maximum SDU

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"io"
 	"os"
 	"os/exec"
@@ -14,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -333,37 +334,59 @@ func stderrOf(err error) string {
 }
 
 // ceiling is the theoretical goodput of the path between a point's hosts:
-// the slower of the two hosts' links, at the sender's MTU.
+// the lower of their links' ceilings (Ethernet or ATM), at the sender's MTU.
 func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
 	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[p.Test]
 	if proto == "" {
 		return 0, false
 	}
-	rate, mtu := units.BitRate(0), 0
+	size := res.Spec.Message
+	if size == 0 {
+		size = p.Size
+	}
+	mtu := 0
+	for _, l := range r.Lab.Links {
+		for _, e := range []topologies.Endpoint{l.A, l.B} {
+			if i := r.Lab.Node(e.Node).Interface(e.Port); i != nil && e.Node == p.From {
+				mtu = i.MTU
+			}
+		}
+	}
+	best, found := 0.0, false
 	for _, l := range r.Lab.Links {
 		for _, end := range []struct {
 			ep  topologies.Endpoint
 			dir topologies.Direction
 		}{{l.A, l.AB}, {l.B, l.BA}} {
-			if end.ep.Node == p.From || end.ep.Node == p.To {
-				if rate == 0 || end.dir.Rate < rate {
-					rate = end.dir.Rate
-				}
-				if i := r.Lab.Node(end.ep.Node).Interface(end.ep.Port); i != nil && end.ep.Node == p.From {
-					mtu = i.MTU
-				}
+			if end.ep.Node != p.From && end.ep.Node != p.To || mtu == 0 || size == 0 {
+				continue
+			}
+			c, err := LinkCeiling(l, end.dir, mtu, size, proto)
+			if err == nil && (!found || c.Goodput < best) {
+				best, found = c.Goodput, true
 			}
 		}
 	}
-	size := res.Spec.Message
-	if size == 0 {
-		size = p.Size
+	return best, found
+}
+
+// LinkCeiling is the goodput ceiling of one direction of a lab's link.
+func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int, proto string) (Ceiling, error) {
+	if l.ATM == nil {
+		return EthernetCeiling(dir.Rate, mtu, payload, proto)
 	}
-	if rate == 0 || mtu == 0 || size == 0 {
-		return 0, false
+	phy, err := atm.LookupPHY(l.ATM.PHY)
+	if err != nil {
+		return Ceiling{}, err
 	}
-	c, err := EthernetCeiling(rate, mtu, size, proto)
-	return c.Goodput, err == nil
+	aal, encap := atm.AAL5, cells.LLC
+	if l.ATM.AAL == "aal34" {
+		aal = atm.AAL34
+	}
+	if l.ATM.Encap == "vcmux" {
+		encap = cells.VCMux
+	}
+	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
 }
 
 // CSVHeader is the first line of results.csv, written once by whoever

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -34,9 +36,27 @@ type Ceiling struct {
 // message size; segments carry the MSS). Wire bytes per frame are 802.3's:
 // max(frame + FCS, 64) + preamble + gap.
 func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceiling, error) {
-	c := Ceiling{Proto: proto, Payload: payload}
-	frame := func(ip int) int {
+	return ceiling(rate, mtu, payload, proto, func(ip int) int {
 		return max(emulator.EtherHeader+ip+emulator.EtherFCS, emulator.EtherMinFrame) + emulator.EtherPreamble + emulator.EtherIFG
+	})
+}
+
+// ATMCeiling is the goodput ceiling of a Classical IP over ATM path on phy:
+// each IP packet is encapsulated, takes whole cells of its AAL, and each
+// cell a slot of the PHY (atm.md §7). Wire bytes are octet times on the
+// line: 53 per cell, 54 on ATM25.
+func ATMCeiling(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, payload int, proto string) (Ceiling, error) {
+	return ceiling(phy.LineRate, mtu, payload, proto, func(ip int) int {
+		return aal.Cells(ip+encap.Overhead()) * phy.CellOctets
+	})
+}
+
+// ceiling is the goodput of payload-byte messages on a medium at rate
+// whose framing turns an IP packet of n bytes into wire(n) bytes.
+func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip int) int) (Ceiling, error) {
+	c := Ceiling{Proto: proto, Payload: payload}
+	if payload <= 0 || mtu < 68 {
+		return c, fmt.Errorf("need a payload ≥ 1 byte and an MTU ≥ 68")
 	}
 	switch proto {
 	case "udp":
@@ -47,8 +67,9 @@ func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceilin
 		}
 		for left := data; left > 0; left -= perFrag {
 			c.Frames++
-			c.WireBytes += frame(IPv4Header + min(left, perFrag))
+			c.WireBytes += wire(IPv4Header + min(left, perFrag))
 		}
+		c.Efficiency = float64(payload) / float64(c.WireBytes)
 	case "tcp", "tcp-nots":
 		// A stream is cut into full MSS segments whatever the message size.
 		hdr := IPv4Header + TCPHeader
@@ -57,17 +78,44 @@ func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceilin
 		}
 		mss := mtu - hdr
 		c.Frames = (payload + mss - 1) / mss
-		c.WireBytes = int(math.Round(float64(payload) / float64(mss) * float64(frame(hdr+mss))))
-		c.Efficiency = float64(mss) / float64(frame(hdr+mss))
+		c.WireBytes = int(math.Round(float64(payload) / float64(mss) * float64(wire(hdr+mss))))
+		c.Efficiency = float64(mss) / float64(wire(hdr+mss))
 	default:
 		return c, fmt.Errorf("proto %q: use udp, tcp or tcp-nots", proto)
 	}
-	if payload <= 0 || mtu < 68 {
-		return c, fmt.Errorf("need a payload ≥ 1 byte and an MTU ≥ 68")
-	}
-	if c.Efficiency == 0 {
-		c.Efficiency = float64(payload) / float64(c.WireBytes)
-	}
 	c.Goodput = float64(rate) * c.Efficiency
 	return c, nil
+}
+
+// Step is one tooth of the sawtooth: Size is the largest payload that fits
+// in Cells cells; one byte more takes a cell more and loses Drop of the
+// goodput.
+type Step struct {
+	Size    int     `json:"size_bytes"`
+	Cells   int     `json:"cells"`
+	Goodput float64 `json:"goodput_bps"`
+	Next    float64 `json:"next_goodput_bps"` // at Size+1
+	Drop    float64 `json:"drop"`             // 1 - Next/Goodput
+}
+
+// Sawtooth lists the steps of UDP's ATMCeiling between payload sizes from
+// and to. (A TCP stream has none by message size: its segments are full.)
+func Sawtooth(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, from, to int) ([]Step, error) {
+	const proto = "udp"
+	var steps []Step
+	prev, err := ATMCeiling(phy, aal, encap, mtu, from, proto)
+	if err != nil {
+		return nil, err
+	}
+	for n := from + 1; n <= to+1; n++ {
+		c, err := ATMCeiling(phy, aal, encap, mtu, n, proto)
+		if err != nil {
+			return nil, err
+		}
+		if c.WireBytes > prev.WireBytes && c.Frames == prev.Frames && n-1 >= from {
+			steps = append(steps, Step{Size: n - 1, Cells: prev.WireBytes / phy.CellOctets, Goodput: prev.Goodput, Next: c.Goodput, Drop: 1 - c.Goodput/prev.Goodput})
+		}
+		prev = c
+	}
+	return steps, nil
 }

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
@@ -19,28 +20,46 @@ const NICRing = 64
 // scheduler. Hosts' ports are HostPorts whose TAP side the kernel package
 // (or a test) attaches.
 type Network struct {
-	Sched    *sched.Scheduler
-	Hosts    map[string]*emulator.HostPort // by "node:interface"
-	Ports    []emulator.Port               // every port, in a stable order
-	Links    []*NetLink
-	Switches []*ether.Switch
-	Hubs     []*ether.Hub
+	Sched       *sched.Scheduler
+	Hosts       map[string]*emulator.HostPort // by "node:interface"
+	Ports       []emulator.Port               // every port, in a stable order
+	Links       []*NetLink
+	Switches    []*ether.Switch
+	Hubs        []*ether.Hub
+	ATMSwitches []*atm.Switch
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
-// for a link to a hub the hub's station at its end.
+// for a link to a hub the hub's station at its end, or an ATM link's cells.
 type NetLink struct {
 	Link    *Link
 	AB, BA  *emulator.Channel
 	Station *ether.Station
+	ATM     *ATMLink
 }
 
-// Tappers returns what a capture of the link listens to.
-func (l *NetLink) Tappers() []emulator.Tapper {
-	if l.Station != nil {
-		return []emulator.Tapper{l.Station}
+// pcap link types of captures.
+const (
+	LinkTypeEthernet = 1
+	LinkTypeERF      = atm.LinkTypeERF
+)
+
+// Tappers returns what a capture of the link listens to, both directions,
+// and the pcap link type of what they hand over. On an ATM link the capture
+// holds AAL5 PDUs as ERF records, or with cellMode every cell (an AAL3/4
+// link is always captured as cells: ERF's PDU record is AAL5's).
+func (l *NetLink) Tappers(cellMode bool) ([]emulator.Tapper, int, error) {
+	switch {
+	case l.ATM != nil && (cellMode || l.ATM.AAL == atm.AAL34):
+		return l.ATM.cellTaps, LinkTypeERF, nil
+	case l.ATM != nil:
+		return l.ATM.pduTaps, LinkTypeERF, nil
+	case cellMode:
+		return nil, 0, fmt.Errorf("link %s-%s is Ethernet: --cells is for ATM links", l.Link.A, l.Link.B)
+	case l.Station != nil:
+		return []emulator.Tapper{l.Station}, LinkTypeEthernet, nil
 	}
-	return []emulator.Tapper{l.AB, l.BA}
+	return []emulator.Tapper{l.AB, l.BA}, LinkTypeEthernet, nil
 }
 
 // Build resolves a validated lab into emulator objects on s. It refuses
@@ -73,6 +92,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
 			hubs[node.Name] = h
 			n.Hubs = append(n.Hubs, h)
+		case KindATMSwitch: // built with the ATM links
 		default:
 			return nil, fmt.Errorf("%s:%d: node %s: kind %s is not modelled by this version of atmlab yet", lab.File, node.Line, node.Name, node.Kind)
 		}
@@ -87,7 +107,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 	}
 	for _, l := range lab.Links {
 		if l.ATM != nil {
-			return nil, fmt.Errorf("%s:%d: atm links are not modelled by this version of atmlab yet", lab.File, l.Line)
+			continue
 		}
 		if h, dev := hubEnd(hubs, l); h != nil {
 			p := port(dev)
@@ -105,6 +125,9 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		nl.AB, nl.BA = emulator.Connect(s, a, b, ab, ba)
 		n.Links = append(n.Links, nl)
 		n.Ports = append(n.Ports, a, b)
+	}
+	if err := buildATM(lab, s, n); err != nil {
+		return nil, err
 	}
 	return n, nil
 }
@@ -178,6 +201,9 @@ func (n *Network) Stats() []emulator.PortStats {
 	rows := make([]emulator.PortStats, 0, len(n.Ports))
 	for _, p := range n.Ports {
 		rows = append(rows, p.Stats())
+	}
+	for _, sw := range n.ATMSwitches {
+		rows = append(rows, sw.Stats()...)
 	}
 	return rows
 }

@@ -62,12 +62,12 @@ func TestBuildEchoRTT(t *testing.T) {
 }
 
 func TestBuildRefusesUnmodelled(t *testing.T) {
-	lab, err := Parse("atm.yaml", []byte("name: x\ntopology:\n  nodes: {a: {kind: atm-switch}}\n"))
+	lab, err := Parse("router.yaml", []byte("name: x\ntopology:\n  nodes: {a: {kind: router}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Build(lab, sched.New()); err == nil || !strings.Contains(err.Error(), "not modelled") {
-		t.Fatalf("Build(atm-switch) error = %v", err)
+		t.Fatalf("Build(router) error = %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package topologies
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -263,7 +263,7 @@ var kindKeys = map[string][]string{
 	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls"},
 	KindSwitch:    {"buffer", "ageing"},
 	KindHub:       {"repeater"},
-	KindATMSwitch: {},
+	KindATMSwitch: {"queue", "discard", "mappings"},
 	KindRouter:    {"mpls", "interfaces", "routes"},
 }
 
@@ -286,6 +286,9 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			d.errorf(n, path+".kind", "unknown kind %q; use host, switch, hub, atm-switch or router", node.Kind)
 		}
 		return
+	}
+	if node.Kind == KindATMSwitch {
+		node.ATMSwitch = &ATMSwitch{}
 	}
 	var ipv4 netip.Prefix
 	var ipv4Line int
@@ -327,7 +330,18 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			}
 		}},
 		"ageing": {"ageing", false, func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
-		"mpls":   {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
+		"queue":  {"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
+		"discard": {"discard", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if _, err := atm.ParseDiscard(s); err != nil {
+					d.errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
+					return
+				}
+				node.ATMSwitch.Discard = s
+			}
+		}},
+		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
+		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
 		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				if s != "class1" && s != "class2" {
@@ -367,7 +381,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}
 		for _, i := range node.Interfaces {
 			if i.MTU == 0 {
-				i.MTU = cmp.Or(mtu, DefaultMTU)
+				i.MTU = mtu // 0: the default of its link's medium, set by check
 			}
 		}
 		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
@@ -450,4 +464,52 @@ func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
 			node.Routes = append(node.Routes, r)
 		}
 	}
+}
+
+// mappings decodes an atm-switch's PVCs, GNS3's "port:vpi:vci" pairs.
+func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping such as {\"p1:0:100\": \"p2:0:200\"} (port:vpi:vci, both ways) or {\"p1:1\": \"p2:2\"} (a whole VP)")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := path + "." + k.Value
+		from, ok1 := d.atmAddr(key, k)
+		s, ok := d.scalar(key, v)
+		if !ok {
+			continue
+		}
+		to, ok2 := d.atmAddr(key, &yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: v.Line})
+		if !ok1 || !ok2 {
+			continue
+		}
+		if (from.VCI < 0) != (to.VCI < 0) {
+			d.errorf(k, key, "map a VC (port:vpi:vci) to a VC, or a VP (port:vpi) to a VP")
+			continue
+		}
+		sw.Mappings = append(sw.Mappings, Mapping{From: from, To: to, Line: k.Line})
+	}
+}
+
+func (d *decoder) atmAddr(key string, v *yaml.Node) (ATMAddr, bool) {
+	parts := strings.Split(v.Value, ":")
+	bad := func() (ATMAddr, bool) {
+		d.errorf(v, key, "%q: write port:vpi:vci (VPI 0-255, VCI 32-65535) or port:vpi", v.Value)
+		return ATMAddr{}, false
+	}
+	if len(parts) < 2 || len(parts) > 3 || !ifnameRE.MatchString(parts[0]) {
+		return bad()
+	}
+	a := ATMAddr{Port: parts[0], VCI: -1}
+	var err error
+	if a.VPI, err = strconv.Atoi(parts[1]); err != nil || a.VPI < 0 || a.VPI > 255 {
+		return bad()
+	}
+	if len(parts) == 3 {
+		if a.VCI, err = strconv.Atoi(parts[2]); err != nil || a.VCI < 32 || a.VCI > 65535 {
+			return bad()
+		}
+	}
+	return a, true
 }

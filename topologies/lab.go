@@ -4,6 +4,7 @@
 package topologies
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -50,6 +51,34 @@ type Node struct {
 	Ageing     time.Duration // switch: MAC table ageing
 	MPLS       bool          // router
 	Repeater   string        // hub: repeater class, "class1" or "class2"
+	ATMSwitch  *ATMSwitch    // atm-switch
+}
+
+// ATMSwitch is an atm-switch's configuration.
+type ATMSwitch struct {
+	Queue    int    // output queue per port, cells; 0 = the default
+	Discard  string // none, ppd or epd
+	Mappings []Mapping
+}
+
+// Mapping is a duplex PVC through an atm-switch as GNS3 writes it:
+// "p1:0:100" <-> "p2:0:200", or a VP "p1:1" <-> "p2:2" (VCI -1).
+type Mapping struct {
+	From, To ATMAddr
+	Line     int
+}
+
+// ATMAddr is a switch port and a VPI, with a VCI or -1 for a whole VP.
+type ATMAddr struct {
+	Port     string
+	VPI, VCI int
+}
+
+func (a ATMAddr) String() string {
+	if a.VCI < 0 {
+		return fmt.Sprintf("%s:%d", a.Port, a.VPI)
+	}
+	return fmt.Sprintf("%s:%d:%d", a.Port, a.VPI, a.VCI)
 }
 
 // Interface is a host's or router's interface.
@@ -85,7 +114,11 @@ type Direction struct {
 type ATM struct {
 	PHY, AAL, Encap string
 	VPI, VCI        int
+	PCR             float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
 }
+
+// DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).
+const DefaultATMMTU = 9180
 
 // Link joins two endpoints.
 type Link struct {
@@ -101,6 +134,16 @@ func (l *Lab) Node(name string) *Node {
 	for _, n := range l.Nodes {
 		if n.Name == name {
 			return n
+		}
+	}
+	return nil
+}
+
+// LinkOf returns the link that has endpoint e, or nil.
+func (l *Lab) LinkOf(e Endpoint) *Link {
+	for _, k := range l.Links {
+		if k.A == e || k.B == e {
+			return k
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 )
 
 func (d *decoder) links(n *yaml.Node, lab *Lab) {
@@ -72,12 +73,25 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				}
 			}
 			d.mapping(v, key, []field{
-				{"phy", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.PHY, "oc3", "oc12", "ds3", "atm25") }},
+				{"phy", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.PHY, atm.PHYNames()...) }},
 				{"aal", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.AAL, "aal5", "aal34") }},
 				{"encap", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.Encap, "llc", "vcmux") }},
-				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 4095, &a.VPI) }},
+				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 255, &a.VPI) }},
 				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
+				{"pcr", false, func(key string, v *yaml.Node) {
+					if s, ok := d.scalar(key, v); ok {
+						r, err := strconv.ParseFloat(s, 64)
+						if err != nil || r <= 0 {
+							d.errorf(v, key, "bad peak cell rate %q: cells per second, such as 100000", s)
+							return
+						}
+						a.PCR = r
+					}
+				}},
 			})
+			if phy, ok := atm.PHYs[a.PHY]; ok {
+				l.AB.Rate, l.BA.Rate = phy.LineRate, phy.LineRate
+			}
 		}},
 		{"impair", false, func(key string, v *yaml.Node) { d.impair(key, v, &both) }},
 		{"directions", false, func(key string, v *yaml.Node) { dirs, dirsKey = v, key }},
@@ -88,6 +102,17 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	l.AB.Impair, l.BA.Impair = both, both
 	if dirs != nil {
 		d.directions(dirsKey, dirs, l)
+	}
+	if l.ATM != nil {
+		for _, im := range []emulator.Impair{l.AB.Impair, l.BA.Impair} {
+			if im.Limit != 0 || im.Rate != 0 {
+				d.errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter and loss (the cell loss ratio); limit and rate are for Ethernet links")
+				break
+			}
+		}
+		if dirs != nil && (l.AB.Rate != l.BA.Rate) {
+			d.errorf(dirs, dirsKey, "an ATM link's rate is its PHY's; change atm.phy instead")
+		}
 	}
 	if l.A.Node != "" && l.B.Node != "" {
 		lab.Links = append(lab.Links, l)
@@ -180,7 +205,7 @@ func (d *decoder) check(lab *Lab) {
 			node := lab.Node(e.Node)
 			if node.Kind == KindHost || node.Kind == KindRouter {
 				if node.Interface(e.Port) == nil {
-					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, MTU: DefaultMTU, Line: l.Line})
+					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, Line: l.Line})
 				}
 			}
 		}
@@ -188,6 +213,20 @@ func (d *decoder) check(lab *Lab) {
 			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link joins %s to itself", l.A)
 		}
 		d.checkHubLink(lab, l)
+		d.checkATMLink(lab, l)
+	}
+	for _, n := range lab.Nodes {
+		if n.ATMSwitch != nil {
+			d.checkMappings(n, used)
+		}
+		for _, i := range n.Interfaces {
+			if i.MTU == 0 {
+				i.MTU = DefaultMTU
+				if l := lab.LinkOf(Endpoint{n.Name, i.Name}); l != nil && l.ATM != nil {
+					i.MTU = DefaultATMMTU
+				}
+			}
+		}
 	}
 	addrs := map[netip.Addr]string{}
 	for _, n := range lab.Nodes {
@@ -252,5 +291,41 @@ func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
 			return
 		}
 		*into = p / 100
+	}
+}
+
+// checkATMLink validates what an ATM link may join: hosts (Classical IP
+// over ATM) and atm-switches; an atm-switch takes nothing else.
+func (d *decoder) checkATMLink(lab *Lab, l *Link) {
+	at := &yaml.Node{Line: l.Line}
+	for _, e := range []Endpoint{l.A, l.B} {
+		switch kind := lab.Node(e.Node).Kind; {
+		case l.ATM == nil && kind == KindATMSwitch:
+			d.errorf(at, "topology.links", "%s is an atm-switch port: give the link atm: {phy: oc3, ...} instead of ethernet:", e)
+		case l.ATM != nil && kind != KindHost && kind != KindATMSwitch:
+			d.errorf(at, "topology.links", "an ATM link joins hosts and atm-switches; %s is a %s", e, kind)
+		}
+	}
+}
+
+// checkMappings validates an atm-switch's PVCs: each names a linked port of
+// the switch, and no incoming VC or VP is mapped twice.
+func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
+	seen := map[ATMAddr]int{}
+	for _, m := range n.ATMSwitch.Mappings {
+		at := &yaml.Node{Line: m.Line}
+		key := "topology.nodes." + n.Name + ".mappings"
+		for _, a := range []ATMAddr{m.From, m.To} {
+			if _, ok := used[Endpoint{n.Name, a.Port}]; !ok {
+				d.errorf(at, key, "%s: port %s of %s has no link", a, a.Port, n.Name)
+			}
+			if prev, ok := seen[a]; ok {
+				d.errorf(at, key, "%s is already mapped on line %d", a, prev)
+			}
+			seen[a] = m.Line
+		}
+		if m.From.Port == m.To.Port {
+			d.errorf(at, key, "%s maps back to its own port", m.From)
+		}
 	}
 }

@@ -8,62 +8,201 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/harness"
 )
 
+// calcPath is the medium `atmlab calc` works out: Ethernet at a rate, or
+// Classical IP over ATM on a PHY.
+type calcPath struct {
+	rate             units.BitRate
+	phy              *atm.PHY
+	aal              atm.AAL
+	encap            cells.Encap
+	mtu              int
+	proto            string
+	rateStr, aalStr  string
+	encapStr, phyStr string
+}
+
+func (p *calcPath) ceiling(payload int) (harness.Ceiling, error) {
+	if p.phy != nil {
+		return harness.ATMCeiling(*p.phy, p.aal, p.encap, p.mtu, payload, p.proto)
+	}
+	return harness.EthernetCeiling(p.rate, p.mtu, payload, p.proto)
+}
+
+func (p *calcPath) String() string {
+	if p.phy != nil {
+		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", p.phy.Name, p.phy.CellRate(), p.aal, p.encap, p.mtu, p.proto)
+	}
+	return fmt.Sprintf("Ethernet at %v, MTU %d, %s", p.rate, p.mtu, p.proto)
+}
+
 func newCalc(opts *options) *cobra.Command {
-	var rate, proto string
-	var mtu int
+	p := &calcPath{}
+	var sawtooth bool
 	c := &cobra.Command{
-		Use:   "calc [--rate R] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD...",
-		Short: "Theory: wire overhead, frames and the goodput ceiling of a path per payload size",
-		Long: "Print the goodput ceiling of an Ethernet path for each payload size: frames (IP fragments\n" +
-			"or TCP segments), wire bytes with 802.3 framing (preamble, FCS, minimum frame, gap), efficiency.\n" +
+		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO",
+		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
+		Long: "Print the goodput ceiling of a path for each payload size.\n\n" +
+			"Ethernet (--rate): frames (IP fragments or TCP segments), wire bytes with 802.3 framing\n" +
+			"(preamble, FCS, minimum frame, gap), efficiency.\n" +
+			"ATM (--phy oc3|oc12|ds3|e3|atm25): Classical IP over ATM, each IP packet in RFC 2684\n" +
+			"encapsulation (llc or vcmux) and AAL5 or AAL3/4 (aal34), cells per message, octets on the line.\n" +
+			"The MTU is 1500 on Ethernet and 9180 on ATM unless --mtu says otherwise.\n" +
 			"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
-			"Example:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192",
+			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
+			"costs a cell, with the goodput before and after the step.\n\n" +
+			"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
+			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			r, err := units.ParseRate(rate)
-			if err != nil {
-				return usageError{fmt.Errorf("--rate: %w", err)}
+			if err := p.resolve(cmd.Flags().Changed("mtu")); err != nil {
+				return usageError{err}
+			}
+			var sizes []int
+			for _, s := range a {
+				n, err := strconv.Atoi(s)
+				if err != nil {
+					return usageError{fmt.Errorf("payload %q: want a size in bytes", s)}
+				}
+				sizes = append(sizes, n)
+			}
+			if sawtooth {
+				return p.sawtooth(cmd, opts, sizes)
 			}
 			var rows []harness.Ceiling
-			for _, p := range a {
-				n, err := strconv.Atoi(p)
-				if err != nil {
-					return usageError{fmt.Errorf("payload %q: want a size in bytes", p)}
-				}
-				c, err := harness.EthernetCeiling(r, mtu, n, proto)
+			for _, n := range sizes {
+				c, err := p.ceiling(n)
 				if err != nil {
 					return usageError{err}
 				}
 				rows = append(rows, c)
 			}
-			switch opts.output {
-			case "json":
-				return printJSON(cmd.OutOrStdout(), map[string]any{"rate_bps": int64(r), "mtu": mtu, "medium": "ethernet", "ceilings": rows})
-			case "csv":
-				w := csv.NewWriter(cmd.OutOrStdout())
-				w.Write([]string{"rate_bps", "mtu", "proto", "payload_bytes", "frames", "wire_bytes", "efficiency", "goodput_bps"})
-				for _, c := range rows {
-					w.Write([]string{strconv.FormatInt(int64(r), 10), strconv.Itoa(mtu), c.Proto, strconv.Itoa(c.Payload), strconv.Itoa(c.Frames),
-						strconv.Itoa(c.WireBytes), f(c.Efficiency), f(c.Goodput)})
-				}
-				w.Flush()
-				return w.Error()
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Ethernet at %v, MTU %d, %s\n", r, mtu, proto)
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "payload B\tframes\twire B\tefficiency\tgoodput Mbit/s\t")
-			for _, c := range rows {
-				fmt.Fprintf(w, "%d\t%d\t%d\t%.4f\t%.3f\t\n", c.Payload, c.Frames, c.WireBytes, c.Efficiency, c.Goodput/1e6)
-			}
-			return w.Flush()
+			return p.print(cmd, opts, rows)
 		},
 	}
-	c.Flags().StringVar(&rate, "rate", "100M", "line rate")
-	c.Flags().IntVar(&mtu, "mtu", 1500, "IP MTU")
-	c.Flags().StringVar(&proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
+	c.Flags().StringVar(&p.rateStr, "rate", "100M", "Ethernet line rate")
+	c.Flags().StringVar(&p.phyStr, "phy", "", "ATM PHY instead of Ethernet: oc3, oc12, ds3, e3, atm25")
+	c.Flags().StringVar(&p.aalStr, "aal", "aal5", "ATM adaptation layer: aal5 or aal34")
+	c.Flags().StringVar(&p.encapStr, "encap", "llc", "RFC 2684 encapsulation: llc (LLC/SNAP) or vcmux")
+	c.Flags().IntVar(&p.mtu, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
+	c.Flags().StringVar(&p.proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
+	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
 	return c
+}
+
+// resolve parses the flags into a path.
+func (p *calcPath) resolve(mtuGiven bool) error {
+	r, err := units.ParseRate(p.rateStr)
+	if err != nil {
+		return fmt.Errorf("--rate: %w", err)
+	}
+	p.rate = r
+	if p.phyStr == "" {
+		return nil
+	}
+	phy, err := atm.LookupPHY(p.phyStr)
+	if err != nil {
+		return fmt.Errorf("--phy: %w", err)
+	}
+	p.phy = &phy
+	switch p.aalStr {
+	case "aal5":
+		p.aal = atm.AAL5
+	case "aal34":
+		p.aal = atm.AAL34
+	default:
+		return fmt.Errorf("--aal %q: use aal5 or aal34", p.aalStr)
+	}
+	switch p.encapStr {
+	case "llc":
+		p.encap = cells.LLC
+	case "vcmux":
+		p.encap = cells.VCMux
+	default:
+		return fmt.Errorf("--encap %q: use llc or vcmux", p.encapStr)
+	}
+	if !mtuGiven {
+		p.mtu = 9180
+	}
+	return nil
+}
+
+func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceiling) error {
+	cellsOf := func(c harness.Ceiling) string {
+		if p.phy == nil {
+			return ""
+		}
+		return strconv.Itoa(c.WireBytes / p.phy.CellOctets)
+	}
+	switch opts.output {
+	case "json":
+		out := map[string]any{"mtu": p.mtu, "medium": "ethernet", "rate_bps": int64(p.rate), "ceilings": rows}
+		if p.phy != nil {
+			delete(out, "rate_bps")
+			out["medium"], out["phy"], out["aal"], out["encap"], out["cells_per_sec"] = "atm", p.phy.Name, p.aal.String(), p.encap.String(), p.phy.CellRate()
+		}
+		return printJSON(cmd.OutOrStdout(), out)
+	case "csv":
+		w := csv.NewWriter(cmd.OutOrStdout())
+		w.Write([]string{"rate_bps", "mtu", "proto", "payload_bytes", "frames", "wire_bytes", "efficiency", "goodput_bps", "medium", "cells"})
+		medium, rate := "ethernet", int64(p.rate)
+		if p.phy != nil {
+			medium, rate = p.phy.Name+"/"+p.aal.String()+"/"+p.encap.String(), int64(p.phy.LineRate)
+		}
+		for _, c := range rows {
+			w.Write([]string{strconv.FormatInt(rate, 10), strconv.Itoa(p.mtu), c.Proto, strconv.Itoa(c.Payload), strconv.Itoa(c.Frames),
+				strconv.Itoa(c.WireBytes), f(c.Efficiency), f(c.Goodput), medium, cellsOf(c)})
+		}
+		w.Flush()
+		return w.Error()
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), p)
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
+	if p.phy != nil {
+		fmt.Fprintln(w, "payload B\tpackets\tcells\tline B\tefficiency\tgoodput Mbit/s\t")
+		for _, c := range rows {
+			fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%.4f\t%.3f\t\n", c.Payload, c.Frames, cellsOf(c), c.WireBytes, c.Efficiency, c.Goodput/1e6)
+		}
+		return w.Flush()
+	}
+	fmt.Fprintln(w, "payload B\tframes\twire B\tefficiency\tgoodput Mbit/s\t")
+	for _, c := range rows {
+		fmt.Fprintf(w, "%d\t%d\t%d\t%.4f\t%.3f\t\n", c.Payload, c.Frames, c.WireBytes, c.Efficiency, c.Goodput/1e6)
+	}
+	return w.Flush()
+}
+
+func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) error {
+	if p.phy == nil || len(sizes) != 2 || sizes[0] < 1 || sizes[1] < sizes[0] {
+		return usageError{fmt.Errorf("--sawtooth FROM TO: give an ATM --phy and two UDP payload sizes, FROM ≤ TO")}
+	}
+	steps, err := harness.Sawtooth(*p.phy, p.aal, p.encap, p.mtu, sizes[0], sizes[1])
+	if err != nil {
+		return usageError{err}
+	}
+	switch opts.output {
+	case "json":
+		return printJSON(cmd.OutOrStdout(), map[string]any{"phy": p.phy.Name, "aal": p.aal.String(), "encap": p.encap.String(), "mtu": p.mtu, "steps": steps})
+	case "csv":
+		w := csv.NewWriter(cmd.OutOrStdout())
+		w.Write([]string{"size_bytes", "cells", "goodput_bps", "next_goodput_bps", "drop"})
+		for _, s := range steps {
+			w.Write([]string{strconv.Itoa(s.Size), strconv.Itoa(s.Cells), f(s.Goodput), f(s.Next), f(s.Drop)})
+		}
+		w.Flush()
+		return w.Error()
+	}
+	p.proto = "udp"
+	fmt.Fprintf(cmd.OutOrStdout(), "sawtooth of %s: the last UDP payload before each extra cell\n", p)
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "payload B\tcells\tgoodput Mbit/s\t+1 byte: cells\tgoodput Mbit/s\tdrop\t")
+	for _, s := range steps {
+		fmt.Fprintf(w, "%d\t%d\t%.3f\t%d\t%.3f\t%.1f%%\t\n", s.Size, s.Cells, s.Goodput/1e6, s.Cells+1, s.Next/1e6, 100*s.Drop)
+	}
+	return w.Flush()
 }

@@ -192,4 +192,22 @@ func TestCalc(t *testing.T) {
 	if _, _, err := run(t, "calc", "--proto", "sctp", "100"); err == nil {
 		t.Fatal("sctp accepted")
 	}
+	// ATM: the sawtooth's neighbours 1444 and 1445 on OC-3c (atm.md §8).
+	out, _, err = run(t, "calc", "--phy", "oc3", "1444", "1445")
+	if err != nil || !strings.Contains(out, "131.621") || !strings.Contains(out, "127.596") || !strings.Contains(out, "MTU 9180") {
+		t.Fatalf("calc --phy oc3: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "calc", "--phy", "oc3", "-o", "csv", "--aal", "aal34", "1472")
+	if err != nil || !strings.Contains(out, ",oc3/aal34/llc,35") {
+		t.Fatalf("calc --aal aal34 -o csv: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "calc", "--phy", "oc3", "--sawtooth", "-o", "json", "900", "1000")
+	if err != nil || !strings.Contains(out, `"size_bytes": 916`) || !strings.Contains(out, `"size_bytes": 964`) {
+		t.Fatalf("calc --sawtooth: %v\n%s", err, out)
+	}
+	for _, bad := range [][]string{{"--phy", "oc48", "100"}, {"--phy", "oc3", "--aal", "aal2", "100"}, {"--sawtooth", "1", "100"}} {
+		if _, _, err := run(t, append([]string{"calc"}, bad...)...); err == nil {
+			t.Errorf("calc %v accepted", bad)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
@@ -45,6 +46,15 @@ func newStats(opts *options) *cobra.Command {
 			if len(hd) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "half duplex:\n  "+strings.Join(hd, "\n  "))
 			}
+			var cl []string
+			for _, p := range st.Ports {
+				if c := p.ATM; c != nil {
+					cl = append(cl, atmLine(p.Port, c))
+				}
+			}
+			if len(cl) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "atm (on atm-switch ports, frames are cells):\n  "+strings.Join(cl, "\n  "))
+			}
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
@@ -54,4 +64,24 @@ func newStats(opts *options) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// atmLine is an ATM port's cell counters, the non-zero ones beyond the
+// cells sent and received.
+func atmLine(port string, c *emulator.ATMStats) string {
+	line := fmt.Sprintf("%s: %d cells sent, %d received", port, c.TxCells, c.RxCells)
+	for _, f := range []struct {
+		n    uint64
+		what string
+	}{
+		{c.QueueDrops, "queue drops"}, {c.EPDDrops, "EPD drops"}, {c.PPDDrops, "PPD drops"}, {c.LostCells, "lost on the link"},
+		{c.HECCorrected, "HEC corrected"}, {c.HECDrops, "HEC drops"}, {c.UnknownVC, "on no VC"},
+		{c.CRCErrors, "CRC errors"}, {c.LengthErrors, "length errors"}, {c.EncapErrors, "encapsulation errors"}, {c.SeqErrors, "sequence errors"},
+		{c.Timeouts, "reassembly timeouts"}, {c.TooLong, "too long"}, {c.NoVC, "frames with no VC"}, {c.ARPReplies, "ATMARP replies"},
+	} {
+		if f.n > 0 {
+			line += fmt.Sprintf(", %d %s", f.n, f.what)
+		}
+	}
+	return line
 }

@@ -298,7 +298,7 @@ func (a *Adapter) count(err error) {
 func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	etherType, pkt, err := a.cfg.Encap.Decapsulate(sdu)
 	if err != nil {
-		a.stats.LengthErrors++
+		a.stats.EncapErrors++
 		return
 	}
 	d := make([]byte, emulator.EtherHeader+len(pkt))

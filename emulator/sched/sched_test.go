@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -57,5 +58,31 @@ func TestStopAndRunUntil(t *testing.T) {
 	s.Run()
 	if at != time.Millisecond {
 		t.Fatalf("past event ran at %v, want 1ms", at)
+	}
+}
+
+// A reused timer runs once per Reset, at the time of the latest Reset, in
+// order with other events.
+func TestTimerReset(t *testing.T) {
+	s := New()
+	var got []string
+	tm := s.NewTimer(func() { got = append(got, "timer@"+s.Now().String()) })
+	if tm.Pending() {
+		t.Fatal("a new timer is pending")
+	}
+	tm.Reset(5)
+	tm.Reset(3) // moves it
+	s.At(3, func() { got = append(got, "event@3ns") })
+	s.Run()
+	tm.Reset(10)
+	s.Run()
+	want := []string{"timer@3ns", "event@3ns", "timer@10ns"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	n := 0
+	counter := s.NewTimer(func() { n++ })
+	if testing.AllocsPerRun(100, func() { counter.Reset(s.Now() + 1); s.Run() }) != 0 || n == 0 {
+		t.Error("Reset allocates")
 	}
 }

@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,13 +21,16 @@ import (
 	"github.com/google/gopacket/pcapgo"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // request is one line a client sends on a lab's control socket.
 type request struct {
 	Op       string `json:"op"` // "stats" or "capture"
 	Endpoint string `json:"endpoint,omitempty"`
+	Cells    bool   `json:"cells,omitempty"` // capture an ATM link's cells, not its PDUs
 }
 
 // reply is the first line the server answers; a capture's pcap stream follows it.
@@ -114,7 +118,7 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 		}
 		json.NewEncoder(c).Encode(reply{Stats: &st})
 	case "capture":
-		s.capture(ctx, c, req.Endpoint)
+		s.capture(ctx, c, req.Endpoint, req.Cells)
 	default:
 		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("unknown op %q", req.Op)})
 	}
@@ -176,14 +180,18 @@ type captured struct {
 // capture streams a link's frames, both directions, as pcap until the client
 // goes away. Frames are taken at their delivery time; a slow client loses
 // frames from its capture, never from the lab.
-func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
+func (s *server) capture(ctx context.Context, c net.Conn, endpoint string, cellMode bool) {
 	link := s.k.Net.Link(endpoint)
 	if link == nil {
 		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("no link has endpoint %q; name one end of a link, such as h1:eth0", endpoint)})
 		return
 	}
+	chans, linkType, err := link.Tappers(cellMode)
+	if err != nil {
+		json.NewEncoder(c).Encode(reply{Error: err.Error()})
+		return
+	}
 	frames := make(chan captured, 8192)
-	chans := link.Tappers()
 	if err := s.k.Loop.Query(ctx, func() {
 		for _, ch := range chans {
 			s.subscribe(ch, frames)
@@ -200,7 +208,7 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
 		return
 	}
 	w := pcapgo.NewWriter(c)
-	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+	if err := w.WriteFileHeader(65536, layers.LinkType(linkType)); err != nil {
 		return
 	}
 	start := s.k.Loop.start
@@ -209,7 +217,12 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string) {
 	for {
 		select {
 		case f := <-frames:
-			ci := gopacket.CaptureInfo{Timestamp: start.Add(f.at), CaptureLength: len(f.data), Length: len(f.data)}
+			ts := start.Add(f.at)
+			if linkType == topologies.LinkTypeERF { // the record carries its own timestamp
+				f.data = bytes.Clone(f.data)
+				atm.PutERFTime(f.data, ts)
+			}
+			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(f.data), Length: len(f.data)}
 			if w.WritePacket(ci, f.data) != nil {
 				return
 			}
@@ -290,8 +303,8 @@ func QueryStats(ctx context.Context, lab string) (*Stats, error) {
 // Capture copies a running lab's link, named by one endpoint, to w as pcap
 // until ctx ends or count frames (if count > 0) were written. It returns the
 // number of frames written.
-func Capture(ctx context.Context, lab, endpoint string, w io.Writer, count int) (int, error) {
-	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint})
+func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (int, error) {
+	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint, Cells: cellMode})
 	if err != nil {
 		return 0, err
 	}
@@ -303,7 +316,7 @@ func Capture(ctx context.Context, lab, endpoint string, w io.Writer, count int) 
 		return 0, fmt.Errorf("capture stream: %w", err)
 	}
 	out := pcapgo.NewWriter(w)
-	if err := out.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+	if err := out.WriteFileHeader(65536, in.LinkType()); err != nil {
 		return 0, err
 	}
 	n := 0

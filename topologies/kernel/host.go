@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -16,7 +17,9 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -62,7 +65,7 @@ func openTAP(ns netns.NsHandle, name string) (*water.Interface, int, error) {
 
 // setupHost gives a host's interfaces their MAC, MTU, addresses, qdisc and
 // routes, and writes its sysctls. macs assigns stable addresses.
-func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, rates map[string]units.BitRate, macs func(string) net.HardwareAddr) error {
+func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, macs func(string) net.HardwareAddr) error {
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		return err
@@ -94,7 +97,7 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, ra
 				return fmt.Errorf("%s: address %s on %s: %w", nsName, iface.IPv4, iface.Name, err)
 			}
 		}
-		if err := pushback(nsName, iface.Name, iface.MTU, rates[node.Name+":"+iface.Name]); err != nil {
+		if err := pushback(nsName, iface.Name, iface.MTU, wireOf(lab, topologies.Endpoint{Node: node.Name, Port: iface.Name})); err != nil {
 			return err
 		}
 	}
@@ -114,27 +117,71 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, ra
 	return setSysctls(ns, kv)
 }
 
+// wire is how the token bucket in front of a host's TAP bills a frame: a
+// rate and tc size-table arguments that turn a frame's length into what it
+// takes on the wire.
+type wire struct {
+	rate units.BitRate
+	stab func(mtu int) []string
+}
+
+// wireOf returns the billing of the link a host interface is on. Ethernet
+// adds FCS, preamble and gap and pads to the minimum frame. An ATM link
+// bills cells at the cell-stream rate: tc's `linklayer atm` computes
+// 53 x ceil((len + overhead) / 48), exact for AAL5 when the size table's
+// cells are 8 octets or finer (atm.md §10.1). For AAL3/4 it bills the same
+// (a little under AAL3/4's 44-octet segments): the bucket then runs a few
+// per cent fast and the adapter's ring, not the bucket, holds the host back.
+func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
+	l := lab.LinkOf(e)
+	dir := l.AB
+	if l.B == e {
+		dir = l.BA
+	}
+	if l.ATM == nil {
+		return wire{dir.Rate, func(int) []string {
+			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
+		}}
+	}
+	phy := atm.PHYs[l.ATM.PHY]
+	overhead := cells.AAL5Trailer - emulator.EtherHeader
+	if l.ATM.Encap == "llc" {
+		overhead += cells.LLCHeader
+	}
+	if l.ATM.AAL == "aal34" {
+		overhead += 3 // AAL3/4's CPCS pads to 4 octets
+	}
+	return wire{units.BitRate(math.Ceil(phy.CellStreamRate())), func(mtu int) []string {
+		size := mtu + emulator.EtherHeader + max(overhead, 0)
+		tsize := 512
+		for size>>3 > tsize-1 {
+			tsize *= 2
+		}
+		return []string{"linklayer", "atm", "overhead", strconv.Itoa(overhead), "mtu", strconv.Itoa(size), "tsize", strconv.Itoa(tsize)}
+	}}
+}
+
 // pushback makes the host's own queues hold what its NIC cannot send yet
 // (DESIGN.md principle 4). A TAP frees a frame's socket memory as soon as
 // the frame enters its ring and drops when the ring is full, so a sender
 // would never block. A token bucket on the TAP at the emulated line rate,
-// counting each frame's Ethernet wire overhead through a size table, holds
-// frames in the qdisc instead: sockets block on their send buffers as on a
-// real NIC. The emulator still times every frame itself; the qdisc only
-// keeps the host from outrunning it. Segmentation offload is turned off so
-// every frame the qdisc counts is one wire frame.
-func pushback(ns, dev string, mtu int, rate units.BitRate) error {
+// counting each frame's wire overhead through a size table, holds frames in
+// the qdisc instead: sockets block on their send buffers as on a real NIC.
+// The emulator still times every frame itself; the qdisc only keeps the
+// host from outrunning it. Segmentation offload is turned off so every
+// frame the qdisc counts is one wire frame.
+func pushback(ns, dev string, mtu int, w wire) error {
 	frame := mtu + emulator.EtherHeader + wireOverhead
 	// The bucket holds 2 ms of line rate (at least two frames), so that when
 	// the emulator reads its TAP late the host can catch up instead of the
 	// link idling; the emulator's own model times every frame regardless.
-	burst := max(2*frame, int(int64(rate)/8/500))
+	burst := max(2*frame, int(int64(w.rate)/8/500))
+	qdisc := append([]string{"tc", "qdisc", "replace", "dev", dev, "root", "stab"}, w.stab(mtu)...)
+	qdisc = append(qdisc, "tbf", "rate", strconv.FormatInt(int64(w.rate), 10)+"bit",
+		"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames*frame))
 	cmds := [][]string{
 		{"ethtool", "-K", dev, "gso", "off", "tso", "off", "gro", "off"},
-		{"tc", "qdisc", "replace", "dev", dev, "root",
-			"stab", "overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum),
-			"tbf", "rate", strconv.FormatInt(int64(rate), 10) + "bit",
-			"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames * frame)},
+		qdisc,
 	}
 	for _, c := range cmds {
 		args := append([]string{"netns", "exec", ns}, c...)

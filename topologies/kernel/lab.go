@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -72,10 +71,6 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if note != "" {
 		k.Notes = append(k.Notes, note)
 	}
-	rates := map[string]units.BitRate{}
-	for _, l := range lab.Links {
-		rates[l.A.String()], rates[l.B.String()] = l.AB.Rate, l.BA.Rate
-	}
 	for _, node := range lab.Nodes {
 		if node.Kind != topologies.KindHost {
 			continue
@@ -101,7 +96,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 				return nil, err
 			}
 		}
-		err = setupHost(lab, node, ns, rates, func(p string) net.HardwareAddr { return macOf(lab.Name, p) })
+		err = setupHost(lab, node, ns, func(p string) net.HardwareAddr { return macOf(lab.Name, p) })
 		ns.Close()
 		if err != nil {
 			return nil, err

@@ -1,0 +1,182 @@
+package topologies
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+const asxLab = `
+name: asx
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24, mtu: 1500}
+    h3: {kind: host, ipv4: 10.0.0.3/24}
+    atm1: {kind: atm-switch, queue: 1000, discard: epd}
+    atm2: {kind: atm-switch}
+  links:
+    - endpoints: ["h1:eth0", "atm1:p1"]
+      atm: {phy: oc3, vci: 40}
+    - endpoints: ["atm1:p9", "atm2:p9"]
+      atm: {phy: oc12, vpi: 1}
+    - endpoints: ["h2:eth0", "atm2:p1"]
+      atm: {phy: oc3}
+    - endpoints: ["h3:eth0", "atm2:p2"]
+      atm: {phy: ds3, pcr: 50000}
+      impair: {delay: 1ms, loss: 0.1%}
+`
+
+// ipv4 is an Ethernet frame to dst's MAC with an IPv4 packet of n octets.
+func ipv4(dst [6]byte, from, to string, n int) *emulator.Frame {
+	d := make([]byte, 14+n)
+	copy(d, dst[:])
+	d[6] = 0x02
+	binary.BigEndian.PutUint16(d[12:], 0x0800)
+	d[14] = 0x45
+	binary.BigEndian.PutUint16(d[16:], uint16(n))
+	copy(d[26:], netip.MustParseAddr(from).AsSlice())
+	copy(d[30:], netip.MustParseAddr(to).AsSlice())
+	return &emulator.Frame{Data: d}
+}
+
+// Hosts joined by atm-switches get a PVC to every other host: VCIs from
+// each link's atm.vci up, translated at each switch; a packet crosses two
+// switches as cells and arrives whole.
+func TestBuildATMAutoPVCs(t *testing.T) {
+	lab, err := Parse("asx.yaml", []byte(asxLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mtu := lab.Node("h1").Interface("eth0").MTU; mtu != DefaultATMMTU {
+		t.Errorf("h1's MTU on an ATM link = %d, want 9180", mtu)
+	}
+	if mtu := lab.Node("h2").Interface("eth0").MTU; mtu != 1500 {
+		t.Errorf("h2's MTU = %d, want the 1500 it asked for", mtu)
+	}
+	s := sched.New()
+	n, err := Build(lab, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*emulator.Frame
+	n.Hosts["h3:eth0"].Sink = func(f *emulator.Frame) { got = append(got, f) }
+	// h1's PVCs: VCI 40 to h2, 41 to h3; h3's link hands out 100 (to h1), 101 (to h2).
+	h1 := n.Hosts["h1:eth0"]
+	h1.Input(ipv4(atm.VCMAC(0, 41), "10.0.0.1", "10.0.0.3", 1000))
+	s.Run()
+	if len(got) != 1 || len(got[0].Data) != 1014 {
+		t.Fatalf("h3 got %d frames", len(got))
+	}
+	if mac := atm.VCMAC(0, 100); [6]byte(got[0].Data[6:12]) != mac {
+		t.Errorf("h3 received from MAC % x, want its VC 0/100's", got[0].Data[6:12])
+	}
+	rows := n.Stats()
+	byPort := map[string]emulator.PortStats{}
+	for _, r := range rows {
+		byPort[r.Port] = r
+	}
+	if r := byPort["atm1:p9"]; r.ATM == nil || r.TxFrames != 22 { // 1008-octet SDU: 22 cells
+		t.Errorf("atm1:p9 sent %d cells, want 22 (%+v)", r.TxFrames, r.ATM)
+	}
+	if r := byPort["atm2:p2"]; r.TxFrames != 22 {
+		t.Errorf("atm2:p2 sent %d cells", r.TxFrames)
+	}
+	if l := n.Link("h3:eth0"); l == nil || l.ATM == nil {
+		t.Fatal("no ATM link at h3:eth0")
+	}
+	taps, lt, err := n.Link("h1:eth0").Tappers(false)
+	if err != nil || lt != LinkTypeERF || len(taps) != 2 {
+		t.Errorf("ATM link tappers: %d, link type %d, %v", len(taps), lt, err)
+	}
+	if _, _, err := n.Link("h1:eth0").Tappers(true); err != nil {
+		t.Errorf("cell capture: %v", err)
+	}
+}
+
+// With mappings, the switch does what they say and nothing else; each host
+// has its link's VC as its only PVC. Hosts whose encapsulations differ
+// cannot talk, and the receiver counts why.
+func TestBuildATMMappings(t *testing.T) {
+	lab, err := Parse("map.yaml", []byte(`
+name: map
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    atm1: {kind: atm-switch, mappings: {"p1:0:100": "p2:0:200"}}
+  links:
+    - endpoints: ["h1:eth0", "atm1:p1"]
+      atm: {phy: oc3, vci: 100}
+    - endpoints: ["h2:eth0", "atm1:p2"]
+      atm: {phy: oc3, vci: 200}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() (int, *emulator.ATMStats) {
+		s := sched.New()
+		n, err := Build(lab, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		n.Hosts["h1:eth0"].Sink = func(f *emulator.Frame) {
+			if [6]byte(f.Data[6:12]) == atm.VCMAC(0, 100) {
+				got++
+			}
+		}
+		n.Hosts["h2:eth0"].Input(ipv4([6]byte{}, "10.0.0.2", "10.0.0.1", 100))
+		s.Run()
+		return got, n.Hosts["h1:eth0"].Stats().ATM
+	}
+	if got, st := send(); got != 1 || st.RxCells != 3 {
+		t.Errorf("mapped PVC: %d delivered, %+v", got, st)
+	}
+	lab.Links[1].ATM.Encap = "vcmux"
+	if got, st := send(); got != 0 || st.EncapErrors != 1 {
+		t.Errorf("VC-mux into LLC/SNAP: %d delivered, %+v", got, st)
+	}
+}
+
+func TestParseATMErrors(t *testing.T) {
+	_, err := Parse("bad.yaml", []byte(`name: bad
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+    atm1: {kind: atm-switch, discard: maybe, mappings: {"p1:0:100": "p7:0:40", "p1:300": "p2:1:40"}}
+  links:
+    - endpoints: ["h1:eth0", "atm1:p1"]
+      atm: {phy: oc48, vpi: 256}
+      impair: {rate: 10M}
+    - endpoints: ["h2:eth0", "atm1:p2"]
+      ethernet: {rate: 100M}
+    - endpoints: ["sw1:p1", "atm1:p3"]
+      atm: {phy: oc3, pcr: fast}
+`))
+	if err == nil {
+		t.Fatal("a malformed ATM lab parsed")
+	}
+	for _, want := range []string{
+		`topology.nodes.atm1.discard: "maybe": use none, ppd`,
+		`topology.nodes.atm1.mappings.p1:300: "p1:300": write port:vpi:vci`,
+		`topology.links[0].atm.phy: "oc48": use one of atm25, ds3, e3, oc12, oc3`,
+		`topology.links[0].atm.vpi: want a whole number from 0 to 255`,
+		`topology.links[0].impair: an ATM link's impairments are per cell`,
+		`atm1:p2 is an atm-switch port: give the link atm:`,
+		`an ATM link joins hosts and atm-switches; sw1:p1 is a switch`,
+		`topology.links[2].atm.pcr: bad peak cell rate "fast"`,
+		`p7:0:40: port p7 of atm1 has no link`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%s", want, err)
+		}
+	}
+}
