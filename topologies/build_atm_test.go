@@ -3,6 +3,8 @@ package topologies
 import (
 	"encoding/binary"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -177,6 +179,58 @@ topology:
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%s", want, err)
+		}
+	}
+}
+
+// Variants can change an ATM link's PHY, AAL and encapsulation, and only
+// an ATM link's.
+func TestATMVariants(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "v.yaml")
+	os.WriteFile(file, []byte(`name: v
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - endpoints: ["h1:eth0", "h2:eth0"]
+      atm: {phy: oc3}
+variants:
+  - {name: oc12-aal34, set: [{link: "h1:eth0", phy: oc12, aal: aal34, encap: vcmux}]}
+`), 0o644)
+	lab, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := lab.WithVariant("oc12-aal34")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := v.Links[0].ATM; a.PHY != "oc12" || a.AAL != "aal34" || a.Encap != "vcmux" || v.Links[0].AB.Rate != atm.PHYs["oc12"].LineRate {
+		t.Errorf("variant link %+v, rate %v", a, v.Links[0].AB.Rate)
+	}
+	if lab.Links[0].ATM.PHY != "oc3" {
+		t.Error("the variant changed the base lab")
+	}
+	_, err = Parse("bad.yaml", []byte(`name: bad
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.1.1/24}
+    h4: {kind: host, ipv4: 10.0.1.2/24}
+  links:
+    - endpoints: ["h1:eth0", "h2:eth0"]
+      atm: {phy: oc3}
+    - endpoints: ["h3:eth0", "h4:eth0"]
+variants:
+  - {name: a, set: [{link: "h1:eth0", rate: 10M}]}
+  - {name: b, set: [{link: "h3:eth0", phy: oc3}]}
+  - {name: c, set: [{link: "h1:eth0", aal: aal2}]}
+`))
+	for _, want := range []string{"set phy: instead of rate:", "h3:eth0 is Ethernet", `"aal2": use one of aal5, aal34`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q: %v", want, err)
 		}
 	}
 }

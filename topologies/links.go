@@ -63,19 +63,10 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 		{"atm", false, func(key string, v *yaml.Node) {
 			a := &ATM{PHY: "oc3", AAL: "aal5", Encap: "llc", VCI: 100}
 			l.ATM = a
-			oneOf := func(key string, v *yaml.Node, into *string, allowed ...string) {
-				if s, ok := d.scalar(key, v); ok {
-					if !slices.Contains(allowed, s) {
-						d.errorf(v, key, "%q: use one of %s", s, strings.Join(allowed, ", "))
-						return
-					}
-					*into = s
-				}
-			}
 			d.mapping(v, key, []field{
-				{"phy", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.PHY, atm.PHYNames()...) }},
-				{"aal", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.AAL, "aal5", "aal34") }},
-				{"encap", false, func(key string, v *yaml.Node) { oneOf(key, v, &a.Encap, "llc", "vcmux") }},
+				{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.PHY, atm.PHYNames()...) }},
+				{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.AAL, "aal5", "aal34") }},
+				{"encap", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.Encap, "llc", "vcmux") }},
 				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 255, &a.VPI) }},
 				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
 				{"pcr", false, func(key string, v *yaml.Node) {
@@ -327,5 +318,16 @@ func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
 		if m.From.Port == m.To.Port {
 			d.errorf(at, key, "%s maps back to its own port", m.From)
 		}
+	}
+}
+
+// oneOf reads a value that must be one of allowed.
+func (d *decoder) oneOf(key string, v *yaml.Node, into *string, allowed ...string) {
+	if s, ok := d.scalar(key, v); ok {
+		if !slices.Contains(allowed, s) {
+			d.errorf(v, key, "%q: use one of %s", s, strings.Join(allowed, ", "))
+			return
+		}
+		*into = s
 	}
 }

@@ -1,13 +1,16 @@
 package topologies
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -20,16 +23,18 @@ type Variant struct {
 }
 
 // Override changes one thing: a link's rate, delay or loss (both
-// directions, by one of its endpoints), or a node's kind or MPLS.
+// directions, by one of its endpoints), an ATM link's PHY, AAL or
+// encapsulation, or a node's kind or MPLS.
 type Override struct {
-	Line  int
-	Link  string // endpoint naming the link
-	Node  string
-	Rate  units.BitRate
-	Delay *time.Duration
-	Loss  *float64
-	Kind  string
-	MPLS  *bool
+	Line            int
+	Link            string // endpoint naming the link
+	Node            string
+	Rate            units.BitRate
+	Delay           *time.Duration
+	Loss            *float64
+	PHY, AAL, Encap string
+	Kind            string
+	MPLS            *bool
 }
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
@@ -94,14 +99,26 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 			}
 		}},
 		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
+		{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.PHY, atm.PHYNames()...) }},
+		{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.AAL, "aal5", "aal34") }},
+		{"encap", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.Encap, "llc", "vcmux") }},
 	})
+	atmSet := o.PHY != "" || o.AAL != "" || o.Encap != ""
 	switch {
 	case (o.Link == "") == (o.Node == ""):
 		d.errorf(n, path, "name one link: (an endpoint) or one node:")
 	case o.Link != "" && (o.Kind != "" || o.MPLS != nil):
 		d.errorf(n, path, "kind: and mpls: apply to a node:, not a link:")
-	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Loss != nil):
-		d.errorf(n, path, "rate:, delay: and loss: apply to a link:, not a node:")
+	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Loss != nil || atmSet):
+		d.errorf(n, path, "rate:, delay:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
+	case o.Link != "":
+		if l := lab.LinkOf(endpointOf(o.Link)); l != nil && (l.ATM == nil) == atmSet && (atmSet || o.Rate != 0) {
+			if atmSet {
+				d.errorf(n, path, "phy:, aal: and encap: apply to ATM links; %s is Ethernet", o.Link)
+			} else {
+				d.errorf(n, path, "an ATM link's rate is its PHY's: set phy: instead of rate:")
+			}
+		}
 	}
 	return o
 }
@@ -161,6 +178,10 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 					dir.Impair.Loss = *o.Loss
 				}
 			}
+			if a := link.ATM; a != nil {
+				a.PHY, a.AAL, a.Encap = cmp.Or(o.PHY, a.PHY), cmp.Or(o.AAL, a.AAL), cmp.Or(o.Encap, a.Encap)
+				link.AB.Rate, link.BA.Rate = atm.PHYs[a.PHY].LineRate, atm.PHYs[a.PHY].LineRate
+			}
 		}
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).
@@ -172,4 +193,10 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 		return nil, fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
 	}
 	return fresh, nil
+}
+
+// endpointOf splits "node:port".
+func endpointOf(s string) Endpoint {
+	node, port, _ := strings.Cut(s, ":")
+	return Endpoint{node, port}
 }
