@@ -333,32 +333,38 @@ func stderrOf(err error) string {
 	return ""
 }
 
-// ceiling is the theoretical goodput of the path between a point's hosts:
-// the lower of their links' ceilings (Ethernet or ATM), at the sender's MTU.
+// ceiling is the theoretical goodput of a point's path.
 func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
-	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[p.Test]
-	if proto == "" {
-		return 0, false
-	}
 	size := res.Spec.Message
 	if size == 0 {
 		size = p.Size
 	}
+	return PathCeiling(r.Lab, p.From, p.To, p.Test, size)
+}
+
+// PathCeiling is the theoretical goodput of a stream test between two
+// hosts of a lab: the lower of their links' ceilings (Ethernet or ATM), at
+// the sender's MTU.
+func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64, bool) {
+	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[test]
+	if proto == "" || size == 0 {
+		return 0, false
+	}
 	mtu := 0
-	for _, l := range r.Lab.Links {
+	for _, l := range lab.Links {
 		for _, e := range []topologies.Endpoint{l.A, l.B} {
-			if i := r.Lab.Node(e.Node).Interface(e.Port); i != nil && e.Node == p.From {
+			if i := lab.Node(e.Node).Interface(e.Port); i != nil && e.Node == from {
 				mtu = i.MTU
 			}
 		}
 	}
 	best, found := 0.0, false
-	for _, l := range r.Lab.Links {
+	for _, l := range lab.Links {
 		for _, end := range []struct {
 			ep  topologies.Endpoint
 			dir topologies.Direction
 		}{{l.A, l.AB}, {l.B, l.BA}} {
-			if end.ep.Node != p.From && end.ep.Node != p.To || mtu == 0 || size == 0 {
+			if end.ep.Node != from && end.ep.Node != to || mtu == 0 {
 				continue
 			}
 			c, err := LinkCeiling(l, end.dir, mtu, size, proto)

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // ReadRecords reads a results folder's results.jsonl.
@@ -45,6 +47,9 @@ type series struct {
 	Test    string
 	Points  []agg // by size, ascending
 	Ceiling bool  // whether points carry a ceiling
+	// The first record's path, for the theory line.
+	Variant, From, To string
+	Theory            plotter.XYs // the ceiling at every size between the points, if known
 }
 
 // agg is the repetitions of one point.
@@ -70,7 +75,7 @@ func group(recs []Record) []*series {
 		}
 		s := byKey[key]
 		if s == nil {
-			s = &series{Key: key, Test: r.Test}
+			s = &series{Key: key, Test: r.Test, Variant: r.Variant, From: r.From, To: r.To}
 			byKey[key] = s
 			order = append(order, key)
 		}
@@ -131,6 +136,7 @@ func WriteReport(dir string) error {
 		return err
 	}
 	all := group(recs)
+	theory(dir, all)
 	var stream, rr []*series
 	for _, s := range all {
 		if isRR(s.Test) {
@@ -311,6 +317,9 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 		bars.Color = c
 		p.Add(line, points, bars)
 		p.Legend.Add(s.Key, line, points)
+		if len(s.Theory) > 0 {
+			ceil = s.Theory
+		}
 		if len(ceil) > 0 {
 			cl, err := plotter.NewLine(ceil)
 			if err != nil {
@@ -322,13 +331,47 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 			p.Legend.Add("ceiling: "+s.Key, cl)
 		}
 	}
-	p.Y.Min = 0
+	// A narrow band (the AAL5 sawtooth: steps of a few per cent near the
+	// ceiling) is invisible on an axis from zero: zoom in, and say so.
+	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
+		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
+		p.Y.Label.Text += " (axis does not start at 0)"
+	} else {
+		p.Y.Min = 0
+	}
 	for _, ext := range []string{".png", ".svg"} {
 		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// theory fills each stream series' theory line from the lab file lab run
+// copied into dir: the ceiling at every byte between its smallest and
+// largest size, so that the AAL5 sawtooth's steps show where they are, not
+// only at the sizes measured.
+func theory(dir string, ss []*series) {
+	base, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	if err != nil {
+		return
+	}
+	for _, s := range ss {
+		if !s.Ceiling || len(s.Points) < 2 {
+			continue
+		}
+		lab, err := base.WithVariant(cmp.Or(s.Variant, "base"))
+		if err != nil {
+			continue
+		}
+		lo, hi := s.Points[0].Size, s.Points[len(s.Points)-1].Size
+		step := max(1, (hi-lo)/4000)
+		for size := lo; size <= hi; size += step {
+			if c, ok := PathCeiling(lab, s.From, s.To, s.Test, size); ok {
+				s.Theory = append(s.Theory, plotter.XY{X: float64(size), Y: c / 1e6})
+			}
+		}
+	}
 }
 
 // readFigures reads the hardware figures lab run resolved into the folder.
@@ -481,7 +524,14 @@ func plotIntervals(dir string, recs []Record) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	p.Y.Min = 0
+	// A narrow band (the AAL5 sawtooth: steps of a few per cent near the
+	// ceiling) is invisible on an axis from zero: zoom in, and say so.
+	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
+		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
+		p.Y.Label.Text += " (axis does not start at 0)"
+	} else {
+		p.Y.Min = 0
+	}
 	for _, ext := range []string{".png", ".svg"} {
 		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, "intervals"+ext)); err != nil {
 			return false, err

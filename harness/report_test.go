@@ -64,3 +64,38 @@ func TestWriteReport(t *testing.T) {
 		t.Error("report.html lacks the inline plots or the comparison")
 	}
 }
+
+// With the lab file beside the results, the theory line has the ceiling at
+// every byte between the sizes measured: the AAL5 step after UDP 1300
+// (28 -> 29 cells) shows although only 1300 and 1348 were measured.
+func TestTheoryLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: t
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
+`), 0o644)
+	var recs []Record
+	for _, size := range []int{1300, 1348} {
+		recs = append(recs, Record{Point: Point{Variant: "base", Experiment: "s", Tool: "atmlab", Test: UDPStream, Size: size, From: "h1", To: "h2"},
+			Ceiling: 131e6, Result: Result{Test: UDPStream, ThroughputBps: 131e6}})
+	}
+	ss := group(recs)
+	theory(dir, ss)
+	th := ss[0].Theory
+	if len(th) != 49 || th[0].X != 1300 || th[48].X != 1348 {
+		t.Fatalf("theory line has %d points", len(th))
+	}
+	if !(th[1].Y < th[0].Y*0.97) {
+		t.Errorf("no step after 1300: %.2f then %.2f Mbit/s", th[0].Y, th[1].Y)
+	}
+	// Without the lab file there is no theory line, only the points' ceilings.
+	ss = group(recs)
+	theory(t.TempDir(), ss)
+	if ss[0].Theory != nil {
+		t.Error("a theory line without a lab file")
+	}
+}

@@ -280,7 +280,7 @@ func (b *atmBuild) link(l *Link) error {
 		iface := b.lab.Node(e.Node).Interface(e.Port)
 		adapters[i] = atm.NewAdapter(b.s, atm.AdapterConfig{
 			AAL: aal, Encap: encap, VCs: b.vcs[e], PCR: l.ATM.PCR,
-			Ring: NICRing, MaxSDU: iface.MTU + encap.Overhead(),
+			Ring: NICRing, MaxSDU: iface.MTU + encap.Overhead(), HostMAC: [6]byte(b.lab.MAC(e)),
 		}, hp)
 		hp.SetTX(adapters[i])
 		rx[i] = adapters[i]

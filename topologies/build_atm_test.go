@@ -75,6 +75,12 @@ func TestBuildATMAutoPVCs(t *testing.T) {
 	if len(got) != 1 || len(got[0].Data) != 1014 {
 		t.Fatalf("h3 got %d frames", len(got))
 	}
+	// h3 has sent nothing yet: its adapter addresses it by the lab's MAC
+	// for it, which the kernel gives its TAP (a broadcast would be dropped
+	// by TCP).
+	if dst := lab.MAC(Endpoint{"h3", "eth0"}); string(got[0].Data[:6]) != string(dst) {
+		t.Errorf("h3 received a frame to % x, want its own MAC % x", got[0].Data[:6], dst)
+	}
 	if mac := atm.VCMAC(0, 100); [6]byte(got[0].Data[6:12]) != mac {
 		t.Errorf("h3 received from MAC % x, want its VC 0/100's", got[0].Data[6:12])
 	}

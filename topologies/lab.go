@@ -4,7 +4,9 @@
 package topologies
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 
@@ -161,3 +163,11 @@ func (n *Node) Interface(name string) *Interface {
 
 // Namespace returns the network namespace a host of this lab lives in.
 func (l *Lab) Namespace(node string) string { return l.Name + "-" + node }
+
+// MAC is the stable, locally administered address of a host interface,
+// derived from the lab and endpoint names: the kernel gives it to the TAP,
+// and an ATM adapter addresses the frames it delivers to it.
+func (l *Lab) MAC(e Endpoint) net.HardwareAddr {
+	sum := sha256.Sum256([]byte(l.Name + "/" + e.String()))
+	return net.HardwareAddr{0x02, sum[0], sum[1], sum[2], sum[3], sum[4]}
+}

@@ -54,6 +54,9 @@ type AdapterConfig struct {
 	Ring    int           // PDUs the adapter holds before the host must wait; default 64
 	MaxSDU  int           // largest SDU it reassembles (the host's MTU plus the encapsulation)
 	Timeout time.Duration // reassembly timeout; default 1 s
+	// HostMAC is the host interface's address, which delivered frames go to.
+	// If zero, the adapter learns it from the host's first frame.
+	HostMAC [6]byte
 }
 
 // Adapter is a host's ATM NIC running Classical IP over ATM. The host sees
@@ -105,7 +108,8 @@ func NewAdapter(s *sched.Scheduler, cfg AdapterConfig, host emulator.Receiver) *
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Second
 	}
-	a := &Adapter{s: s, cfg: cfg, host: host, byMAC: map[[6]byte]*vcState{}, byIP: map[netip.Addr]*vcState{}, byVC: map[uint32]*vcState{}}
+	a := &Adapter{s: s, cfg: cfg, host: host, byMAC: map[[6]byte]*vcState{}, byIP: map[netip.Addr]*vcState{}, byVC: map[uint32]*vcState{},
+		hostMAC: cfg.HostMAC, macKnown: cfg.HostMAC != [6]byte{}}
 	for _, v := range cfg.VCs {
 		vc := &vcState{VC: v, mac: VCMAC(v.VPI, v.VCI)}
 		vc.r5 = cells.Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
@@ -140,8 +144,10 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	if len(d) < emulator.EtherHeader {
 		return true
 	}
-	copy(a.hostMAC[:], d[6:12])
-	a.macKnown = true
+	if !a.macKnown {
+		copy(a.hostMAC[:], d[6:12])
+		a.macKnown = true
+	}
 	etherType := binary.BigEndian.Uint16(d[12:])
 	payload := d[emulator.EtherHeader:]
 	switch etherType {

@@ -64,8 +64,8 @@ func openTAP(ns netns.NsHandle, name string) (*water.Interface, int, error) {
 }
 
 // setupHost gives a host's interfaces their MAC, MTU, addresses, qdisc and
-// routes, and writes its sysctls. macs assigns stable addresses.
-func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, macs func(string) net.HardwareAddr) error {
+// routes, and writes its sysctls.
+func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) error {
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		return err
@@ -81,7 +81,9 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle, ma
 			what string
 			err  func() error
 		}{
-			{"set mac", func() error { return h.LinkSetHardwareAddr(link, macs(node.Name+":"+iface.Name)) }},
+			{"set mac", func() error {
+				return h.LinkSetHardwareAddr(link, lab.MAC(topologies.Endpoint{Node: node.Name, Port: iface.Name}))
+			}},
 			{"set mtu", func() error { return h.LinkSetMTU(link, iface.MTU) }},
 			{"set txqueuelen", func() error { return h.LinkSetTxQLen(link, tapRing) }},
 			{"set up", func() error { return h.LinkSetUp(link) }},

@@ -4,7 +4,6 @@ package kernel
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -96,7 +95,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 				return nil, err
 			}
 		}
-		err = setupHost(lab, node, ns, func(p string) net.HardwareAddr { return macOf(lab.Name, p) })
+		err = setupHost(lab, node, ns)
 		ns.Close()
 		if err != nil {
 			return nil, err
@@ -161,11 +160,4 @@ func running(name string) bool {
 	}
 	c.Close()
 	return true
-}
-
-// macOf gives each host interface a stable, locally administered address
-// derived from the lab and endpoint names.
-func macOf(lab, endpoint string) net.HardwareAddr {
-	sum := sha256.Sum256([]byte(lab + "/" + endpoint))
-	return net.HardwareAddr{0x02, sum[0], sum[1], sum[2], sum[3], sum[4]}
 }
