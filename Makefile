@@ -11,10 +11,11 @@ all: build
 build:
 	$(GO) build -o bin/atmlab ./cmd/atmlab
 
-# What labs and integration tests run inside the hosts (Debian packages).
+# What labs and integration tests run inside the hosts (Debian packages);
+# tshark checks that Wireshark decodes atmlab's ATM captures.
 deps:
-	@command -v iperf3 >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 ethtool iproute2 iputils-ping >/dev/null; }
+	@command -v iperf3 >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 ethtool iproute2 iputils-ping tshark >/dev/null; }
 
 # Unit tests need no root; integration tests run real namespaces and traffic
 # one at a time (-p 1), as root.
@@ -41,6 +42,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/
 	$(GO) test -run '^$$' -fuzz FuzzHeader -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
+	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/
+	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
 
 clean:
 	rm -rf bin results

@@ -53,7 +53,7 @@ topology:
     - {endpoints: ["h3:eth0", "atm1:p3"], atm: {phy: oc3}, impair: {loss: CLR}}
 `
 
-// oc3 is the ceiling of UDP payloads on an OC-3c link at MTU 9180.
+// oc3 is the ceiling of a path on OC-3c (LLC/SNAP, MTU 9180).
 func oc3(t *testing.T, aal atm.AAL, payload int, proto string) float64 {
 	t.Helper()
 	c, err := harness.ATMCeiling(atm.PHYs["oc3"], aal, cells.LLC, 9180, payload, proto)

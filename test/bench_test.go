@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/harness"
 	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
@@ -109,6 +112,35 @@ func TestBenchTable(t *testing.T) {
 		r.stop()
 	}
 
+	// ATM through an atm-switch in real time: goodput against the cell
+	// ceiling, and the cells per second the emulator moved beside the PHY's
+	// cell rate (OC-12c is 1.41 M cells/s per direction, two hops).
+	for _, phy := range []string{"oc3", "oc12"} {
+		r := up(t, strings.ReplaceAll(strings.ReplaceAll(atmSwitchLab, "phy: oc3", "phy: "+phy), "CLR", "0%"))
+		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+		udp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6, "-u", "-b", "2G", "-l", "1472").Received, 2)
+		before := r.stats()
+		start := time.Now()
+		tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 6).Received, 2)
+		after := r.stats()
+		secs := time.Since(start).Seconds()
+		cellsOut := func(st kernel.Stats) (n uint64) {
+			for _, p := range st.Ports {
+				if strings.HasPrefix(p.Port, "atm1:") && p.ATM != nil {
+					n += p.ATM.TxCells
+				}
+			}
+			return n
+		}
+		phyRate := atm.PHYs[phy].CellRate()
+		u, c := oc(t, phy, 1472, "udp"), oc(t, phy, 9128, "tcp")
+		row("ATM "+phy+" via atm-switch, UDP 1472", fmt.Sprintf("%.2f Mbit/s", udp/1e6), fmt.Sprintf("theory %.2f", u/1e6), fmt.Sprintf("%.4f", udp/u))
+		row("ATM "+phy+" via atm-switch, TCP (MTU 9180)", fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("theory %.2f", c/1e6), fmt.Sprintf("%.4f", tcp/c))
+		row("ATM "+phy+" switch cells/s (TCP run, both directions)", fmt.Sprintf("%.0f k cells/s; lateness p50 %v, p99 %v", float64(cellsOut(after)-cellsOut(before))/secs/1e3, after.Loop.Lateness.P50, after.Loop.Lateness.P99),
+			fmt.Sprintf("PHY %.0f k cells/s each way; emulator CPU %.0f%%", phyRate/1e3, 100*cpuBetween(before.Loop, after.Loop)), "")
+		r.stop()
+	}
+
 	fmt.Println("| measurement | atmlab | side by side | ratio |")
 	fmt.Println("|---|---|---|---|")
 	for _, r := range rows {
@@ -144,4 +176,15 @@ func vethPair(t *testing.T) *running {
 		sh("-n", ns, "link", "set", "lo", "up")
 	}
 	return &running{t: t, name: name, veth: true}
+}
+
+// oc is the ceiling of a Classical IP over ATM path on phy (AAL5, LLC/SNAP,
+// MTU 9180).
+func oc(t *testing.T, phy string, payload int, proto string) float64 {
+	t.Helper()
+	c, err := harness.ATMCeiling(atm.PHYs[phy], atm.AAL5, cells.LLC, 9180, payload, proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Goodput
 }

@@ -103,28 +103,43 @@ func CRC10(b []byte) uint16 {
 	return r
 }
 
-var crc10Table = func() (t [256]uint16) {
-	for i := range 256 {
-		r := uint16(i) << 2
-		for range 8 {
-			r <<= 1
-			if r&0x400 != 0 {
-				r ^= 0x400 | CRC10Poly
-			}
+// polyMod returns v * x^k mod the CRC-10 generator, bit by bit.
+func polyMod(v uint64, k int) uint16 {
+	v <<= k
+	for bit := 63; bit >= 10; bit-- {
+		if v&(1<<bit) != 0 {
+			v ^= (0x400 | CRC10Poly) << (bit - 10)
 		}
-		t[i] = r
 	}
-	return t
+	return uint16(v)
+}
+
+// crc10Slices fold four octets into the 10-bit remainder per step:
+// acc' = acc*x^32 + b0*x^24 + b1*x^16 + b2*x^8 + b3 (mod G).
+var crc10Acc, crc10Slices = func() (acc [1024]uint16, t [3][256]uint16) {
+	for i := range 1024 {
+		acc[i] = polyMod(uint64(i), 32)
+	}
+	for i := range 256 {
+		t[0][i], t[1][i], t[2][i] = polyMod(uint64(i), 24), polyMod(uint64(i), 16), polyMod(uint64(i), 8)
+	}
+	return acc, t
 }()
 
-// CRC10SAR is the CRC-10 of an AAL3/4 SAR-PDU or OAM cell payload, a byte at
-// a time (Wireshark's form). Over 48 octets whose CRC field is zero it
+// CRC10SAR is the remainder of b, read as a polynomial, modulo CRC-10's
+// generator (Wireshark's bytewise form, four octets a step). Over an AAL3/4
+// SAR-PDU or OAM cell payload of 48 octets whose CRC field is zero it
 // returns the CRC to put there; over a received 48 octets, 0 if intact. It
 // is not the catalogue algorithm on arbitrary input (CRC10 is).
 func CRC10SAR(b []byte) uint16 {
 	var acc uint16
+	t := &crc10Slices
+	for len(b) >= 4 {
+		acc = crc10Acc[acc&0x3FF] ^ t[0][b[0]] ^ t[1][b[1]] ^ t[2][b[2]] ^ uint16(b[3])
+		b = b[4:]
+	}
 	for _, x := range b {
-		acc = (acc<<8)&0x3FF ^ crc10Table[byte(acc>>2)] ^ uint16(x)
+		acc = polyMod(uint64(acc), 8) ^ uint16(x)
 	}
 	return acc
 }

@@ -38,3 +38,49 @@ func TestAAL5Vector(t *testing.T) {
 		t.Fatalf("residue = %#x, want %#x", got, AAL5Check)
 	}
 }
+
+// The four-octet CRC10SAR equals the reference's bytewise routine (table
+// of (i<<2) pushed through 8 steps; acc' = (acc<<8 mod 2^10) ^ T[acc>>2] ^ b)
+// on any input, and the CRC-32 slicing equals byte-at-a-time.
+func TestSlicedEqualsBytewise(t *testing.T) {
+	var t10 [256]uint16
+	for i := range 256 {
+		r := uint16(i) << 2
+		for range 8 {
+			r <<= 1
+			if r&0x400 != 0 {
+				r ^= 0x633
+			}
+		}
+		t10[i] = r
+	}
+	bytewise := func(b []byte) uint16 {
+		var acc uint16
+		for _, x := range b {
+			acc = (acc<<8)&0x3FF ^ t10[byte(acc>>2)] ^ uint16(x)
+		}
+		return acc
+	}
+	crc32Bytewise := func(b []byte) uint32 {
+		c := uint32(0xFFFFFFFF)
+		for _, x := range b {
+			c = c<<8 ^ crc32Table[byte(c>>24)^x]
+		}
+		return ^c
+	}
+	b := make([]byte, 100)
+	for n := range len(b) {
+		for i := range b {
+			b[i] = byte(i*131 + n*7)
+		}
+		if got, want := CRC10SAR(b[:n]), bytewise(b[:n]); got != want {
+			t.Fatalf("CRC10SAR over %d octets = %#x, bytewise %#x", n, got, want)
+		}
+		if got, want := AAL5(b[:n]), crc32Bytewise(b[:n]); got != want {
+			t.Fatalf("AAL5 over %d octets = %#x, bytewise %#x", n, got, want)
+		}
+	}
+	if got := CRC10SAR([]byte("123456789")); got != 0x188 {
+		t.Errorf("CRC10SAR(123456789) = %#x, want 0x188 (atm.md §4.3's pitfall)", got)
+	}
+}
