@@ -156,7 +156,7 @@ func TestParseATMErrors(t *testing.T) {
 	_, err := Parse("bad.yaml", []byte(`name: bad
 topology:
   nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h1: {kind: host, ipv4: 10.0.0.1/24, mtu: 65535}
     h2: {kind: host, ipv4: 10.0.0.2/24}
     sw1: {kind: switch}
     atm1: {kind: atm-switch, discard: maybe, mappings: {"p1:0:100": "p7:0:40", "p1:300": "p2:1:40"}}
@@ -182,6 +182,7 @@ topology:
 		`an ATM link joins hosts and atm-switches; sw1:p1 is a switch`,
 		`topology.links[2].atm.pcr: bad peak cell rate "fast"`,
 		`p7:0:40: port p7 of atm1 has no link`,
+		`MTU 65535 on eth0's ATM link`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%s", want, err)

@@ -217,6 +217,9 @@ func (d *decoder) check(lab *Lab) {
 					i.MTU = DefaultATMMTU
 				}
 			}
+			if l := lab.LinkOf(Endpoint{n.Name, i.Name}); l != nil && l.ATM != nil && i.MTU > maxATMMTU {
+				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "MTU %d on %s's ATM link: an AAL SDU holds at most 65535 octets, %d of IP with LLC/SNAP", i.MTU, i.Name, maxATMMTU)
+			}
 		}
 	}
 	addrs := map[netip.Addr]string{}
@@ -284,6 +287,10 @@ func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
 		*into = p / 100
 	}
 }
+
+// maxATMMTU is the largest IP packet an AAL5 or AAL3/4 SDU carries with
+// LLC/SNAP's 8 octets in front.
+const maxATMMTU = 65535 - 8
 
 // checkATMLink validates what an ATM link may join: hosts (Classical IP
 // over ATM) and atm-switches; an atm-switch takes nothing else.
