@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // Encap is an RFC 2684 multiplexing method for routed protocols.
@@ -45,6 +46,17 @@ func (e Encap) String() string {
 		return "llc"
 	}
 	return "vcmux"
+}
+
+// ParseEncap reads "llc" or "vcmux".
+func ParseEncap(s string) (Encap, error) {
+	switch s {
+	case "llc":
+		return LLC, nil
+	case "vcmux":
+		return VCMux, nil
+	}
+	return 0, fmt.Errorf("unknown encapsulation %q: use llc or vcmux", s)
 }
 
 // Encapsulate appends the AAL SDU carrying a packet of the given EtherType

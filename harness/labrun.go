@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/atmlab/atmlab/cells"
-	"github.com/atmlab/atmlab/emulator/atm"
 	"io"
 	"os"
 	"os/exec"
@@ -381,16 +379,9 @@ func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int,
 	if l.ATM == nil {
 		return EthernetCeiling(dir.Rate, mtu, payload, proto)
 	}
-	phy, err := atm.LookupPHY(l.ATM.PHY)
+	phy, aal, encap, err := l.ATM.Layers()
 	if err != nil {
 		return Ceiling{}, err
-	}
-	aal, encap := atm.AAL5, cells.LLC
-	if l.ATM.AAL == "aal34" {
-		aal = atm.AAL34
-	}
-	if l.ATM.Encap == "vcmux" {
-		encap = cells.VCMux
 	}
 	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
 }

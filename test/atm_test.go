@@ -268,10 +268,7 @@ func TestATMCapture(t *testing.T) {
 // by the depth it says, and the report plots it beside the theory line.
 func TestATMSawtoothSweep(t *testing.T) {
 	requireRoot(t)
-	name := labName()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "lab.yaml")
-	os.WriteFile(file, []byte(strings.ReplaceAll(`
+	out, recs := labRun(t, `
 name: NAME
 topology:
   nodes:
@@ -287,14 +284,9 @@ experiments:
     tests: [UDP_STREAM]
     sizes: [1300, 1348, 1349, 1396, 1397, 1444, 1445]
     duration: 4s
-`, "NAME", name)), 0o644)
-	out := filepath.Join(dir, "out")
-	if b, err := exec.Command(atmlab, "lab", "run", file, "--out", out).CombinedOutput(); err != nil {
-		t.Fatalf("lab run: %v\n%s", err, b)
-	}
-	recs, err := harness.ReadRecords(out)
-	if err != nil || len(recs) != 7 {
-		t.Fatalf("%d records (%v), want 7", len(recs), err)
+`)
+	if len(recs) != 7 {
+		t.Fatalf("%d records, want 7", len(recs))
 	}
 	by := map[int]float64{}
 	for _, rec := range recs {

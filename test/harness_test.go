@@ -119,21 +119,9 @@ experiments:
 // 4: a sweep of 20 points runs end to end and renders a report.
 func TestLabRunSweep(t *testing.T) {
 	requireRoot(t)
-	name := labName()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "lab.yaml")
-	os.WriteFile(file, []byte(strings.ReplaceAll(sweepLab, "NAME", name)), 0o644)
-	out := filepath.Join(dir, "out")
-	cmd := exec.Command(atmlab, "lab", "run", file, "--out", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("lab run: %v\n%s", err, b)
-	}
-	if left := namespaces(name); len(left) > 0 {
-		t.Errorf("lab run left namespaces: %v", left)
-	}
-	recs, err := harness.ReadRecords(out)
-	if err != nil || len(recs) != 20 {
-		t.Fatalf("%d records (%v), want 20", len(recs), err)
+	out, recs := labRun(t, sweepLab)
+	if len(recs) != 20 {
+		t.Fatalf("%d records, want 20", len(recs))
 	}
 	// UDP goodput follows the ceiling and rises with the message size. Small
 	// datagrams come in tens of thousands a second, and the two cores the
@@ -210,10 +198,7 @@ func TestLabRunInterrupted(t *testing.T) {
 // variant, compared in the report.
 func TestLabRunVariants(t *testing.T) {
 	requireRoot(t)
-	name := labName()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "lab.yaml")
-	os.WriteFile(file, []byte(strings.ReplaceAll(`
+	out, recs := labRun(t, `
 name: NAME
 topology:
   nodes:
@@ -228,14 +213,9 @@ experiments:
 variants:
   - {name: 10M, set: [{link: "h1:eth0", rate: 10M}, {link: "h2:eth0", rate: 10M}]}
   - {name: hub, set: [{node: sw1, kind: hub}]}
-`, "NAME", name)), 0o644)
-	out := filepath.Join(dir, "out")
-	if b, err := exec.Command(atmlab, "lab", "run", file, "--out", out).CombinedOutput(); err != nil {
-		t.Fatalf("lab run: %v\n%s", err, b)
-	}
-	recs, err := harness.ReadRecords(out)
-	if err != nil || len(recs) != 3 {
-		t.Fatalf("%d records (%v), want base, 10M and hub", len(recs), err)
+`)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want base, 10M and hub", len(recs))
 	}
 	by := map[string]float64{}
 	for _, r := range recs {
@@ -249,7 +229,29 @@ variants:
 	if !strings.Contains(string(md), "## Variants compared with the lab as written") || !strings.Contains(string(md), "| tcp | TCP_STREAM | atmlab | 0 | 0 | 10M |") {
 		t.Errorf("report lacks the variants table:\n%s", md)
 	}
-	if left := namespaces(name); len(left) > 0 {
-		t.Errorf("namespaces left: %v", left)
+}
+
+// labRun writes lab (NAME replaced by a fresh lab name), runs `atmlab lab
+// run` on it, checks that nothing of the lab remains, and returns the output
+// folder and its records.
+func labRun(t *testing.T, lab string) (string, []harness.Record) {
+	t.Helper()
+	name := labName()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(lab, "NAME", name)), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	out := filepath.Join(dir, "out")
+	if b, err := exec.Command(atmlab, "lab", "run", file, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("lab run: %v\n%s", err, b)
+	}
+	if left := namespaces(name); len(left) > 0 {
+		t.Errorf("lab run left namespaces: %v", left)
+	}
+	recs, err := harness.ReadRecords(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, recs
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -255,17 +254,9 @@ func (b *atmBuild) addr(e Endpoint) netip.Addr {
 
 // link builds both directions of an ATM link and what sits at its ends.
 func (b *atmBuild) link(l *Link) error {
-	phy, err := atm.LookupPHY(l.ATM.PHY)
+	phy, aal, encap, err := l.ATM.Layers()
 	if err != nil {
 		return fmt.Errorf("%s:%d: %w", b.lab.File, l.Line, err)
-	}
-	aal := atm.AAL5
-	if l.ATM.AAL == "aal34" {
-		aal = atm.AAL34
-	}
-	encap := cells.LLC
-	if l.ATM.Encap == "vcmux" {
-		encap = cells.VCMux
 	}
 	ends := [2]Endpoint{l.A, l.B}
 	dirs := [2]Direction{l.AB, l.BA}

@@ -10,7 +10,9 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -117,6 +119,20 @@ type ATM struct {
 	PHY, AAL, Encap string
 	VPI, VCI        int
 	PCR             float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
+}
+
+// Layers returns the link's PHY, adaptation layer and encapsulation.
+func (a *ATM) Layers() (atm.PHY, atm.AAL, cells.Encap, error) {
+	phy, err := atm.LookupPHY(a.PHY)
+	if err != nil {
+		return phy, 0, 0, err
+	}
+	aal, err := atm.ParseAAL(a.AAL)
+	if err != nil {
+		return phy, 0, 0, err
+	}
+	encap, err := cells.ParseEncap(a.Encap)
+	return phy, aal, encap, err
 }
 
 // DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).

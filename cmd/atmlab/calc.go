@@ -110,21 +110,11 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 		return fmt.Errorf("--phy: %w", err)
 	}
 	p.phy = &phy
-	switch p.aalStr {
-	case "aal5":
-		p.aal = atm.AAL5
-	case "aal34":
-		p.aal = atm.AAL34
-	default:
-		return fmt.Errorf("--aal %q: use aal5 or aal34", p.aalStr)
+	if p.aal, err = atm.ParseAAL(p.aalStr); err != nil {
+		return fmt.Errorf("--aal: %w", err)
 	}
-	switch p.encapStr {
-	case "llc":
-		p.encap = cells.LLC
-	case "vcmux":
-		p.encap = cells.VCMux
-	default:
-		return fmt.Errorf("--encap %q: use llc or vcmux", p.encapStr)
+	if p.encap, err = cells.ParseEncap(p.encapStr); err != nil {
+		return fmt.Errorf("--encap: %w", err)
 	}
 	if !mtuGiven {
 		p.mtu = 9180

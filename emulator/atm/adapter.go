@@ -3,6 +3,7 @@ package atm
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"net/netip"
 	"time"
@@ -26,6 +27,17 @@ func (a AAL) String() string {
 		return "aal34"
 	}
 	return "aal5"
+}
+
+// ParseAAL reads "aal5" or "aal34".
+func ParseAAL(s string) (AAL, error) {
+	switch s {
+	case "aal5":
+		return AAL5, nil
+	case "aal34":
+		return AAL34, nil
+	}
+	return 0, fmt.Errorf("unknown AAL %q: use aal5 or aal34", s)
 }
 
 // Cells returns how many cells an SDU of n octets takes.
