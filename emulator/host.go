@@ -53,11 +53,14 @@ type PortStats struct {
 	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
 	// the emulator, not the model, fell behind (filled in by the kernel package).
 	HostDrops uint64 `json:"host_drops,omitempty"`
-	// HalfDuplex holds a port\'s CSMA/CD counters when it is on a hub.
+	// HalfDuplex holds a port's CSMA/CD counters when it is on a hub.
 	HalfDuplex *HalfDuplexStats `json:"half_duplex,omitempty"`
 	// ATM holds a port's cell counters when it is on an ATM link.
-	ATM  *ATMStats     `json:"atm,omitempty"`
-	Busy time.Duration `json:"busy_ns"`
+	ATM *ATMStats `json:"atm,omitempty"`
+	// Router holds a router interface's forwarding counters, for the
+	// packets that arrived on it.
+	Router *RouterStats  `json:"router,omitempty"`
+	Busy   time.Duration `json:"busy_ns"`
 }
 
 // PortName implements Port.
@@ -160,4 +163,21 @@ type ATMStats struct {
 	TooLong      uint64 `json:"too_long,omitempty"`      // PDUs over the receiver's maximum SDU
 	NoVC         uint64 `json:"no_vc,omitempty"`         // frames from the host with no VC to their destination
 	ARPReplies   uint64 `json:"arp_replies,omitempty"`   // ATMARP answers given to the host
+}
+
+// RouterStats are a router interface's counters for the packets that
+// arrived on it.
+type RouterStats struct {
+	Forwarded  uint64 `json:"forwarded"`             // routed as IP
+	Pushed     uint64 `json:"pushed,omitempty"`      // labelled at the ingress
+	Swapped    uint64 `json:"swapped,omitempty"`     // label swapped
+	Popped     uint64 `json:"popped,omitempty"`      // label popped (penultimate hop, or explicit null at the egress)
+	TTLExpired uint64 `json:"ttl_expired,omitempty"` // IP or label TTL ran out
+	NoRoute    uint64 `json:"no_route,omitempty"`    // no route to the destination
+	NoLabel    uint64 `json:"no_label,omitempty"`    // a label with no binding, or MPLS off
+	TooBig     uint64 `json:"too_big,omitempty"`     // larger than the next link's MTU
+	ICMPSent   uint64 `json:"icmp_sent,omitempty"`   // time exceeded and unreachable messages sent
+	Local      uint64 `json:"local,omitempty"`       // addressed to the router (other than ping)
+	Malformed  uint64 `json:"malformed,omitempty"`
+	CPUDrops   uint64 `json:"cpu_drops,omitempty"` // refused by the full queue of the router's CPU
 }

@@ -1,0 +1,470 @@
+// Package router models IPv4 routers with MPLS label switching: ARP,
+// longest-prefix-match forwarding with TTL and checksum, ICMP time exceeded,
+// unreachable and echo, and label push, swap and pop with penultimate-hop
+// popping and the uniform or pipe TTL models (RFC 3032, 3443). A cost model
+// charges each packet CPU time, so that software routers can be reproduced.
+// Facts: ../shared/reference/mpls.md.
+package router
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// Config is a router's behaviour.
+type Config struct {
+	MPLS         bool
+	PipeTTL      bool // RFC 3443 pipe model: the LSP is one hop; default uniform
+	ExplicitNull bool // the egress asks for label 0 instead of penultimate-hop popping
+	Cost         Cost
+	// CPU serves the router's packets one at a time; routers given the same
+	// CPU share it. Nil with a zero Cost: forwarding takes no time.
+	CPU *CPU
+}
+
+// Route sends packets for Prefix through Iface to Via (zero: the
+// destination itself is on the link).
+type Route struct {
+	Prefix netip.Prefix
+	Via    netip.Addr
+	Iface  *Iface
+}
+
+// ILM is what a router does with an incoming label: swap it for Out, or
+// pop it (Pop), and send to Via through Iface.
+type ILM struct {
+	Pop   bool
+	Out   uint32
+	Via   netip.Addr
+	Iface *Iface
+}
+
+// Router is an IPv4 router, with MPLS when its Config says so. Call only on
+// the scheduler goroutine.
+type Router struct {
+	Name   string
+	s      *sched.Scheduler
+	cfg    Config
+	ifaces []*Iface
+	routes []Route                 // longest prefix first
+	ftn    map[netip.Prefix]uint32 // FEC (a route's prefix) -> label pushed at ingress
+	ilm    map[uint32]ILM
+}
+
+// New returns a router with no interfaces.
+func New(s *sched.Scheduler, name string, cfg Config) *Router {
+	if cfg.CPU == nil && cfg.Cost != (Cost{}) {
+		cfg.CPU = NewCPU(s, 0)
+	}
+	return &Router{Name: name, s: s, cfg: cfg, ftn: map[netip.Prefix]uint32{}, ilm: map[uint32]ILM{}}
+}
+
+// AddIface adds an interface with its MAC, address and MTU; its subnet
+// becomes a connected route.
+func (r *Router) AddIface(name string, mac [6]byte, addr netip.Prefix, mtu int) *Iface {
+	i := &Iface{r: r, name: r.Name + ":" + name, MAC: mac, Addr: addr, MTU: mtu, arp: map[netip.Addr][6]byte{}, pending: map[netip.Addr][][]byte{}}
+	r.ifaces = append(r.ifaces, i)
+	r.AddRoute(Route{Prefix: addr.Masked(), Iface: i})
+	return i
+}
+
+// Ifaces returns the interfaces in the order they were added.
+func (r *Router) Ifaces() []*Iface { return r.ifaces }
+
+// AddRoute adds a route; the longest matching prefix wins.
+func (r *Router) AddRoute(rt Route) {
+	r.routes = append(r.routes, rt)
+	slices.SortStableFunc(r.routes, func(a, b Route) int { return b.Prefix.Bits() - a.Prefix.Bits() })
+}
+
+// Lookup returns the route for dst, if any.
+func (r *Router) Lookup(dst netip.Addr) (Route, bool) {
+	for _, rt := range r.routes {
+		if rt.Prefix.Contains(dst) {
+			return rt, true
+		}
+	}
+	return Route{}, false
+}
+
+// Push makes the router an ingress for fec: IP packets routed by fec's route
+// leave with label pushed.
+func (r *Router) Push(fec netip.Prefix, label uint32) { r.ftn[fec] = label }
+
+// Bind installs what the router does with an incoming label.
+func (r *Router) Bind(label uint32, e ILM) { r.ilm[label] = e }
+
+// Owns reports whether a is one of the router's addresses.
+func (r *Router) Owns(a netip.Addr) bool {
+	return slices.ContainsFunc(r.ifaces, func(i *Iface) bool { return i.Addr.Addr() == a })
+}
+
+// ipv4 routes an IP packet that arrived on in (or, with in nil, that the
+// router originated).
+func (r *Router) ipv4(in *Iface, pkt []byte) {
+	st := &in.stats
+	if !validIPv4(pkt) || ipTotalLen(pkt) < ipHeaderLen(pkt) || ipTotalLen(pkt) > len(pkt) {
+		st.Malformed++
+		return
+	}
+	pkt = pkt[:ipTotalLen(pkt)]
+	dst := ipDst(pkt)
+	if r.Owns(dst) {
+		r.local(in, pkt)
+		return
+	}
+	rt, ok := r.Lookup(dst)
+	if !ok {
+		st.NoRoute++
+		r.icmp(in, pkt, icmpUnreachable, codeNetUnreachable, 0)
+		return
+	}
+	ttl := pkt[8]
+	if ttl <= 1 {
+		st.TTLExpired++
+		r.icmp(in, pkt, icmpTimeExceeded, 0, 0)
+		return
+	}
+	out := slices.Clone(pkt)
+	label, push := r.ftn[rt.Prefix]
+	push = push && r.cfg.MPLS
+	size := len(out)
+	if push {
+		size += 4
+	}
+	if size > rt.Iface.MTU {
+		st.TooBig++
+		if ipDontFragment(pkt) {
+			r.icmp(in, pkt, icmpUnreachable, codeFragNeeded, rt.Iface.MTU-(size-len(out)))
+		}
+		return
+	}
+	if !push {
+		setTTL(out, ttl-1)
+		r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.send(r.nextHop(rt, dst), etherIPv4, out) })
+		st.Forwarded++
+		return
+	}
+	mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
+	if r.cfg.PipeTTL {
+		setTTL(out, ttl-1) // pipe: the ingress is one IP hop, the LSP another
+		mttl = 255
+	}
+	labelled := make([]byte, 4+len(out))
+	binary.BigEndian.PutUint32(labelled, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
+	copy(labelled[4:], out)
+	st.Pushed++
+	r.serve(r.cfg.Cost.Push, len(labelled), func() { rt.Iface.send(r.nextHop(rt, dst), etherMPLS, labelled) })
+}
+
+// nextHop is the address a route sends dst to.
+func (r *Router) nextHop(rt Route, dst netip.Addr) netip.Addr {
+	if rt.Via.IsValid() {
+		return rt.Via
+	}
+	return dst
+}
+
+// local answers a packet addressed to the router: an echo request gets a
+// reply; anything else ends here.
+func (r *Router) local(in *Iface, pkt []byte) {
+	h := ipHeaderLen(pkt)
+	if pkt[9] != 1 || len(pkt) < h+8 || pkt[h] != icmpEcho {
+		in.stats.Local++
+		return
+	}
+	m := slices.Clone(pkt[h:])
+	m[0] = icmpEchoReply
+	m[2], m[3] = 0, 0
+	binary.BigEndian.PutUint16(m[2:], checksum(m))
+	r.originate(ipDst(pkt), ipSrc(pkt), m)
+}
+
+// icmp sends an ICMP error about pkt back to its source, from the address
+// of the interface the router would answer on.
+func (r *Router) icmp(in *Iface, pkt []byte, typ, code byte, mtu int) {
+	if isICMPError(pkt) {
+		return
+	}
+	back, ok := r.Lookup(ipSrc(pkt))
+	if !ok {
+		return
+	}
+	in.stats.ICMPSent++
+	r.originate(back.Iface.Addr.Addr(), ipSrc(pkt), icmpError(typ, code, mtu, pkt))
+}
+
+// originate sends an ICMP message the router makes itself, as plain IP.
+func (r *Router) originate(src, dst netip.Addr, icmp []byte) {
+	rt, ok := r.Lookup(dst)
+	if !ok {
+		return
+	}
+	p := newIPv4(src, dst, 1, icmp)
+	r.serve(r.cfg.Cost.IP, len(p), func() { rt.Iface.send(r.nextHop(rt, dst), etherIPv4, p) })
+}
+
+// mpls switches a labelled packet by its top entry.
+func (r *Router) mpls(in *Iface, pkt []byte) {
+	st := &in.stats
+	switch {
+	case len(pkt) < 4:
+		st.Malformed++
+		return
+	case !r.cfg.MPLS:
+		st.NoLabel++
+		return
+	}
+	top := ParseEntry(pkt)
+	if top.Label == ExplicitNull && top.Bottom { // the egress pops label 0 itself
+		inner := slices.Clone(pkt[4:])
+		if validIPv4(inner) && !r.cfg.PipeTTL {
+			setTTL(inner, min(top.TTL, inner[8]))
+		}
+		st.Popped++
+		r.serve(r.cfg.Cost.Pop, len(inner), func() { r.ipv4(in, inner) })
+		return
+	}
+	e, ok := r.ilm[top.Label]
+	if !ok {
+		st.NoLabel++
+		return
+	}
+	if top.TTL <= 1 {
+		st.TTLExpired++
+		if inner := pkt[4:]; top.Bottom && validIPv4(inner) {
+			r.icmp(in, inner, icmpTimeExceeded, 0, 0)
+		}
+		return
+	}
+	rest := pkt[4:]
+	if !e.Pop {
+		out := slices.Clone(pkt)
+		binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
+		if len(out) > e.Iface.MTU {
+			st.TooBig++
+			return
+		}
+		st.Swapped++
+		r.serve(r.cfg.Cost.Swap, len(out), func() { e.Iface.send(e.Via, etherMPLS, out) })
+		return
+	}
+	out := slices.Clone(rest)
+	typ := uint16(etherMPLS)
+	switch {
+	case top.Bottom && validIPv4(out):
+		typ = etherIPv4
+		if !r.cfg.PipeTTL { // uniform: the decremented label TTL becomes the IP TTL
+			setTTL(out, top.TTL-1)
+		}
+	case top.Bottom:
+		st.Malformed++
+		return
+	case !r.cfg.PipeTTL && len(out) >= 4: // uniform: the exposed entry inherits the TTL
+		binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(top.TTL-1))
+	}
+	st.Popped++
+	r.serve(r.cfg.Cost.Pop, len(out), func() { e.Iface.send(e.Via, typ, out) })
+}
+
+// serve charges the router's CPU for one operation on an n-octet packet,
+// then runs done. A full CPU queue drops the packet.
+func (r *Router) serve(op time.Duration, n int, done func()) {
+	if r.cfg.CPU == nil {
+		done()
+		return
+	}
+	r.cfg.CPU.Serve(op+time.Duration(n)*r.cfg.Cost.PerByte, done)
+}
+
+// Stats returns a row per interface.
+func (r *Router) Stats() []emulator.PortStats {
+	var rows []emulator.PortStats
+	for _, i := range r.ifaces {
+		rows = append(rows, i.Stats())
+	}
+	return rows
+}
+
+// Iface is one interface of a router: an emulator.Port with an address, an
+// ARP cache and the packets waiting for it.
+type Iface struct {
+	r       *Router
+	name    string
+	MAC     [6]byte
+	Addr    netip.Prefix
+	MTU     int
+	tx      emulator.Transmitter
+	arp     map[netip.Addr][6]byte
+	pending map[netip.Addr][][]byte // Ethernet frames waiting for their next hop's MAC
+
+	rxFrames, rxBytes uint64
+	stats             emulator.RouterStats
+}
+
+// maxPending is how many frames wait for one unresolved neighbour.
+const maxPending = 64
+
+// PortName implements emulator.Port.
+func (i *Iface) PortName() string { return i.name }
+
+// SetTX implements emulator.Port.
+func (i *Iface) SetTX(t emulator.Transmitter) { i.tx = t }
+
+// Stats implements emulator.Port.
+func (i *Iface) Stats() emulator.PortStats {
+	row := emulator.RowOf(i.name, i.rxFrames, i.rxBytes, i.tx)
+	st := i.stats
+	if i.r.cfg.CPU != nil {
+		st.CPUDrops = i.r.cfg.CPU.Drops
+	}
+	row.Router = &st
+	return row
+}
+
+// Receive implements emulator.Port: a frame arrived on the interface.
+func (i *Iface) Receive(f *emulator.Frame) {
+	d := f.Data
+	if len(d) < emulator.EtherHeader {
+		return
+	}
+	if [6]byte(d[:6]) != i.MAC && d[0]&1 == 0 {
+		return // unicast for another station on a shared segment
+	}
+	i.rxFrames++
+	i.rxBytes += uint64(len(d))
+	payload := d[emulator.EtherHeader:]
+	switch binary.BigEndian.Uint16(d[12:]) {
+	case etherARP:
+		i.arpIn(payload)
+	case etherIPv4:
+		i.r.ipv4(i, payload)
+	case etherMPLS:
+		i.r.mpls(i, payload)
+	}
+}
+
+// send puts a packet on the link to next hop via, resolving its MAC first.
+func (i *Iface) send(via netip.Addr, etherType uint16, payload []byte) {
+	f := make([]byte, emulator.EtherHeader+len(payload))
+	copy(f[6:], i.MAC[:])
+	binary.BigEndian.PutUint16(f[12:], etherType)
+	copy(f[emulator.EtherHeader:], payload)
+	mac, ok := i.arp[via]
+	if !ok {
+		if q := i.pending[via]; len(q) < maxPending {
+			i.pending[via] = append(q, f)
+		}
+		if len(i.pending[via]) == 1 {
+			i.arpRequest(via)
+		}
+		return
+	}
+	copy(f, mac[:])
+	i.transmit(f)
+}
+
+func (i *Iface) transmit(f []byte) {
+	if i.tx != nil {
+		i.tx.Send(&emulator.Frame{Data: f, Born: i.r.s.Now()})
+	}
+}
+
+// arpIn learns the sender of any ARP packet and answers requests for the
+// interface's address.
+func (i *Iface) arpIn(p []byte) {
+	if len(p) < 28 || binary.BigEndian.Uint16(p[2:]) != etherIPv4 {
+		return
+	}
+	op := binary.BigEndian.Uint16(p[6:])
+	sha, spa, tpa := [6]byte(p[8:14]), netip.AddrFrom4([4]byte(p[14:18])), netip.AddrFrom4([4]byte(p[24:28]))
+	if i.Addr.Contains(spa) {
+		i.arp[spa] = sha
+		for _, f := range i.pending[spa] {
+			copy(f, sha[:])
+			i.transmit(f)
+		}
+		delete(i.pending, spa)
+	}
+	if op == 1 && tpa == i.Addr.Addr() {
+		i.transmit(arpPacket(2, i.MAC, tpa, sha, spa))
+	}
+}
+
+func (i *Iface) arpRequest(target netip.Addr) {
+	i.transmit(arpPacket(1, i.MAC, i.Addr.Addr(), [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, target))
+}
+
+// arpPacket builds an Ethernet ARP frame (RFC 826); a request goes to the
+// broadcast address.
+func arpPacket(op uint16, sha [6]byte, spa netip.Addr, tha [6]byte, tpa netip.Addr) []byte {
+	f := make([]byte, emulator.EtherHeader+28)
+	copy(f, tha[:])
+	copy(f[6:], sha[:])
+	binary.BigEndian.PutUint16(f[12:], etherARP)
+	p := f[emulator.EtherHeader:]
+	copy(p, []byte{0, 1, 8, 0, 6, 4})
+	binary.BigEndian.PutUint16(p[6:], op)
+	copy(p[8:], sha[:])
+	putAddr(p[14:], spa)
+	if op == 2 {
+		copy(p[18:], tha[:])
+	}
+	putAddr(p[24:], tpa)
+	return f
+}
+
+// CPU is the processor of one or more software routers: it serves their
+// packets one at a time, first come first served, behind a queue of Limit
+// packets (tail drop).
+type CPU struct {
+	s         *sched.Scheduler
+	Limit     int
+	busyUntil time.Duration
+	queued    int
+	Drops     uint64
+	Busy      time.Duration
+}
+
+// DefaultCPUQueue is a CPU's queue unless given: a NIC ring's worth.
+const DefaultCPUQueue = 1000
+
+// NewCPU returns an idle CPU with a queue of limit packets (0: the default).
+func NewCPU(s *sched.Scheduler, limit int) *CPU {
+	if limit == 0 {
+		limit = DefaultCPUQueue
+	}
+	return &CPU{s: s, Limit: limit}
+}
+
+// Serve runs done once the CPU has spent d on it after everything queued
+// before; it reports false, and drops the work, when the queue is full.
+func (c *CPU) Serve(d time.Duration, done func()) bool {
+	if d <= 0 && c.queued == 0 {
+		done()
+		return true
+	}
+	if c.queued >= c.Limit {
+		c.Drops++
+		return false
+	}
+	c.busyUntil = max(c.busyUntil, c.s.Now()) + d
+	c.Busy += d
+	c.queued++
+	c.s.At(c.busyUntil, func() {
+		c.queued--
+		done()
+	})
+	return true
+}
+
+// Cost is a router's CPU time per operation (zero: an ideal wire).
+type Cost struct {
+	IP, Push, Swap, Pop time.Duration // per packet: an IP lookup, and the label operations
+	PerByte             time.Duration // per octet of the packet sent
+}

@@ -1,0 +1,357 @@
+package router
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// host is a test station: it answers ARP for its address and keeps every
+// IP packet it receives.
+type host struct {
+	s    *sched.Scheduler
+	mac  [6]byte
+	addr netip.Addr
+	gw   netip.Addr
+	tx   emulator.Transmitter
+	got  [][]byte
+}
+
+func (h *host) PortName() string             { return "host" }
+func (h *host) SetTX(t emulator.Transmitter) { h.tx = t }
+func (h *host) Stats() emulator.PortStats    { return emulator.PortStats{} }
+func (h *host) Receive(f *emulator.Frame) {
+	d := f.Data
+	switch binary.BigEndian.Uint16(d[12:]) {
+	case etherARP:
+		p := d[14:]
+		if binary.BigEndian.Uint16(p[6:]) == 1 && netip.AddrFrom4([4]byte(p[24:28])) == h.addr {
+			h.tx.Send(&emulator.Frame{Data: arpPacket(2, h.mac, h.addr, [6]byte(p[8:14]), netip.AddrFrom4([4]byte(p[14:18])))})
+		}
+	case etherIPv4:
+		h.got = append(h.got, d[14:])
+	}
+}
+
+// sendIP sends an IPv4 packet to the gateway, whose MAC the test knows.
+func (h *host) sendIP(gwMAC [6]byte, p []byte) {
+	f := make([]byte, 14+len(p))
+	copy(f, gwMAC[:])
+	copy(f[6:], h.mac[:])
+	binary.BigEndian.PutUint16(f[12:], etherIPv4)
+	copy(f[14:], p)
+	h.tx.Send(&emulator.Frame{Data: f})
+}
+
+func udp(src, dst netip.Addr, ttl byte, n int) []byte {
+	p := newIPv4(src, dst, 17, make([]byte, n))
+	setTTL(p, ttl)
+	return p
+}
+
+// net is a chain: host a, routers r[0..n-1], host b, on 100M links; the
+// subnet between r[i-1] and r[i] is 10.0.i.0/24 (a on 10.0.0.0/24, b on
+// 10.0.n.0/24). taps[i] records the frames on link i, both ways.
+type net struct {
+	s    *sched.Scheduler
+	a, b *host
+	r    []*Router
+	taps [][][]byte
+}
+
+func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func chain(n int, cfg func(s *sched.Scheduler, i int) Config) *net {
+	s := sched.New()
+	nt := &net{s: s, taps: make([][][]byte, n+1)}
+	nt.a = &host{s: s, mac: [6]byte{2, 0, 0, 0, 0, 0xA}, addr: addr("10.0.0.1")}
+	nt.b = &host{s: s, mac: [6]byte{2, 0, 0, 0, 0, 0xB}, addr: addr(fmt.Sprintf("10.0.%d.2", n))}
+	cc := emulator.ChannelConfig{Rate: 100 * units.Mbps}
+	var prev emulator.Port = nt.a
+	for i := range n {
+		r := New(s, fmt.Sprintf("r%d", i+1), cfg(s, i))
+		left := r.AddIface("eth0", [6]byte{2, 1, byte(i), 0, 0, 0}, netip.MustParsePrefix(fmt.Sprintf("10.0.%d.254/24", i)), 1500)
+		right := r.AddIface("eth1", [6]byte{2, 1, byte(i), 0, 0, 1}, netip.MustParsePrefix(fmt.Sprintf("10.0.%d.1/24", i+1)), 1500)
+		ab, ba := emulator.Connect(s, prev, left, cc, cc)
+		nt.tap(i, ab, ba)
+		prev = right
+		nt.r = append(nt.r, r)
+	}
+	ab, ba := emulator.Connect(s, prev, nt.b, cc, cc)
+	nt.tap(n, ab, ba)
+	// Static routes along the chain: left of r[i] via r[i-1], right via r[i+1].
+	for i, r := range nt.r {
+		for j := 0; j <= n; j++ {
+			p := netip.MustParsePrefix(fmt.Sprintf("10.0.%d.0/24", j))
+			switch {
+			case j < i:
+				r.AddRoute(Route{Prefix: p, Via: addr(fmt.Sprintf("10.0.%d.1", i)), Iface: r.ifaces[0]})
+			case j > i+1:
+				r.AddRoute(Route{Prefix: p, Via: addr(fmt.Sprintf("10.0.%d.254", i+1)), Iface: r.ifaces[1]})
+			}
+		}
+	}
+	return nt
+}
+
+func (nt *net) tap(i int, chans ...*emulator.Channel) {
+	for _, c := range chans {
+		c.SetTap(func(f *emulator.Frame, _ time.Duration) { nt.taps[i] = append(nt.taps[i], f.Data) })
+	}
+}
+
+// lsp binds labels along the chain for b's subnet as the lab builder would:
+// r[i] (i < n-1) pushes or swaps to r[i+1]'s label 100+i+1; the last router
+// is the egress and asks for implicit null (penultimate-hop popping) or
+// explicit null.
+func (nt *net) lsp(explicit bool) {
+	n := len(nt.r)
+	fec := netip.MustParsePrefix(fmt.Sprintf("10.0.%d.0/24", n))
+	labelOf := func(i int) (uint32, bool) { // the label r[i] asks for; pop means implicit null
+		if i == n-1 {
+			if explicit {
+				return ExplicitNull, false
+			}
+			return ImplicitNull, true
+		}
+		return uint32(100 + i), false
+	}
+	for i := 0; i < n-1; i++ {
+		via := addr(fmt.Sprintf("10.0.%d.254", i+1))
+		out, pop := labelOf(i + 1)
+		if i == 0 && !pop {
+			nt.r[i].Push(fec, out)
+		}
+		if i > 0 {
+			in, _ := labelOf(i)
+			nt.r[i].Bind(in, ILM{Pop: pop, Out: out, Via: via, Iface: nt.r[i].ifaces[1]})
+		}
+	}
+}
+
+// labels returns the label stacks of the MPLS frames on link i, top first.
+func (nt *net) labels(i int) [][]Entry {
+	var out [][]Entry
+	for _, f := range nt.taps[i] {
+		if binary.BigEndian.Uint16(f[12:]) != etherMPLS {
+			continue
+		}
+		var stack []Entry
+		for p := f[14:]; len(p) >= 4; p = p[4:] {
+			e := ParseEntry(p)
+			stack = append(stack, e)
+			if e.Bottom {
+				break
+			}
+		}
+		out = append(out, stack)
+	}
+	return out
+}
+
+func TestEntryLayout(t *testing.T) {
+	e := Entry{Label: 1048575, TC: 5, Bottom: true, TTL: 17}
+	if w := e.Word(); w != 0xFFFFF000|5<<9|1<<8|17 || ParseEntry(binary.BigEndian.AppendUint32(nil, w)) != e {
+		t.Fatalf("entry %+v -> %#x", e, e.Word())
+	}
+	if ParseEntry([]byte{0, 1, 0x40, 0x10}) != (Entry{Label: 20, Bottom: false, TTL: 0x10}) {
+		t.Fatal("an entry without S decoded wrongly (0x10 is a TTL bit, not S)")
+	}
+}
+
+// IP through three routers: ARP resolves each hop, the TTL drops by one per
+// router with a valid checksum, and the arrival time is four store-and-
+// forward serialisations.
+func TestForwardIP(t *testing.T) {
+	nt := chain(3, func(*sched.Scheduler, int) Config { return Config{} })
+	nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 100))
+	nt.s.Run()
+	if len(nt.b.got) != 1 {
+		t.Fatalf("b got %d packets", len(nt.b.got))
+	}
+	p := nt.b.got[0]
+	if p[8] != 61 || checksum(p[:20]) != 0 {
+		t.Errorf("TTL %d, header checksum verifies to %#x", p[8], checksum(p[:20]))
+	}
+	if st := nt.r[1].ifaces[0].Stats().Router; st.Forwarded != 1 {
+		t.Errorf("r2 stats %+v", st)
+	}
+}
+
+// Traceroute's view: TTL 1, 2, 3 expire at r1, r2, r3, each answering with
+// ICMP time exceeded from its address toward a; an unknown destination
+// gets net unreachable.
+func TestTimeExceededAndUnreachable(t *testing.T) {
+	nt := chain(3, func(*sched.Scheduler, int) Config { return Config{} })
+	gw := nt.r[0].ifaces[0].MAC
+	for ttl := byte(1); ttl <= 3; ttl++ {
+		nt.a.sendIP(gw, udp(nt.a.addr, nt.b.addr, ttl, 10))
+	}
+	nt.a.sendIP(gw, udp(nt.a.addr, addr("192.168.9.9"), 64, 10))
+	nt.s.Run()
+	want := []struct {
+		from     string
+		typ, cod byte
+	}{{"10.0.0.254", icmpTimeExceeded, 0}, {"10.0.1.254", icmpTimeExceeded, 0}, {"10.0.2.254", icmpTimeExceeded, 0}, {"10.0.0.254", icmpUnreachable, 0}}
+	if len(nt.a.got) != len(want) {
+		t.Fatalf("a got %d packets, want %d ICMP errors", len(nt.a.got), len(want))
+	}
+	seen := map[string]bool{}
+	for _, p := range nt.a.got {
+		h := ipHeaderLen(p)
+		seen[fmt.Sprintf("%v %d %d", ipSrc(p), p[h], p[h+1])] = true
+		if checksum(p[h:]) != 0 || ipDst(p[h+8:]) != ipDst(udp(nt.a.addr, nt.b.addr, 1, 0)) && ipDst(p[h+8:]) != addr("192.168.9.9") {
+			t.Errorf("ICMP from %v: bad checksum or quote", ipSrc(p))
+		}
+	}
+	for _, w := range want {
+		if !seen[fmt.Sprintf("%v %d %d", w.from, w.typ, w.cod)] {
+			t.Errorf("no ICMP %d/%d from %s; got %v", w.typ, w.cod, w.from, seen)
+		}
+	}
+}
+
+// A four-router LSP for b's subnet: r1 pushes, r2 swaps, r3 pops (PHP),
+// r4 routes IP. The labels, S bits and TTLs on each link are RFC 3032's;
+// the uniform model counts every router, the pipe model only the edges.
+func TestLSP(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pipe     bool
+		explicit bool
+		ttls     [3]uint8 // label TTL on links 1 and 2, and the label on link 3 (explicit null) or 0
+		ipTTL    uint8    // at b
+	}{
+		{"uniform PHP", false, false, [3]uint8{63, 62, 0}, 60},
+		{"pipe PHP", true, false, [3]uint8{255, 254, 0}, 62},
+		{"uniform explicit null", false, true, [3]uint8{63, 62, 61}, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nt := chain(4, func(*sched.Scheduler, int) Config { return Config{MPLS: true, PipeTTL: tc.pipe} })
+			nt.lsp(tc.explicit)
+			nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 100))
+			nt.s.Run()
+			if len(nt.b.got) != 1 || nt.b.got[0][8] != tc.ipTTL {
+				t.Fatalf("b got %d packets (TTL %v), want 1 with TTL %d", len(nt.b.got), nt.b.got, tc.ipTTL)
+			}
+			for link, want := range map[int]Entry{1: {Label: 101, Bottom: true, TTL: tc.ttls[0]}, 2: {Label: 102, Bottom: true, TTL: tc.ttls[1]}} {
+				if got := nt.labels(link); len(got) != 1 || len(got[0]) != 1 || got[0][0] != want {
+					t.Errorf("link %d carries %+v, want %+v", link, got, want)
+				}
+			}
+			l3 := nt.labels(3)
+			if tc.explicit && (len(l3) != 1 || l3[0][0] != (Entry{Label: ExplicitNull, Bottom: true, TTL: tc.ttls[2]})) {
+				t.Errorf("link into the egress carries %+v, want explicit null", l3)
+			}
+			if !tc.explicit && len(l3) != 0 {
+				t.Errorf("link into the egress carries labels %+v under PHP", l3)
+			}
+			if nt.labels(4) != nil || nt.labels(0) != nil {
+				t.Error("labels outside the LSP")
+			}
+		})
+	}
+}
+
+// A two-entry stack: transit routers look at the top entry only; popping
+// the top sends the rest on as MPLS with its own S bit.
+func TestLabelStack(t *testing.T) {
+	nt := chain(3, func(*sched.Scheduler, int) Config { return Config{MPLS: true} })
+	nt.r[0].Bind(200, ILM{Out: 201, Via: addr("10.0.1.254"), Iface: nt.r[0].ifaces[1]})
+	nt.r[1].Bind(201, ILM{Pop: true, Via: addr("10.0.2.254"), Iface: nt.r[1].ifaces[1]})
+	nt.r[2].Bind(777, ILM{Pop: true, Via: nt.b.addr, Iface: nt.r[2].ifaces[1]})
+	ip := udp(nt.a.addr, nt.b.addr, 64, 40)
+	f := make([]byte, 14+8+len(ip))
+	copy(f, nt.r[0].ifaces[0].MAC[:])
+	binary.BigEndian.PutUint16(f[12:], etherMPLS)
+	binary.BigEndian.PutUint32(f[14:], Entry{Label: 200, TTL: 30}.Word())
+	binary.BigEndian.PutUint32(f[18:], Entry{Label: 777, Bottom: true, TTL: 40}.Word())
+	copy(f[22:], ip)
+	nt.a.tx.Send(&emulator.Frame{Data: f})
+	nt.s.Run()
+	if got := nt.labels(1); len(got) != 1 || len(got[0]) != 2 || got[0][0] != (Entry{Label: 201, TTL: 29}) || got[0][1] != (Entry{Label: 777, Bottom: true, TTL: 40}) {
+		t.Errorf("after the swap: %+v", got)
+	}
+	if got := nt.labels(2); len(got) != 1 || len(got[0]) != 1 || got[0][0] != (Entry{Label: 777, Bottom: true, TTL: 28}) {
+		t.Errorf("after popping the top (uniform: the TTL goes down): %+v", got)
+	}
+	if len(nt.b.got) != 1 || nt.b.got[0][8] != 27 {
+		t.Errorf("b got %d packets", len(nt.b.got))
+	}
+}
+
+// Costs: a router whose IP lookup takes 10 µs forwards at most 100,000
+// packets/s; routers sharing one CPU add their costs, routers with their own
+// are bounded by the slowest; a full CPU queue drops and counts.
+func TestCostModel(t *testing.T) {
+	cost := Cost{IP: 10 * time.Microsecond}
+	burst := func(cfg func(s *sched.Scheduler, i int) Config) *net {
+		nt := chain(3, cfg)
+		for range 300 {
+			nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 18))
+		}
+		nt.s.Run()
+		return nt
+	}
+	own := burst(func(*sched.Scheduler, int) Config { return Config{Cost: cost} })
+	var cpu *CPU
+	shared := burst(func(s *sched.Scheduler, _ int) Config {
+		if cpu == nil {
+			cpu = NewCPU(s, 0)
+		}
+		return Config{Cost: cost, CPU: cpu}
+	})
+	// The burst reaches r1 one 64-byte frame every 6.72 µs, faster than 10 µs:
+	// r1's CPU is the bottleneck; with one CPU for all, each packet costs 30 µs.
+	if end := own.s.Now(); end < 3*time.Millisecond || end > 3*time.Millisecond+100*time.Microsecond {
+		t.Errorf("own CPUs: 300 packets done at %v, want about 3 ms (100,000 packets/s)", end)
+	}
+	if end := shared.s.Now(); end < 9*time.Millisecond || end > 9*time.Millisecond+100*time.Microsecond {
+		t.Errorf("one shared CPU: 300 packets done at %v, want about 9 ms (three 10 µs hops each)", end)
+	}
+	if len(own.b.got) != 300 || len(shared.b.got) != 300 {
+		t.Errorf("delivered %d and %d of 300", len(own.b.got), len(shared.b.got))
+	}
+	small := chain(3, func(s *sched.Scheduler, _ int) Config { return Config{Cost: cost, CPU: NewCPU(s, 10)} })
+	for range 300 {
+		small.a.sendIP(small.r[0].ifaces[0].MAC, udp(small.a.addr, small.b.addr, 64, 18))
+	}
+	small.s.Run()
+	if st := small.r[0].ifaces[0].Stats().Router; st.CPUDrops == 0 || len(small.b.got)+int(st.CPUDrops) != 300 {
+		t.Errorf("CPU queue of 10: %d delivered, %+v", len(small.b.got), st)
+	}
+}
+
+// Bad input: a routing loop, a label with no binding, MPLS to a router
+// without it, short and malformed frames. Each is counted; none crashes.
+func TestBadInput(t *testing.T) {
+	nt := chain(2, func(*sched.Scheduler, int) Config { return Config{MPLS: true} })
+	// A loop: r2 sends b's address back to r1, which sends it to r2.
+	nt.r[1].AddRoute(Route{Prefix: netip.MustParsePrefix("10.0.2.2/32"), Via: addr("10.0.1.1"), Iface: nt.r[1].ifaces[0]})
+	nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 10))
+	f := make([]byte, 14+8)
+	copy(f, nt.r[0].ifaces[0].MAC[:])
+	binary.BigEndian.PutUint16(f[12:], etherMPLS)
+	binary.BigEndian.PutUint32(f[14:], Entry{Label: 999, Bottom: true, TTL: 9}.Word())
+	nt.a.tx.Send(&emulator.Frame{Data: f})
+	nt.a.tx.Send(&emulator.Frame{Data: f[:15]})
+	bad := clone(udp(nt.a.addr, nt.b.addr, 64, 10))
+	bad[0] = 0x4F // header length beyond the packet
+	nt.a.sendIP(nt.r[0].ifaces[0].MAC, bad)
+	nt.s.Run()
+	st1, st2 := nt.r[0].ifaces[0].Stats().Router, nt.r[1].ifaces[0].Stats().Router
+	if st1.TTLExpired+st2.TTLExpired != 1 || st1.NoLabel != 1 || st1.Malformed != 2 {
+		t.Errorf("r1 %+v, r2 %+v", st1, st2)
+	}
+	if len(nt.a.got) != 1 || nt.a.got[0][20] != icmpTimeExceeded {
+		t.Errorf("a got %d packets, want the loop's time exceeded", len(nt.a.got))
+	}
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
