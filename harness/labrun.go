@@ -341,8 +341,8 @@ func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
 }
 
 // PathCeiling is the theoretical goodput of a stream test between two
-// hosts of a lab: the lower of their links' ceilings (Ethernet or ATM), at
-// the sender's MTU.
+// hosts of a lab: the lowest ceiling of their links (Ethernet or ATM) and
+// of the labelled links between MPLS routers, at the sender's MTU.
 func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64, bool) {
 	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[test]
 	if proto == "" || size == 0 {
@@ -358,14 +358,19 @@ func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64,
 	}
 	best, found := 0.0, false
 	for _, l := range lab.Links {
+		// Links between two MPLS routers carry a label on every frame.
+		labelled := lab.Node(l.A.Node).MPLS && lab.Node(l.B.Node).MPLS
 		for _, end := range []struct {
 			ep  topologies.Endpoint
 			dir topologies.Direction
 		}{{l.A, l.AB}, {l.B, l.BA}} {
-			if end.ep.Node != from && end.ep.Node != to || mtu == 0 {
+			if end.ep.Node != from && end.ep.Node != to && !labelled || mtu == 0 {
 				continue
 			}
 			c, err := LinkCeiling(l, end.dir, mtu, size, proto)
+			if labelled {
+				c, err = MPLSCeiling(end.dir.Rate, mtu, 1, size, proto)
+			}
 			if err == nil && (!found || c.Goodput < best) {
 				best, found = c.Goodput, true
 			}

@@ -36,8 +36,16 @@ type Ceiling struct {
 // message size; segments carry the MSS). Wire bytes per frame are 802.3's:
 // max(frame + FCS, 64) + preamble + gap.
 func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceiling, error) {
+	return MPLSCeiling(rate, mtu, 0, payload, proto)
+}
+
+// MPLSCeiling is EthernetCeiling with labels MPLS label stack entries, 4
+// bytes each, between the Ethernet header and every IP packet (RFC 3032).
+// The IP MTU is as given: a label rides on top of it, as on core links
+// configured for it (frames of up to 1522 bytes at MTU 1500).
+func MPLSCeiling(rate units.BitRate, mtu, labels, payload int, proto string) (Ceiling, error) {
 	return ceiling(rate, mtu, payload, proto, func(ip int) int {
-		return max(emulator.EtherHeader+ip+emulator.EtherFCS, emulator.EtherMinFrame) + emulator.EtherPreamble + emulator.EtherIFG
+		return max(emulator.EtherHeader+4*labels+ip+emulator.EtherFCS, emulator.EtherMinFrame) + emulator.EtherPreamble + emulator.EtherIFG
 	})
 }
 

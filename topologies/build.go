@@ -7,6 +7,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -27,6 +28,7 @@ type Network struct {
 	Switches    []*ether.Switch
 	Hubs        []*ether.Hub
 	ATMSwitches []*atm.Switch
+	Routers     map[string]*router.Router
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
@@ -69,6 +71,12 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 	ports := map[string]emulator.Port{}
 	switches := map[string]*ether.Switch{}
 	hubs := map[string]*ether.Hub{}
+	n.Routers = buildRouters(lab, s)
+	for _, r := range n.Routers {
+		for _, i := range r.Ifaces() {
+			ports[i.PortName()] = i
+		}
+	}
 	for _, node := range lab.Nodes {
 		switch node.Kind {
 		case KindHost:
@@ -92,7 +100,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
 			hubs[node.Name] = h
 			n.Hubs = append(n.Hubs, h)
-		case KindATMSwitch: // built with the ATM links
+		case KindATMSwitch, KindRouter: // built with the ATM links, and above
 		default:
 			return nil, fmt.Errorf("%s:%d: node %s: kind %s is not modelled by this version of atmlab yet", lab.File, node.Line, node.Name, node.Kind)
 		}
@@ -127,6 +135,9 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		n.Ports = append(n.Ports, a, b)
 	}
 	if err := buildATM(lab, s, n); err != nil {
+		return nil, err
+	}
+	if err := routeAndBind(lab, n.Routers); err != nil {
 		return nil, err
 	}
 	return n, nil

@@ -264,7 +264,7 @@ var kindKeys = map[string][]string{
 	KindSwitch:    {"buffer", "ageing"},
 	KindHub:       {"repeater"},
 	KindATMSwitch: {"queue", "discard", "mappings"},
-	KindRouter:    {"mpls", "interfaces", "routes"},
+	KindRouter:    {"mpls", "interfaces", "routes", "ttl", "null", "cost"},
 }
 
 func (d *decoder) node(path string, n *yaml.Node, node *Node) {
@@ -287,8 +287,11 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}
 		return
 	}
-	if node.Kind == KindATMSwitch {
+	switch node.Kind {
+	case KindATMSwitch:
 		node.ATMSwitch = &ATMSwitch{}
+	case KindRouter:
+		node.Router = &Router{}
 	}
 	var ipv4 netip.Prefix
 	var ipv4Line int
@@ -342,6 +345,30 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
 		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
+		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
+			var m string
+			d.oneOf(key, v, &m, "uniform", "pipe")
+			node.Router.PipeTTL = m == "pipe"
+		}},
+		"null": {"null", false, func(key string, v *yaml.Node) {
+			var m string
+			d.oneOf(key, v, &m, "implicit", "explicit")
+			node.Router.ExplicitNull = m == "explicit"
+		}},
+		"cost": {"cost", false, func(key string, v *yaml.Node) {
+			c := &node.Router.Cost
+			var cpu string
+			d.mapping(v, key, []field{
+				{"ip", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.IP) }},
+				{"push", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Push) }},
+				{"swap", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Swap) }},
+				{"pop", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Pop) }},
+				{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
+				{"cpu", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &cpu, "own", "shared") }},
+				{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+			})
+			c.SharedCPU = cpu == "shared"
+		}},
 		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				if s != "class1" && s != "class2" {

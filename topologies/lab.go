@@ -56,6 +56,21 @@ type Node struct {
 	MPLS       bool          // router
 	Repeater   string        // hub: repeater class, "class1" or "class2"
 	ATMSwitch  *ATMSwitch    // atm-switch
+	Router     *Router       // router
+}
+
+// Router is a router's configuration beyond its interfaces and routes.
+type Router struct {
+	PipeTTL      bool // RFC 3443 pipe model instead of uniform
+	ExplicitNull bool // ask for label 0 instead of penultimate-hop popping
+	Cost         RouterCost
+}
+
+// RouterCost is a software router's CPU time per packet (zero: none).
+type RouterCost struct {
+	IP, Push, Swap, Pop, PerByte time.Duration
+	SharedCPU                    bool // on the one CPU all such routers share, as in GNS3
+	Queue                        int  // packets waiting for the CPU; 0 = the default
 }
 
 // ATMSwitch is an atm-switch's configuration.

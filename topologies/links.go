@@ -245,6 +245,38 @@ func (d *decoder) check(lab *Lab) {
 				d.errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
 			}
 		}
+		if n.Kind == KindRouter {
+			for _, i := range n.Interfaces {
+				if !i.IPv4.IsValid() {
+					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
+				}
+			}
+		}
+	}
+	defaultRoutes(lab)
+}
+
+// defaultRoutes gives a host without routes a default route through a
+// router on one of its subnets, if there is one.
+func defaultRoutes(lab *Lab) {
+	for _, h := range lab.Nodes {
+		if h.Kind != KindHost || len(h.Routes) > 0 {
+			continue
+		}
+	search:
+		for _, hi := range h.Interfaces {
+			for _, r := range lab.Nodes {
+				if r.Kind != KindRouter || !hi.IPv4.IsValid() {
+					continue
+				}
+				for _, ri := range r.Interfaces {
+					if ri.IPv4.IsValid() && hi.IPv4.Masked().Contains(ri.IPv4.Addr()) {
+						h.Routes = append(h.Routes, Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: ri.IPv4.Addr(), Line: hi.Line})
+						break search
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ type calcPath struct {
 	phy              *atm.PHY
 	aal              atm.AAL
 	encap            cells.Encap
-	mtu              int
+	mtu, labels      int
 	proto            string
 	rateStr, aalStr  string
 	encapStr, phyStr string
@@ -31,12 +31,15 @@ func (p *calcPath) ceiling(payload int) (harness.Ceiling, error) {
 	if p.phy != nil {
 		return harness.ATMCeiling(*p.phy, p.aal, p.encap, p.mtu, payload, p.proto)
 	}
-	return harness.EthernetCeiling(p.rate, p.mtu, payload, p.proto)
+	return harness.MPLSCeiling(p.rate, p.mtu, p.labels, payload, p.proto)
 }
 
 func (p *calcPath) String() string {
 	if p.phy != nil {
 		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", p.phy.Name, p.phy.CellRate(), p.aal, p.encap, p.mtu, p.proto)
+	}
+	if p.labels > 0 {
+		return fmt.Sprintf("Ethernet at %v, MTU %d, %d MPLS label(s), %s", p.rate, p.mtu, p.labels, p.proto)
 	}
 	return fmt.Sprintf("Ethernet at %v, MTU %d, %s", p.rate, p.mtu, p.proto)
 }
@@ -56,7 +59,9 @@ func newCalc(opts *options) *cobra.Command {
 			"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
 			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
 			"costs a cell, with the goodput before and after the step.\n\n" +
+			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame.\n\n" +
 			"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
+			"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
 			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -90,6 +95,7 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().StringVar(&p.aalStr, "aal", "aal5", "ATM adaptation layer: aal5 or aal34")
 	c.Flags().StringVar(&p.encapStr, "encap", "llc", "RFC 2684 encapsulation: llc (LLC/SNAP) or vcmux")
 	c.Flags().IntVar(&p.mtu, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
+	c.Flags().IntVar(&p.labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
 	c.Flags().StringVar(&p.proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
 	return c

@@ -192,6 +192,11 @@ func TestCalc(t *testing.T) {
 	if _, _, err := run(t, "calc", "--proto", "sctp", "100"); err == nil {
 		t.Fatal("sctp accepted")
 	}
+	// MPLS: one label on every frame (mpls.md §1).
+	out, _, err = run(t, "calc", "--labels", "1", "--mtu", "1496", "1468")
+	if err != nil || !strings.Contains(out, "95.449") || !strings.Contains(out, "1 MPLS label") {
+		t.Fatalf("calc --labels: %v\n%s", err, out)
+	}
 	// ATM: the sawtooth's neighbours 1444 and 1445 on OC-3c (atm.md §8).
 	out, _, err = run(t, "calc", "--phy", "oc3", "1444", "1445")
 	if err != nil || !strings.Contains(out, "131.621") || !strings.Contains(out, "127.596") || !strings.Contains(out, "MTU 9180") {

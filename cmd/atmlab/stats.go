@@ -55,6 +55,15 @@ func newStats(opts *options) *cobra.Command {
 			if len(cl) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "atm (on atm-switch ports, frames are cells):\n  "+strings.Join(cl, "\n  "))
 			}
+			var rl []string
+			for _, p := range st.Ports {
+				if c := p.Router; c != nil {
+					rl = append(rl, routerLine(p.Port, c))
+				}
+			}
+			if len(rl) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "routers (packets that arrived on each interface):\n  "+strings.Join(rl, "\n  "))
+			}
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
@@ -78,6 +87,24 @@ func atmLine(port string, c *emulator.ATMStats) string {
 		{c.HECCorrected, "HEC corrected"}, {c.HECDrops, "HEC drops"}, {c.UnknownVC, "on no VC"},
 		{c.CRCErrors, "CRC errors"}, {c.LengthErrors, "length errors"}, {c.EncapErrors, "encapsulation errors"}, {c.SeqErrors, "sequence errors"},
 		{c.Timeouts, "reassembly timeouts"}, {c.TooLong, "too long"}, {c.NoVC, "frames with no VC"}, {c.ARPReplies, "ATMARP replies"},
+	} {
+		if f.n > 0 {
+			line += fmt.Sprintf(", %d %s", f.n, f.what)
+		}
+	}
+	return line
+}
+
+// routerLine is a router interface's forwarding counters, the non-zero ones.
+func routerLine(port string, c *emulator.RouterStats) string {
+	line := fmt.Sprintf("%s: %d forwarded", port, c.Forwarded)
+	for _, f := range []struct {
+		n    uint64
+		what string
+	}{
+		{c.Pushed, "labels pushed"}, {c.Swapped, "swapped"}, {c.Popped, "popped"}, {c.TTLExpired, "TTL expired"},
+		{c.NoRoute, "no route"}, {c.NoLabel, "unknown label"}, {c.TooBig, "too big"}, {c.ICMPSent, "ICMP sent"},
+		{c.Local, "for the router"}, {c.Malformed, "malformed"}, {c.CPUDrops, "CPU queue drops"},
 	} {
 		if f.n > 0 {
 			line += fmt.Sprintf(", %d %s", f.n, f.what)

@@ -82,6 +82,21 @@ func (r *Router) AddRoute(rt Route) {
 	slices.SortStableFunc(r.routes, func(a, b Route) int { return b.Prefix.Bits() - a.Prefix.Bits() })
 }
 
+// Config returns the router's configuration.
+func (r *Router) Config() Config { return r.cfg }
+
+// Routes returns the routing table, longest prefix first.
+func (r *Router) Routes() []Route { return r.routes }
+
+// Route returns the route for exactly prefix p, if any.
+func (r *Router) Route(p netip.Prefix) (Route, bool) {
+	i := slices.IndexFunc(r.routes, func(rt Route) bool { return rt.Prefix == p })
+	if i < 0 {
+		return Route{}, false
+	}
+	return r.routes[i], true
+}
+
 // Lookup returns the route for dst, if any.
 func (r *Router) Lookup(dst netip.Addr) (Route, bool) {
 	for _, rt := range r.routes {

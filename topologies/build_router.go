@@ -1,0 +1,209 @@
+package topologies
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/atmlab/atmlab/emulator/router"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// buildRouters makes a lab's routers with their interfaces (ports for the
+// links), and returns them by name. Routes and labels come after the links,
+// with routeAndBind.
+func buildRouters(lab *Lab, s *sched.Scheduler) map[string]*router.Router {
+	routers := map[string]*router.Router{}
+	var shared *router.CPU
+	for _, node := range lab.Nodes {
+		if node.Kind != KindRouter {
+			continue
+		}
+		c := node.Router.Cost
+		cfg := router.Config{MPLS: node.MPLS, PipeTTL: node.Router.PipeTTL, ExplicitNull: node.Router.ExplicitNull,
+			Cost: router.Cost{IP: c.IP, Push: c.Push, Swap: c.Swap, Pop: c.Pop, PerByte: c.PerByte}}
+		switch {
+		case c.SharedCPU:
+			if shared == nil {
+				shared = router.NewCPU(s, c.Queue)
+			}
+			cfg.CPU = shared
+		case cfg.Cost != (router.Cost{}):
+			cfg.CPU = router.NewCPU(s, c.Queue)
+		}
+		r := router.New(s, node.Name, cfg)
+		for _, i := range node.Interfaces {
+			r.AddIface(i.Name, [6]byte(lab.MAC(Endpoint{node.Name, i.Name})), i.IPv4, i.MTU)
+		}
+		routers[node.Name] = r
+	}
+	return routers
+}
+
+// routeAndBind installs each router's routes (the lab's, or shortest paths
+// when it gives none) and, on MPLS routers, the label bindings LDP would
+// distribute: a label per router and route prefix (FEC), implicit null (or
+// explicit null) for the FECs a router is the egress of, swap entries toward
+// the next hop's label, and pushes at the ingress.
+func routeAndBind(lab *Lab, routers map[string]*router.Router) error {
+	owner := map[netip.Addr]*router.Router{}
+	var subnets []netip.Prefix
+	for _, node := range lab.Nodes {
+		for _, i := range node.Interfaces {
+			if i.IPv4.IsValid() && !slices.Contains(subnets, i.IPv4.Masked()) {
+				subnets = append(subnets, i.IPv4.Masked())
+			}
+			if r := routers[node.Name]; r != nil {
+				owner[i.IPv4.Addr()] = r
+			}
+		}
+	}
+	for _, node := range lab.Nodes {
+		r := routers[node.Name]
+		if r == nil {
+			continue
+		}
+		if len(node.Routes) > 0 {
+			for _, rt := range node.Routes {
+				iface := ifaceOn(r, rt.Via)
+				if iface == nil {
+					return fmt.Errorf("%s:%d: router %s: gateway %s is on none of its subnets", lab.File, rt.Line, node.Name, rt.Via)
+				}
+				r.AddRoute(router.Route{Prefix: rt.To, Via: rt.Via, Iface: iface})
+			}
+			continue
+		}
+		for _, p := range subnets {
+			if via, ok := firstHop(r, p, routers); ok {
+				r.AddRoute(router.Route{Prefix: p, Via: via, Iface: ifaceOn(r, via)})
+			}
+		}
+	}
+	bind(routers, owner)
+	return nil
+}
+
+// bind distributes labels (see routeAndBind).
+func bind(routers map[string]*router.Router, owner map[netip.Addr]*router.Router) {
+	type key struct {
+		r   *router.Router
+		fec netip.Prefix
+	}
+	local := map[key]uint32{} // the label a router asks its upstream to use for a FEC
+	next := map[*router.Router]uint32{}
+	egress := func(r *router.Router) uint32 {
+		if r.Config().ExplicitNull {
+			return router.ExplicitNull
+		}
+		return router.ImplicitNull
+	}
+	for _, r := range sortedRouters(routers) {
+		if !r.Config().MPLS {
+			continue
+		}
+		next[r] = router.FirstLabel
+		for _, rt := range r.Routes() {
+			if !rt.Via.IsValid() {
+				local[key{r, rt.Prefix}] = egress(r)
+				continue
+			}
+			local[key{r, rt.Prefix}] = next[r]
+			next[r]++
+		}
+	}
+	for k, in := range local {
+		r, fec := k.r, k.fec
+		rt, _ := r.Route(fec)
+		if !rt.Via.IsValid() {
+			continue // the egress: implicit null is never sent, explicit null pops unbound
+		}
+		out, labelled := local[key{owner[rt.Via], fec}]
+		pop := !labelled || out == router.ImplicitNull
+		r.Bind(in, router.ILM{Pop: pop, Out: out, Via: rt.Via, Iface: rt.Iface})
+		if !pop {
+			r.Push(fec, out)
+		}
+	}
+}
+
+// firstHop returns the address of the neighbour a router sends packets for
+// p to, along the fewest routers; false if p is connected or unreachable.
+func firstHop(r *router.Router, p netip.Prefix, routers map[string]*router.Router) (netip.Addr, bool) {
+	if connected(r, p) {
+		return netip.Addr{}, false
+	}
+	type step struct {
+		r   *router.Router
+		via netip.Addr // r's first hop's address
+	}
+	seen := map[*router.Router]bool{r: true}
+	queue := []step{{r, netip.Addr{}}}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, n := range sortedRouters(routers) {
+			if seen[n] {
+				continue
+			}
+			addr, ok := neighbour(cur.r, n)
+			if !ok {
+				continue
+			}
+			seen[n] = true
+			via := cur.via
+			if !via.IsValid() {
+				via = addr
+			}
+			if connected(n, p) {
+				return via, true
+			}
+			queue = append(queue, step{n, via})
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// neighbour returns n's address on a subnet it shares with r.
+func neighbour(r, n *router.Router) (netip.Addr, bool) {
+	for _, a := range r.Ifaces() {
+		for _, b := range n.Ifaces() {
+			if a.Addr.Masked() == b.Addr.Masked() {
+				return b.Addr.Addr(), true
+			}
+		}
+	}
+	return netip.Addr{}, false
+}
+
+func connected(r *router.Router, p netip.Prefix) bool {
+	for _, i := range r.Ifaces() {
+		if i.Addr.Masked() == p {
+			return true
+		}
+	}
+	return false
+}
+
+// ifaceOn returns r's interface whose subnet holds a.
+func ifaceOn(r *router.Router, a netip.Addr) *router.Iface {
+	for _, i := range r.Ifaces() {
+		if i.Addr.Contains(a) {
+			return i
+		}
+	}
+	return nil
+}
+
+// sortedRouters returns the routers by name, for reproducible choices.
+func sortedRouters(routers map[string]*router.Router) []*router.Router {
+	var names []string
+	for n := range routers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*router.Router, len(names))
+	for i, n := range names {
+		out[i] = routers[n]
+	}
+	return out
+}

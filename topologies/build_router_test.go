@@ -1,0 +1,134 @@
+package topologies
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// chainLab is h1 - r1 - r2 - r3 - r4 - r5 - h2 on 100M links, no routes
+// given: the routers find shortest paths, the hosts get default routes.
+func chainLab(mplsKeys string) string {
+	var b strings.Builder
+	b.WriteString("name: chain\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.5.1/24}\n")
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&b, "    r%d: {kind: router, %s interfaces: {eth0: {ipv4: 10.0.%d.254/24}, eth1: {ipv4: 10.0.%d.253/24}}}\n", i, mplsKeys, i-1, i)
+	}
+	b.WriteString("  links:\n    - {endpoints: [\"h1:eth0\", \"r1:eth0\"], ethernet: {rate: 100M}}\n")
+	for i := 1; i < 5; i++ {
+		fmt.Fprintf(&b, "    - {endpoints: [\"r%d:eth1\", \"r%d:eth0\"], ethernet: {rate: 100M}}\n", i, i+1)
+	}
+	b.WriteString("    - {endpoints: [\"r5:eth1\", \"h2:eth0\"], ethernet: {rate: 100M}}\n")
+	return b.String()
+}
+
+// A UDP packet from h1 crosses five routers to h2. With MPLS the core links
+// carry one label each, the link into the egress none (PHP); the TTL h2
+// sees counts every router (uniform) or only the edges (pipe).
+func TestBuildRouterChain(t *testing.T) {
+	for _, tc := range []struct {
+		keys   string
+		ttl    byte
+		labels [6]int // labelled frames per link, h1-r1 first
+	}{
+		{"", 59, [6]int{}},
+		{"mpls: true,", 59, [6]int{0, 1, 1, 1, 0, 0}},
+		{"mpls: true, ttl: pipe,", 62, [6]int{0, 1, 1, 1, 0, 0}},
+		{"mpls: true, null: explicit,", 59, [6]int{0, 1, 1, 1, 1, 0}},
+	} {
+		lab, err := Parse("chain.yaml", []byte(chainLab(tc.keys)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := lab.Node("h1").Routes; len(r) != 1 || r[0].Via.String() != "10.0.0.254" {
+			t.Fatalf("h1's default route: %+v", r)
+		}
+		s := sched.New()
+		n, err := Build(lab, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labelled [6]int
+		for i, l := range n.Links {
+			for _, ch := range []*emulator.Channel{l.AB, l.BA} {
+				ch.SetTap(func(f *emulator.Frame, _ time.Duration) {
+					if binary.BigEndian.Uint16(f.Data[12:]) == 0x8847 {
+						labelled[i]++
+					}
+				})
+			}
+		}
+		h2 := n.Hosts["h2:eth0"]
+		var got [][]byte
+		h2.Sink = func(f *emulator.Frame) {
+			d := f.Data
+			if binary.BigEndian.Uint16(d[12:]) == 0x0806 { // answer r5's ARP as h2's kernel would
+				r := make([]byte, 42)
+				copy(r, d[6:12])
+				copy(r[6:], lab.MAC(Endpoint{"h2", "eth0"}))
+				copy(r[12:], d[12:22])
+				r[21] = 2
+				copy(r[22:], lab.MAC(Endpoint{"h2", "eth0"}))
+				copy(r[28:], d[38:42])
+				copy(r[32:], d[22:28])
+				copy(r[38:], d[28:32])
+				h2.Input(&emulator.Frame{Data: r})
+				return
+			}
+			got = append(got, d[14:])
+		}
+		f := make([]byte, 14+28)
+		copy(f, lab.MAC(Endpoint{"r1", "eth0"}))
+		binary.BigEndian.PutUint16(f[12:], 0x0800)
+		ip := f[14:]
+		ip[0], ip[8], ip[9] = 0x45, 64, 17
+		binary.BigEndian.PutUint16(ip[2:], 28)
+		copy(ip[12:], []byte{10, 0, 0, 1})
+		copy(ip[16:], []byte{10, 0, 5, 1})
+		n.Hosts["h1:eth0"].Input(&emulator.Frame{Data: f})
+		s.Run()
+		if len(got) != 1 || got[0][8] != tc.ttl {
+			t.Errorf("%q: h2 got %d packets (want 1 with TTL %d)", tc.keys, len(got), tc.ttl)
+		}
+		if labelled != tc.labels {
+			t.Errorf("%q: labelled frames per link %v, want %v", tc.keys, labelled, tc.labels)
+		}
+	}
+}
+
+// Router lab keys: costs, a shared CPU, and what is wrong with a router.
+func TestParseRouter(t *testing.T) {
+	lab, err := Parse("r.yaml", []byte(strings.Replace(chainLab("mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},"), "r5: {kind: router, mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},", "r5: {kind: router,", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := lab.Node("r1").Router.Cost; c.IP != 3*time.Microsecond || c.Swap != 3200*time.Nanosecond || c.PerByte != time.Nanosecond || !c.SharedCPU {
+		t.Errorf("r1 cost %+v", c)
+	}
+	n, err := Build(lab, sched.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Routers["r1"].Config().CPU != n.Routers["r4"].Config().CPU || n.Routers["r5"].Config().CPU != nil {
+		t.Error("routers with cpu: shared do not share one CPU, or a router without costs has one")
+	}
+	_, err = Parse("bad.yaml", []byte(`name: bad
+topology:
+  nodes:
+    r1: {kind: router, ttl: short, null: none, cost: {ip: fast}, interfaces: {eth0: {}}}
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+  links:
+    - {endpoints: ["h1:eth0", "r1:eth0"]}
+`))
+	for _, want := range []string{`topology.nodes.r1.ttl: "short": use one of uniform, pipe`, `topology.nodes.r1.null: "none"`,
+		`topology.nodes.r1.cost.ip: bad duration`, `router interface eth0 needs an address`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q: %v", want, err)
+		}
+	}
+}
