@@ -54,6 +54,7 @@ type Router struct {
 	routes []Route                 // longest prefix first
 	ftn    map[netip.Prefix]uint32 // FEC (a route's prefix) -> label pushed at ingress
 	ilm    map[uint32]ILM
+	cpuq   *cpuQueue // the router's queue on its CPU
 }
 
 // New returns a router with no interfaces.
@@ -61,7 +62,11 @@ func New(s *sched.Scheduler, name string, cfg Config) *Router {
 	if cfg.CPU == nil && cfg.Cost != (Cost{}) {
 		cfg.CPU = NewCPU(s, 0)
 	}
-	return &Router{Name: name, s: s, cfg: cfg, ftn: map[netip.Prefix]uint32{}, ilm: map[uint32]ILM{}}
+	r := &Router{Name: name, s: s, cfg: cfg, ftn: map[netip.Prefix]uint32{}, ilm: map[uint32]ILM{}}
+	if cfg.CPU != nil {
+		r.cpuq = cfg.CPU.queue()
+	}
+	return r
 }
 
 // AddIface adds an interface with its MAC, address and MTU; its subnet
@@ -294,7 +299,7 @@ func (r *Router) serve(op time.Duration, n int, done func()) {
 		done()
 		return
 	}
-	r.cfg.CPU.Serve(op+time.Duration(n)*r.cfg.Cost.PerByte, done)
+	r.cfg.CPU.serve(r.cpuq, op+time.Duration(n)*r.cfg.Cost.PerByte, done)
 }
 
 // Stats returns a row per interface.
@@ -335,8 +340,8 @@ func (i *Iface) SetTX(t emulator.Transmitter) { i.tx = t }
 func (i *Iface) Stats() emulator.PortStats {
 	row := emulator.RowOf(i.name, i.rxFrames, i.rxBytes, i.tx)
 	st := i.stats
-	if i.r.cfg.CPU != nil {
-		st.CPUDrops = i.r.cfg.CPU.Drops
+	if i.r.cpuq != nil {
+		st.CPUDrops = i.r.cpuq.drops
 	}
 	row.Router = &st
 	return row
@@ -434,22 +439,36 @@ func arpPacket(op uint16, sha [6]byte, spa netip.Addr, tha [6]byte, tpa netip.Ad
 	return f
 }
 
-// CPU is the processor of one or more software routers: it serves their
-// packets one at a time, first come first served, behind a queue of Limit
-// packets (tail drop).
+// CPU is the processor of one or more software routers. Each router has
+// its own input queue of Limit packets (tail drop); the CPU serves the
+// routers' queues round robin, one packet at a time. Downstream routers of
+// a chain sharing one CPU therefore never drop what upstream ones already
+// spent time on: an overloaded chain forwards at 1 / (sum of the per-hop
+// costs) and drops at its first router, as GNS3's routers sharing a host do.
 type CPU struct {
-	s         *sched.Scheduler
-	Limit     int
-	busyUntil time.Duration
-	queued    int
-	Drops     uint64
-	Busy      time.Duration
+	s      *sched.Scheduler
+	Limit  int
+	queues []*cpuQueue
+	next   int // the queue served next, round robin
+	busy   bool
+	Busy   time.Duration
 }
 
-// DefaultCPUQueue is a CPU's queue unless given: a NIC ring's worth.
+type cpuQueue struct {
+	jobs  []cpuJob
+	drops uint64
+}
+
+type cpuJob struct {
+	d    time.Duration
+	done func()
+}
+
+// DefaultCPUQueue is a router's CPU queue unless given: a NIC ring's worth.
 const DefaultCPUQueue = 1000
 
-// NewCPU returns an idle CPU with a queue of limit packets (0: the default).
+// NewCPU returns an idle CPU whose routers queue limit packets each (0: the
+// default).
 func NewCPU(s *sched.Scheduler, limit int) *CPU {
 	if limit == 0 {
 		limit = DefaultCPUQueue
@@ -457,25 +476,47 @@ func NewCPU(s *sched.Scheduler, limit int) *CPU {
 	return &CPU{s: s, Limit: limit}
 }
 
-// Serve runs done once the CPU has spent d on it after everything queued
-// before; it reports false, and drops the work, when the queue is full.
-func (c *CPU) Serve(d time.Duration, done func()) bool {
-	if d <= 0 && c.queued == 0 {
-		done()
-		return true
+// queue gives a router its input queue on the CPU.
+func (c *CPU) queue() *cpuQueue {
+	q := &cpuQueue{}
+	c.queues = append(c.queues, q)
+	return q
+}
+
+// serve queues work of d for q; done runs when the CPU has spent d on it.
+// A full queue drops the work.
+func (c *CPU) serve(q *cpuQueue, d time.Duration, done func()) {
+	if len(q.jobs) >= c.Limit {
+		q.drops++
+		return
 	}
-	if c.queued >= c.Limit {
-		c.Drops++
-		return false
+	q.jobs = append(q.jobs, cpuJob{d, done})
+	if !c.busy {
+		c.run()
 	}
-	c.busyUntil = max(c.busyUntil, c.s.Now()) + d
-	c.Busy += d
-	c.queued++
-	c.s.At(c.busyUntil, func() {
-		c.queued--
-		done()
-	})
-	return true
+}
+
+// run starts the next job, taking the queues in turn.
+func (c *CPU) run() {
+	for k := range c.queues {
+		q := c.queues[(c.next+k)%len(c.queues)]
+		if len(q.jobs) == 0 {
+			continue
+		}
+		c.next = (c.next + k + 1) % len(c.queues)
+		j := q.jobs[0]
+		q.jobs = q.jobs[1:]
+		c.busy = true
+		c.Busy += j.d
+		c.s.After(j.d, func() {
+			c.busy = false
+			j.done()
+			if !c.busy {
+				c.run()
+			}
+		})
+		return
+	}
 }
 
 // Cost is a router's CPU time per operation (zero: an ideal wire).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -318,6 +319,22 @@ func TestCostModel(t *testing.T) {
 	if len(own.b.got) != 300 || len(shared.b.got) != 300 {
 		t.Errorf("delivered %d and %d of 300", len(own.b.got), len(shared.b.got))
 	}
+	// Overloaded, a shared CPU drops at the first router only: what it has
+	// worked on is never thrown away downstream.
+	over := chain(3, func(s *sched.Scheduler, _ int) Config {
+		if cpu == nil || cpu.s != s {
+			cpu = NewCPU(s, 50)
+		}
+		return Config{Cost: cost, CPU: cpu}
+	})
+	for range 500 {
+		over.a.sendIP(over.r[0].ifaces[0].MAC, udp(over.a.addr, over.b.addr, 64, 18))
+	}
+	over.s.Run()
+	drops := func(i int) uint64 { return over.r[i].ifaces[0].Stats().Router.CPUDrops }
+	if drops(0) == 0 || drops(1)+drops(2) != 0 || len(over.b.got)+int(drops(0)) != 500 {
+		t.Errorf("overloaded shared CPU: drops %d/%d/%d, %d delivered of 500", drops(0), drops(1), drops(2), len(over.b.got))
+	}
 	small := chain(3, func(s *sched.Scheduler, _ int) Config { return Config{Cost: cost, CPU: NewCPU(s, 10)} })
 	for range 300 {
 		small.a.sendIP(small.r[0].ifaces[0].MAC, udp(small.a.addr, small.b.addr, 64, 18))
@@ -335,6 +352,15 @@ func TestBadInput(t *testing.T) {
 	// A loop: r2 sends b's address back to r1, which sends it to r2.
 	nt.r[1].AddRoute(Route{Prefix: netip.MustParsePrefix("10.0.2.2/32"), Via: addr("10.0.1.1"), Iface: nt.r[1].ifaces[0]})
 	nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 10))
+	// A label binding loop: r1 swaps 200 to 201 toward r2, r2 swaps it back.
+	nt.r[0].Bind(200, ILM{Out: 201, Via: addr("10.0.1.254"), Iface: nt.r[0].ifaces[1]})
+	nt.r[1].Bind(201, ILM{Out: 200, Via: addr("10.0.1.1"), Iface: nt.r[1].ifaces[0]})
+	looped := make([]byte, 14+4+28)
+	copy(looped, nt.r[0].ifaces[0].MAC[:])
+	binary.BigEndian.PutUint16(looped[12:], etherMPLS)
+	binary.BigEndian.PutUint32(looped[14:], Entry{Label: 200, Bottom: true, TTL: 20}.Word())
+	copy(looped[18:], udp(nt.a.addr, nt.b.addr, 20, 0))
+	nt.a.tx.Send(&emulator.Frame{Data: looped})
 	f := make([]byte, 14+8)
 	copy(f, nt.r[0].ifaces[0].MAC[:])
 	binary.BigEndian.PutUint16(f[12:], etherMPLS)
@@ -345,13 +371,70 @@ func TestBadInput(t *testing.T) {
 	bad[0] = 0x4F // header length beyond the packet
 	nt.a.sendIP(nt.r[0].ifaces[0].MAC, bad)
 	nt.s.Run()
-	st1, st2 := nt.r[0].ifaces[0].Stats().Router, nt.r[1].ifaces[0].Stats().Router
-	if st1.TTLExpired+st2.TTLExpired != 1 || st1.NoLabel != 1 || st1.Malformed != 2 {
-		t.Errorf("r1 %+v, r2 %+v", st1, st2)
+	var expired, swapped uint64
+	for _, r := range nt.r {
+		for _, i := range r.ifaces {
+			st := i.Stats().Router
+			expired, swapped = expired+st.TTLExpired, swapped+st.Swapped
+		}
 	}
-	if len(nt.a.got) != 1 || nt.a.got[0][20] != icmpTimeExceeded {
-		t.Errorf("a got %d packets, want the loop's time exceeded", len(nt.a.got))
+	st1 := nt.r[0].ifaces[0].Stats().Router
+	if expired != 2 || swapped != 19 || st1.NoLabel != 1 || st1.Malformed != 2 {
+		t.Errorf("%d TTL expiries (want 2: the IP loop and the label loop), %d swaps (want 19), r1 %+v", expired, swapped, st1)
+	}
+	if len(nt.a.got) != 2 || nt.a.got[0][20] != icmpTimeExceeded || nt.a.got[1][20] != icmpTimeExceeded {
+		t.Errorf("a got %d packets, want the two loops' time exceeded", len(nt.a.got))
 	}
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// BenchmarkHop compares one hop through an emulated router (IP forwarding,
+// and a label swap) with one through an Ethernet switch, at zero cost, in
+// frames per CPU second.
+func BenchmarkHop(b *testing.B) {
+	for _, kind := range []string{"switch", "ip", "swap"} {
+		b.Run(kind, func(b *testing.B) {
+			s := sched.New()
+			sink := &host{s: s, mac: [6]byte{2, 0, 0, 0, 0, 0xB}, addr: addr("10.0.1.2")}
+			src := &host{s: s, mac: [6]byte{2, 0, 0, 0, 0, 0xA}, addr: addr("10.0.0.1")}
+			cc := emulator.ChannelConfig{Rate: 100 * units.Gbps}
+			var frame []byte
+			if kind == "switch" {
+				sw := ether.NewSwitch(s, "sw")
+				emulator.Connect(s, src, sw.AddPort("p1"), cc, cc)
+				emulator.Connect(s, sw.AddPort("p2"), sink, cc, cc)
+				frame = make([]byte, 14+64)
+				copy(frame, sink.mac[:])
+				copy(frame[6:], src.mac[:])
+				binary.BigEndian.PutUint16(frame[12:], etherIPv4)
+				sink.tx.Send(&emulator.Frame{Data: frame}) // teach the switch where sink is
+			} else {
+				r := New(s, "r", Config{MPLS: true})
+				in := r.AddIface("eth0", [6]byte{2, 1}, netip.MustParsePrefix("10.0.0.254/24"), 1500)
+				out := r.AddIface("eth1", [6]byte{2, 2}, netip.MustParsePrefix("10.0.1.1/24"), 1500)
+				emulator.Connect(s, src, in, cc, cc)
+				emulator.Connect(s, out, sink, cc, cc)
+				out.arp[sink.addr] = sink.mac
+				r.Bind(300, ILM{Out: 301, Via: sink.addr, Iface: out})
+				ip := udp(src.addr, sink.addr, 64, 36)
+				frame = make([]byte, 14, 14+4+len(ip))
+				copy(frame, in.MAC[:])
+				binary.BigEndian.PutUint16(frame[12:], etherIPv4)
+				if kind == "swap" {
+					binary.BigEndian.PutUint16(frame[12:], etherMPLS)
+					frame = binary.BigEndian.AppendUint32(frame, Entry{Label: 300, Bottom: true, TTL: 64}.Word())
+				}
+				frame = append(frame, ip...)
+			}
+			s.Run()
+			b.ReportAllocs()
+			for b.Loop() {
+				src.tx.Send(&emulator.Frame{Data: frame})
+				s.Run()
+				sink.got = sink.got[:0]
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
