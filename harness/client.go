@@ -244,8 +244,10 @@ func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 	var seq uint64
 	start := time.Now()
 	for end := start.Add(spec.Duration); time.Now().Before(end) && ctx.Err() == nil; {
-		binary.BigEndian.PutUint64(msg[0:8], seq)
-		binary.BigEndian.PutUint64(msg[8:16], uint64(time.Now().UnixNano()))
+		if len(msg) >= udpHeader { // shorter messages go bare, as netperf's: counted, not sequenced
+			binary.BigEndian.PutUint64(msg[0:8], seq)
+			binary.BigEndian.PutUint64(msg[8:16], uint64(time.Now().UnixNano()))
+		}
 		_, err := c.Write(msg)
 		switch {
 		case err == nil:

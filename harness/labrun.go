@@ -155,7 +155,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339)}
 	if e.Background != nil {
 		bg := e.Background
-		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", r.Lab.Node(bg.To).Address(), "-p", strconv.Itoa(perfPort),
+		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
 			"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (e.Duration + 3*time.Second).String())
 		if err := cmd.Start(); err == nil {
 			defer func() { cmd.Process.Kill(); cmd.Wait() }()
@@ -206,7 +206,7 @@ func (r *Runner) experiment(name string) *topologies.Experiment {
 
 // atmlabPerf runs atmlab's own client in the `from` host.
 func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
-	args := []string{r.Self, "perf", "client", "-H", r.Lab.Node(p.To).Address(), "-p", strconv.Itoa(perfPort),
+	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, p.From, p.To), "-p", strconv.Itoa(perfPort),
 		"-t", p.Test, "-l", e.Duration.String(), "-o", "json"}
 	if p.Size > 0 {
 		if strings.HasSuffix(p.Test, "_RR") {
@@ -237,7 +237,7 @@ func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experime
 // intervals (iperf3's end-of-test UDP receiver figure divides by a window
 // the control connection stretches, reference/platform.md).
 func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
-	res := Result{Schema: SchemaVersion, Test: p.Test, Host: r.Lab.Node(p.To).Address(), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+	res := Result{Schema: SchemaVersion, Test: p.Test, Host: target(r.Lab, p.From, p.To), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
 	if p.Test != TCPStream && p.Test != UDPStream {
 		res.Error = "iperf3 has no " + p.Test
 		return res, nil
@@ -331,6 +331,15 @@ func stderrOf(err error) string {
 	return ""
 }
 
+// target is the address a test from one host to another sends to: the
+// loopback when they are the same host.
+func target(lab *topologies.Lab, from, to string) string {
+	if from == to {
+		return "127.0.0.1"
+	}
+	return lab.Node(to).Address()
+}
+
 // ceiling is the theoretical goodput of a point's path.
 func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
 	size := res.Spec.Message
@@ -345,8 +354,8 @@ func (r *Runner) ceiling(p Point, res Result) (float64, bool) {
 // of the labelled links between MPLS routers, at the sender's MTU.
 func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64, bool) {
 	proto := map[string]string{TCPStream: "tcp", TCPMaerts: "tcp", UDPStream: "udp"}[test]
-	if proto == "" || size == 0 {
-		return 0, false
+	if proto == "" || size == 0 || from == to {
+		return 0, false // a loopback has no link to set a ceiling
 	}
 	mtu := 0
 	for _, l := range lab.Links {

@@ -62,6 +62,11 @@ func TestUDPStream(t *testing.T) {
 	if big := run(t, port, Spec{Test: UDPStream, Duration: 100 * time.Millisecond, Message: MaxUDPPayload}); big.Error != "" || big.MessagesSent == 0 {
 		t.Errorf("65507-byte messages: %+v", big)
 	}
+	// Messages shorter than the sequence header go bare, as netperf's
+	// 1-byte UDP_STREAM does: counted, not sequenced.
+	if tiny := run(t, port, Spec{Test: UDPStream, Duration: 100 * time.Millisecond, Message: 1}); tiny.Error != "" || tiny.MessagesReceived == 0 || tiny.ThroughputBps <= 0 {
+		t.Errorf("1-byte messages: %+v", tiny)
+	}
 	tooBig := run(t, port, Spec{Test: UDPStream, Duration: 100 * time.Millisecond, Message: 65535})
 	if !strings.Contains(tooBig.Error, "message too large") || tooBig.MessagesSent != 0 {
 		t.Errorf("65535-byte messages: error %q, sent %d", tooBig.Error, tooBig.MessagesSent)

@@ -267,7 +267,9 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 			continue
 		}
 		arrival := time.Now()
-		if n < udpHeader {
+		if n < udpHeader { // a bare short message: counted, no sequence or jitter
+			rep.Messages++
+			rep.Bytes += uint64(n)
 			continue
 		}
 		seq := binary.BigEndian.Uint64(buf[0:8])

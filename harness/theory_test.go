@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // Figures from ../shared/reference/ethernet.md §9.
@@ -123,5 +124,30 @@ func TestMPLSCeiling(t *testing.T) {
 		if err != nil || math.Abs(c.Goodput/1e6-tc.want) > 0.0006 {
 			t.Errorf("MTU %d, %d labels, UDP %d: %.4f Mbit/s (%v), want %.3f", tc.mtu, tc.labels, tc.payload, c.Goodput/1e6, err, tc.want)
 		}
+	}
+}
+
+// A test from a host to itself runs over its loopback and has no ceiling;
+// between two hosts it goes to the far host's address.
+func TestLoopbackPoint(t *testing.T) {
+	lab, err := topologies.Parse("l.yaml", []byte(`name: l
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target(lab, "h1", "h1") != "127.0.0.1" || target(lab, "h1", "h2") != "10.0.0.2" {
+		t.Errorf("targets %s, %s", target(lab, "h1", "h1"), target(lab, "h1", "h2"))
+	}
+	if _, ok := PathCeiling(lab, "h1", "h1", UDPStream, 1472); ok {
+		t.Error("a loopback test has a ceiling")
+	}
+	if c, ok := PathCeiling(lab, "h1", "h2", UDPStream, 1472); !ok || math.Abs(c/1e6-95.709) > 0.001 {
+		t.Errorf("h1 -> h2 ceiling %.3f", c/1e6)
 	}
 }

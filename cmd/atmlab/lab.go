@@ -33,7 +33,7 @@ func newLabRun(opts *options) *cobra.Command {
 		Long: "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
 			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
 			"render DIR/report.md and DIR/report.html. An interrupted run keeps what it measured.\n" +
-			"--quick runs one repetition of at most three sizes for at most 2 s each.\n\n" +
+			"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each.\n\n" +
 			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -110,7 +110,7 @@ func newLabRun(opts *options) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "results folder (default results/<lab>-<time>)")
-	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes for at most 2 s each")
+	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	return c
 }
 
@@ -132,12 +132,15 @@ func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (in
 	return len(recs), err
 }
 
-// quicken shrinks every experiment: the first, middle and last size, one
-// repetition, at most 2 s per point.
+// quicken shrinks every experiment: the first, middle and last size, the
+// last socket buffer, one repetition, at most 2 s per point.
 func quicken(lab *topologies.Lab) {
 	for _, e := range lab.Experiments {
 		if n := len(e.Sizes); n > 3 {
 			e.Sizes = []int{e.Sizes[0], e.Sizes[n/2], e.Sizes[n-1]}
+		}
+		if n := len(e.SockBufs); n > 1 {
+			e.SockBufs = e.SockBufs[n-1:]
 		}
 		e.Repetitions = 1
 		e.Duration = min(e.Duration, 2*time.Second)
