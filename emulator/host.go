@@ -17,26 +17,99 @@ type HostPort struct {
 	Name string // "node:interface"
 	TX   Transmitter
 	Sink func(f *Frame)
+	// CPU, if set, makes the host as slow as a host of the past: every
+	// frame it sends or receives costs it processing time first.
+	CPU *HostCPU
 
 	RxFrames, RxBytes uint64 // delivered to the host
+	onSpace           func()
 }
 
-// CanAccept reports whether the NIC ring has room for another frame.
-func (h *HostPort) CanAccept() bool { return !h.TX.Full(0) }
+// CanAccept reports whether the NIC ring has room for another frame (and
+// the host's CPU is free to hand it over).
+func (h *HostPort) CanAccept() bool {
+	return !h.TX.Full(0) && (h.CPU == nil || !h.CPU.sending)
+}
+
+// SetOnSpace sets what runs when the port can accept frames again.
+func (h *HostPort) SetOnSpace(f func()) {
+	h.onSpace = f
+	h.TX.SetOnSpace(f)
+}
 
 // Input takes a frame from the host. It returns false if the ring was full,
 // which a well-behaved reader never lets happen (it checks CanAccept).
 func (h *HostPort) Input(f *Frame) bool {
-	return h.TX.Send(f)
+	if h.CPU == nil {
+		return h.TX.Send(f)
+	}
+	h.CPU.sending = true
+	h.CPU.process(len(f.Data), func() {
+		h.CPU.sending = false
+		h.TX.Send(f)
+		if h.onSpace != nil && h.CanAccept() {
+			h.onSpace()
+		}
+	})
+	return true
 }
 
 // Receive implements Receiver: the frame is handed to the host.
 func (h *HostPort) Receive(f *Frame) {
-	h.RxFrames++
-	h.RxBytes += uint64(len(f.Data))
-	if h.Sink != nil {
-		h.Sink(f)
+	deliver := func() {
+		h.RxFrames++
+		h.RxBytes += uint64(len(f.Data))
+		if h.Sink != nil {
+			h.Sink(f)
+		}
 	}
+	if h.CPU == nil {
+		deliver()
+		return
+	}
+	if h.CPU.waiting >= h.CPU.Queue {
+		h.CPU.Overruns++
+		return
+	}
+	h.CPU.waiting++
+	h.CPU.process(len(f.Data), func() {
+		h.CPU.waiting--
+		deliver()
+	})
+}
+
+// HostCPU is the processing of a slow host (the issue's 75 MHz SPARCstation
+// copying at 77 Mbit/s): each frame it sends or receives costs PerPacket
+// plus PerByte per octet, one frame at a time in both directions. The host
+// hands its NIC the next frame only when the last is processed; received
+// frames wait for the CPU, Queue of them at most (more are overruns).
+type HostCPU struct {
+	PerPacket, PerByte time.Duration
+	Queue              int // received frames waiting for the CPU
+
+	s         *sched.Scheduler
+	busyUntil time.Duration
+	sending   bool
+	waiting   int
+	Overruns  uint64 // received frames dropped because the CPU was behind
+}
+
+// DefaultHostQueue is HostCPU.Queue unless given.
+const DefaultHostQueue = 64
+
+// NewHostCPU returns an idle host CPU.
+func NewHostCPU(s *sched.Scheduler, perPacket, perByte time.Duration, queue int) *HostCPU {
+	if queue == 0 {
+		queue = DefaultHostQueue
+	}
+	return &HostCPU{PerPacket: perPacket, PerByte: perByte, Queue: queue, s: s}
+}
+
+// process runs done once the CPU has spent a frame of n octets' cost on it,
+// after the work already queued.
+func (c *HostCPU) process(n int, done func()) {
+	c.busyUntil = max(c.busyUntil, c.s.Now()) + c.PerPacket + time.Duration(n)*c.PerByte
+	c.s.At(c.busyUntil, done)
 }
 
 // PortStats is one row of `atmlab stats`: a port of a node and the channel
@@ -53,6 +126,8 @@ type PortStats struct {
 	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
 	// the emulator, not the model, fell behind (filled in by the kernel package).
 	HostDrops uint64 `json:"host_drops,omitempty"`
+	// HostOverruns are frames a host with a CPU limit could not take in time.
+	HostOverruns uint64 `json:"host_overruns,omitempty"`
 	// HalfDuplex holds a port's CSMA/CD counters when it is on a hub.
 	HalfDuplex *HalfDuplexStats `json:"half_duplex,omitempty"`
 	// ATM holds a port's cell counters when it is on an ATM link.
@@ -71,7 +146,11 @@ func (h *HostPort) SetTX(t Transmitter) { h.TX = t }
 
 // Stats implements Port.
 func (h *HostPort) Stats() PortStats {
-	return RowOf(h.Name, h.RxFrames, h.RxBytes, h.TX)
+	row := RowOf(h.Name, h.RxFrames, h.RxBytes, h.TX)
+	if h.CPU != nil {
+		row.HostOverruns = h.CPU.Overruns
+	}
+	return row
 }
 
 // Port is one attachment point of a node: frames arrive through Receive,

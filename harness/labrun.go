@@ -183,7 +183,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	}
 	switch {
 	case rec.HostDrops > 0:
-		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
+		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind (or, on an AAL3/4 link, the host outran its NIC)", rec.HostDrops)
 	case rec.EmulatorCPU > 0.9:
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:

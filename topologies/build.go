@@ -82,6 +82,9 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		case KindHost:
 			for _, i := range node.Interfaces {
 				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name}
+				if c := node.CPU; c != nil {
+					hp.CPU = emulator.NewHostCPU(s, c.PerPacket, c.PerByte, c.Queue)
+				}
 				n.Hosts[hp.Name] = hp
 				ports[hp.Name] = hp
 			}

@@ -117,3 +117,25 @@ func TestBuildHub(t *testing.T) {
 		t.Fatalf("mixed hub rates: %v", err)
 	}
 }
+
+// A host's cpu: key sets its processing limit; rate: is a copy rate.
+func TestHostCPUKey(t *testing.T) {
+	lab, err := Parse("cpu.yaml", []byte(`name: cpu
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, cpu: {rate: 80M, per_packet: 20us, queue: 8}}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := lab.Node("h1").CPU; c == nil || c.PerByte != 100*time.Nanosecond || c.PerPacket != 20*time.Microsecond || c.Queue != 8 {
+		t.Fatalf("h1 cpu %+v", c)
+	}
+	n, err := Build(lab, sched.New())
+	if err != nil || n.Hosts["h1:eth0"].CPU == nil || n.Hosts["h2:eth0"].CPU != nil {
+		t.Fatalf("build: %v", err)
+	}
+}

@@ -260,7 +260,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 
 // kindKeys lists the keys each kind accepts besides kind.
 var kindKeys = map[string][]string{
-	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls"},
+	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"},
 	KindSwitch:    {"buffer", "ageing"},
 	KindHub:       {"repeater"},
 	KindATMSwitch: {"queue", "discard", "mappings"},
@@ -345,6 +345,22 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
 		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
+		"cpu": {"cpu", false, func(key string, v *yaml.Node) {
+			c := &HostCPU{}
+			node.CPU = c
+			d.mapping(v, key, []field{
+				{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
+				{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
+				{"rate", false, func(key string, v *yaml.Node) { // a copy rate: 8 bits per octet at it
+					var r units.BitRate
+					d.rate(key, v, &r)
+					if r > 0 {
+						c.PerByte = time.Duration(float64(8*time.Second) / float64(r))
+					}
+				}},
+				{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+			})
+		}},
 		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
 			var m string
 			d.oneOf(key, v, &m, "uniform", "pipe")

@@ -57,6 +57,13 @@ type Node struct {
 	Repeater   string        // hub: repeater class, "class1" or "class2"
 	ATMSwitch  *ATMSwitch    // atm-switch
 	Router     *Router       // router
+	CPU        *HostCPU      // host: a processing limit, nil for none
+}
+
+// HostCPU is a host's processing cost per frame it sends or receives.
+type HostCPU struct {
+	PerPacket, PerByte time.Duration
+	Queue              int // received frames waiting; 0 = the default
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

@@ -119,7 +119,7 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 			t.writeErrs++
 		}
 	}
-	port.TX.SetOnSpace(func() {
+	port.SetOnSpace(func() {
 		if t.readable {
 			l.resumed = append(l.resumed, t)
 		}
