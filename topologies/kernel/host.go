@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/songgao/water"
 	"github.com/vishvananda/netlink"
@@ -151,6 +152,25 @@ type wire struct {
 // (a little under AAL3/4's 44-octet segments): the bucket then runs a few
 // per cent fast and the adapter's ring, not the bucket, holds the host back.
 func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
+	link := linkWire(lab, e)
+	c := lab.Node(e.Node).CPU
+	if c == nil || c.PerByte <= 0 {
+		return link
+	}
+	// A host slower than its link: the bucket runs at the host's copy rate,
+	// billing its per-packet cost as octets, so that the host's own queues
+	// hold what its CPU cannot take yet.
+	cpu := wire{units.BitRate(float64(8*time.Second) / float64(c.PerByte)), func(int) []string {
+		return []string{"overhead", strconv.Itoa(int(c.PerPacket / c.PerByte)), "mpu", "1"} // tc refuses a table that changes nothing
+	}}
+	if cpu.rate < link.rate {
+		return cpu
+	}
+	return link
+}
+
+// linkWire is the billing of the link itself.
+func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 	l := lab.LinkOf(e)
 	dir := l.AB
 	if l.B == e {
