@@ -54,17 +54,11 @@ func (h *HostPort) Input(f *Frame) bool {
 	return true
 }
 
-// Receive implements Receiver: the frame is handed to the host.
+// Receive implements Receiver: the frame is handed to the host, after its
+// CPU, if it has a limit, has processed it.
 func (h *HostPort) Receive(f *Frame) {
-	deliver := func() {
-		h.RxFrames++
-		h.RxBytes += uint64(len(f.Data))
-		if h.Sink != nil {
-			h.Sink(f)
-		}
-	}
 	if h.CPU == nil {
-		deliver()
+		h.deliver(f)
 		return
 	}
 	if h.CPU.waiting >= h.CPU.Queue {
@@ -74,8 +68,16 @@ func (h *HostPort) Receive(f *Frame) {
 	h.CPU.waiting++
 	h.CPU.process(len(f.Data), func() {
 		h.CPU.waiting--
-		deliver()
+		h.deliver(f)
 	})
+}
+
+func (h *HostPort) deliver(f *Frame) {
+	h.RxFrames++
+	h.RxBytes += uint64(len(f.Data))
+	if h.Sink != nil {
+		h.Sink(f)
+	}
 }
 
 // HostCPU is the processing of a slow host (the 75 MHz SPARCstation

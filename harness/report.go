@@ -331,8 +331,14 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 			p.Legend.Add("ceiling: "+s.Key, cl)
 		}
 	}
-	// A narrow band (the AAL5 sawtooth: steps of a few per cent near the
-	// ceiling) is invisible on an axis from zero: zoom in, and say so.
+	return save(p, dir, name)
+}
+
+// save writes a plot as NAME.png and NAME.svg. Its y axis starts at 0,
+// unless the data sit in a narrow band (the AAL5 sawtooth: steps of a few
+// per cent near the ceiling), which an axis from zero would hide: then it
+// zooms in and says so.
+func save(p *plot.Plot, dir, name string) error {
 	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
 		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
 		p.Y.Label.Text += " (axis does not start at 0)"
@@ -524,18 +530,5 @@ func plotIntervals(dir string, recs []Record) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	// A narrow band (the AAL5 sawtooth: steps of a few per cent near the
-	// ceiling) is invisible on an axis from zero: zoom in, and say so.
-	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
-		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
-		p.Y.Label.Text += " (axis does not start at 0)"
-	} else {
-		p.Y.Min = 0
-	}
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, "intervals"+ext)); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	return true, save(p, dir, "intervals")
 }

@@ -31,7 +31,7 @@ func (r *running) perfJSON(from string, args ...string) (harness.Result, error) 
 // prints, through an emulated 100M switch.
 func TestPerfAgainstIperf3(t *testing.T) {
 	requireRoot(t, "iperf3")
-	r := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
+	r := up(t, pair100)
 	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
 	r.start("h2", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
@@ -72,7 +72,7 @@ func TestPerfAgainstIperf3(t *testing.T) {
 // 6: a server killed mid-test gives a clear error and keeps the partial result.
 func TestPerfServerKilled(t *testing.T) {
 	requireRoot(t)
-	r := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
+	r := up(t, pair100)
 	srv := r.start("h2", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
 	go func() { time.Sleep(1500 * time.Millisecond); srv.Process.Kill() }()
@@ -90,18 +90,11 @@ func TestPerfServerKilled(t *testing.T) {
 	}
 }
 
-// sweepLab is a lab whose experiments are a 20-point sweep.
-const sweepLab = `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
-    h2: {kind: host, ipv4: 10.0.0.2/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-experiments:
+// pair100 is pairLab at 100M.
+var pair100 = strings.ReplaceAll(pairLab, "RATE", "100M")
+
+// sweepLab is pair100 with experiments that make a 20-point sweep.
+var sweepLab = pair100 + `experiments:
   - name: udp
     from: h1
     to: h2
@@ -198,17 +191,7 @@ func TestLabRunInterrupted(t *testing.T) {
 // variant, compared in the report.
 func TestLabRunVariants(t *testing.T) {
 	requireRoot(t)
-	out, recs := labRun(t, `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
-    h2: {kind: host, ipv4: 10.0.0.2/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-experiments:
+	out, recs := labRun(t, pair100+`experiments:
   - {name: tcp, from: h1, to: h2, tests: [TCP_STREAM], duration: 3s}
 variants:
   - {name: 10M, set: [{link: "h1:eth0", rate: 10M}, {link: "h2:eth0", rate: 10M}]}

@@ -46,6 +46,7 @@ func buildRouters(lab *Lab, s *sched.Scheduler) map[string]*router.Router {
 // explicit null) for the FECs a router is the egress of, swap entries toward
 // the next hop's label, and pushes at the ingress.
 func routeAndBind(lab *Lab, routers map[string]*router.Router) error {
+	all := sortedRouters(routers)
 	owner := map[netip.Addr]*router.Router{}
 	var subnets []netip.Prefix
 	for _, node := range lab.Nodes {
@@ -74,41 +75,38 @@ func routeAndBind(lab *Lab, routers map[string]*router.Router) error {
 			continue
 		}
 		for _, p := range subnets {
-			if via, ok := firstHop(r, p, routers); ok {
+			if via, ok := firstHop(r, p, all); ok {
 				r.AddRoute(router.Route{Prefix: p, Via: via, Iface: ifaceOn(r, via)})
 			}
 		}
 	}
-	bind(routers, owner)
+	bind(all, owner)
 	return nil
 }
 
 // bind distributes labels (see routeAndBind).
-func bind(routers map[string]*router.Router, owner map[netip.Addr]*router.Router) {
+func bind(all []*router.Router, owner map[netip.Addr]*router.Router) {
 	type key struct {
 		r   *router.Router
 		fec netip.Prefix
 	}
 	local := map[key]uint32{} // the label a router asks its upstream to use for a FEC
-	next := map[*router.Router]uint32{}
-	egress := func(r *router.Router) uint32 {
-		if r.Config().ExplicitNull {
-			return router.ExplicitNull
-		}
-		return router.ImplicitNull
-	}
-	for _, r := range sortedRouters(routers) {
+	for _, r := range all {
 		if !r.Config().MPLS {
 			continue
 		}
-		next[r] = router.FirstLabel
+		egress := uint32(router.ImplicitNull)
+		if r.Config().ExplicitNull {
+			egress = router.ExplicitNull
+		}
+		next := uint32(router.FirstLabel)
 		for _, rt := range r.Routes() {
 			if !rt.Via.IsValid() {
-				local[key{r, rt.Prefix}] = egress(r)
+				local[key{r, rt.Prefix}] = egress
 				continue
 			}
-			local[key{r, rt.Prefix}] = next[r]
-			next[r]++
+			local[key{r, rt.Prefix}] = next
+			next++
 		}
 	}
 	for k, in := range local {
@@ -128,7 +126,7 @@ func bind(routers map[string]*router.Router, owner map[netip.Addr]*router.Router
 
 // firstHop returns the address of the neighbour a router sends packets for
 // p to, along the fewest routers; false if p is connected or unreachable.
-func firstHop(r *router.Router, p netip.Prefix, routers map[string]*router.Router) (netip.Addr, bool) {
+func firstHop(r *router.Router, p netip.Prefix, all []*router.Router) (netip.Addr, bool) {
 	if connected(r, p) {
 		return netip.Addr{}, false
 	}
@@ -141,7 +139,7 @@ func firstHop(r *router.Router, p netip.Prefix, routers map[string]*router.Route
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		for _, n := range sortedRouters(routers) {
+		for _, n := range all {
 			if seen[n] {
 				continue
 			}

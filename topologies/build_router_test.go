@@ -2,7 +2,7 @@ package topologies
 
 import (
 	"encoding/binary"
-	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,20 +11,14 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
-// chainLab is h1 - r1 - r2 - r3 - r4 - r5 - h2 on 100M links, no routes
-// given: the routers find shortest paths, the hosts get default routes.
-func chainLab(mplsKeys string) string {
-	var b strings.Builder
-	b.WriteString("name: chain\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.5.1/24}\n")
-	for i := 1; i <= 5; i++ {
-		fmt.Fprintf(&b, "    r%d: {kind: router, %s interfaces: {eth0: {ipv4: 10.0.%d.254/24}, eth1: {ipv4: 10.0.%d.253/24}}}\n", i, mplsKeys, i-1, i)
+// chainLab is testdata/chain.yaml (h1, five routers, h2) with keys on
+// every router.
+func chainLab(keys string) string {
+	b, err := os.ReadFile("testdata/chain.yaml")
+	if err != nil {
+		panic(err)
 	}
-	b.WriteString("  links:\n    - {endpoints: [\"h1:eth0\", \"r1:eth0\"], ethernet: {rate: 100M}}\n")
-	for i := 1; i < 5; i++ {
-		fmt.Fprintf(&b, "    - {endpoints: [\"r%d:eth1\", \"r%d:eth0\"], ethernet: {rate: 100M}}\n", i, i+1)
-	}
-	b.WriteString("    - {endpoints: [\"r5:eth1\", \"h2:eth0\"], ethernet: {rate: 100M}}\n")
-	return b.String()
+	return strings.NewReplacer("NAME", "chain", "KEYS", keys).Replace(string(b))
 }
 
 // A UDP packet from h1 crosses five routers to h2. With MPLS the core links
@@ -67,17 +61,8 @@ func TestBuildRouterChain(t *testing.T) {
 		var got [][]byte
 		h2.Sink = func(f *emulator.Frame) {
 			d := f.Data
-			if binary.BigEndian.Uint16(d[12:]) == 0x0806 { // answer r5's ARP as h2's kernel would
-				r := make([]byte, 42)
-				copy(r, d[6:12])
-				copy(r[6:], lab.MAC(Endpoint{"h2", "eth0"}))
-				copy(r[12:], d[12:22])
-				r[21] = 2
-				copy(r[22:], lab.MAC(Endpoint{"h2", "eth0"}))
-				copy(r[28:], d[38:42])
-				copy(r[32:], d[22:28])
-				copy(r[38:], d[28:32])
-				h2.Input(&emulator.Frame{Data: r})
+			if a, ok := emulator.ParseARP(d[14:]); ok && binary.BigEndian.Uint16(d[12:]) == emulator.EtherTypeARP { // answer r5 as h2's kernel would
+				h2.Input(&emulator.Frame{Data: a.Reply([6]byte(lab.MAC(Endpoint{"h2", "eth0"}))).Frame()})
 				return
 			}
 			got = append(got, d[14:])

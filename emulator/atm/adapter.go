@@ -87,12 +87,11 @@ type Adapter struct {
 	host emulator.Receiver
 	out  *CellLink
 
-	hostMAC  [6]byte
-	macKnown bool
-	vcs      []*vcState
-	byMAC    map[[6]byte]*vcState
-	byIP     map[netip.Addr]*vcState
-	byVC     map[uint32]*vcState
+	hostMAC [6]byte // learnt from the host's first frame unless configured
+	vcs     []*vcState
+	byMAC   map[[6]byte]*vcState
+	byIP    map[netip.Addr]*vcState
+	byVC    map[uint32]*vcState
 
 	inFlight int // PDUs queued or being sent
 	onSpace  func()
@@ -121,7 +120,7 @@ func NewAdapter(s *sched.Scheduler, cfg AdapterConfig, host emulator.Receiver) *
 		cfg.Timeout = time.Second
 	}
 	a := &Adapter{s: s, cfg: cfg, host: host, byMAC: map[[6]byte]*vcState{}, byIP: map[netip.Addr]*vcState{}, byVC: map[uint32]*vcState{},
-		hostMAC: cfg.HostMAC, macKnown: cfg.HostMAC != [6]byte{}}
+		hostMAC: cfg.HostMAC}
 	for _, v := range cfg.VCs {
 		vc := &vcState{VC: v, mac: VCMAC(v.VPI, v.VCI)}
 		vc.r5 = cells.Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
@@ -156,14 +155,13 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	if len(d) < emulator.EtherHeader {
 		return true
 	}
-	if !a.macKnown {
-		copy(a.hostMAC[:], d[6:12])
-		a.macKnown = true
+	if a.hostMAC == [6]byte{} {
+		a.hostMAC = [6]byte(d[6:12])
 	}
 	etherType := binary.BigEndian.Uint16(d[12:])
 	payload := d[emulator.EtherHeader:]
 	switch etherType {
-	case 0x0806:
+	case emulator.EtherTypeARP:
 		a.arp(payload)
 		return true
 	case cells.EtherTypeIPv4:
@@ -234,35 +232,19 @@ func (a *Adapter) sent(c *cells.Cell) {
 
 // arp answers an ARP request for an address behind one of the VCs.
 func (a *Adapter) arp(p []byte) {
-	if len(p) < 28 || binary.BigEndian.Uint16(p[0:]) != 1 || binary.BigEndian.Uint16(p[2:]) != cells.EtherTypeIPv4 ||
-		p[4] != 6 || p[5] != 4 || binary.BigEndian.Uint16(p[6:]) != 1 {
+	req, ok := emulator.ParseARP(p)
+	if !ok || req.Op != emulator.ARPRequest || req.TPA == req.SPA { // the latter is gratuitous
 		return
 	}
-	sha, spa, tpa := p[8:14], p[14:18], p[24:28]
-	target := netip.AddrFrom4([4]byte(tpa))
-	if target == netip.AddrFrom4([4]byte(spa)) {
-		return // gratuitous
-	}
-	vc := a.byIP[target]
+	vc := a.byIP[req.TPA]
 	if vc == nil && len(a.vcs) == 1 && !a.vcs[0].Peer.IsValid() {
 		vc = a.vcs[0]
 	}
 	if vc == nil {
 		return
 	}
-	r := make([]byte, emulator.EtherHeader+28)
-	copy(r[0:], sha)
-	copy(r[6:], vc.mac[:])
-	binary.BigEndian.PutUint16(r[12:], 0x0806)
-	q := r[emulator.EtherHeader:]
-	copy(q, p[:6])
-	binary.BigEndian.PutUint16(q[6:], 2)
-	copy(q[8:], vc.mac[:])
-	copy(q[14:], tpa)
-	copy(q[18:], sha)
-	copy(q[24:], spa)
 	a.stats.ARPReplies++
-	f := &emulator.Frame{Data: r, Born: a.s.Now()}
+	f := &emulator.Frame{Data: req.Reply(vc.mac).Frame(), Born: a.s.Now()}
 	a.s.At(a.s.Now(), func() { a.host.Receive(f) })
 }
 
@@ -321,7 +303,7 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	}
 	d := make([]byte, emulator.EtherHeader+len(pkt))
 	dst := a.hostMAC
-	if !a.macKnown {
+	if dst == [6]byte{} {
 		dst = [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 	}
 	copy(d, dst[:])

@@ -8,7 +8,6 @@ import (
 // EtherTypes a router handles.
 const (
 	etherIPv4 = 0x0800
-	etherARP  = 0x0806
 	etherMPLS = 0x8847 // MPLS unicast (RFC 3032)
 )
 

@@ -150,36 +150,38 @@ func (r *Router) ipv4(in *Iface, pkt []byte) {
 		r.icmp(in, pkt, icmpTimeExceeded, 0, 0)
 		return
 	}
-	out := slices.Clone(pkt)
 	label, push := r.ftn[rt.Prefix]
 	push = push && r.cfg.MPLS
-	size := len(out)
+	shim := 0
 	if push {
-		size += 4
+		shim = 4
 	}
-	if size > rt.Iface.MTU {
+	if len(pkt)+shim > rt.Iface.MTU {
 		st.TooBig++
 		if ipDontFragment(pkt) {
-			r.icmp(in, pkt, icmpUnreachable, codeFragNeeded, rt.Iface.MTU-(size-len(out)))
+			r.icmp(in, pkt, icmpUnreachable, codeFragNeeded, rt.Iface.MTU-shim)
 		}
 		return
 	}
+	via := r.nextHop(rt, dst)
 	if !push {
+		f, out := rt.Iface.frame(etherIPv4, len(pkt))
+		copy(out, pkt)
 		setTTL(out, ttl-1)
-		r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.send(r.nextHop(rt, dst), etherIPv4, out) })
 		st.Forwarded++
+		r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(via, f) })
 		return
 	}
+	f, out := rt.Iface.frame(etherMPLS, 4+len(pkt))
+	copy(out[4:], pkt)
 	mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
 	if r.cfg.PipeTTL {
-		setTTL(out, ttl-1) // pipe: the ingress is one IP hop, the LSP another
+		setTTL(out[4:], ttl-1) // pipe: the ingress is one IP hop, the LSP another
 		mttl = 255
 	}
-	labelled := make([]byte, 4+len(out))
-	binary.BigEndian.PutUint32(labelled, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
-	copy(labelled[4:], out)
+	binary.BigEndian.PutUint32(out, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
 	st.Pushed++
-	r.serve(r.cfg.Cost.Push, len(labelled), func() { rt.Iface.send(r.nextHop(rt, dst), etherMPLS, labelled) })
+	r.serve(r.cfg.Cost.Push, len(out), func() { rt.Iface.forward(via, f) })
 }
 
 // nextHop is the address a route sends dst to.
@@ -225,8 +227,9 @@ func (r *Router) originate(src, dst netip.Addr, icmp []byte) {
 	if !ok {
 		return
 	}
-	p := newIPv4(src, dst, 1, icmp)
-	r.serve(r.cfg.Cost.IP, len(p), func() { rt.Iface.send(r.nextHop(rt, dst), etherIPv4, p) })
+	f, out := rt.Iface.frame(etherIPv4, 20+len(icmp))
+	copy(out, newIPv4(src, dst, 1, icmp))
+	r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(r.nextHop(rt, dst), f) })
 }
 
 // mpls switches a labelled packet by its top entry.
@@ -262,34 +265,38 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 		}
 		return
 	}
-	rest := pkt[4:]
 	if !e.Pop {
-		out := slices.Clone(pkt)
-		binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
-		if len(out) > e.Iface.MTU {
+		if len(pkt) > e.Iface.MTU {
 			st.TooBig++
 			return
 		}
+		f, out := e.Iface.frame(etherMPLS, len(pkt))
+		copy(out, pkt)
+		binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
 		st.Swapped++
-		r.serve(r.cfg.Cost.Swap, len(out), func() { e.Iface.send(e.Via, etherMPLS, out) })
+		r.serve(r.cfg.Cost.Swap, len(out), func() { e.Iface.forward(e.Via, f) })
 		return
 	}
-	out := slices.Clone(rest)
+	rest := pkt[4:]
 	typ := uint16(etherMPLS)
-	switch {
-	case top.Bottom && validIPv4(out):
-		typ = etherIPv4
-		if !r.cfg.PipeTTL { // uniform: the decremented label TTL becomes the IP TTL
-			setTTL(out, top.TTL-1)
+	if top.Bottom {
+		if !validIPv4(rest) {
+			st.Malformed++
+			return
 		}
-	case top.Bottom:
-		st.Malformed++
-		return
-	case !r.cfg.PipeTTL && len(out) >= 4: // uniform: the exposed entry inherits the TTL
+		typ = etherIPv4
+	}
+	f, out := e.Iface.frame(typ, len(rest))
+	copy(out, rest)
+	switch {
+	case r.cfg.PipeTTL:
+	case top.Bottom: // uniform: the decremented label TTL becomes the IP TTL
+		setTTL(out, top.TTL-1)
+	case len(out) >= 4: // uniform: the exposed entry inherits the TTL
 		binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(top.TTL-1))
 	}
 	st.Popped++
-	r.serve(r.cfg.Cost.Pop, len(out), func() { e.Iface.send(e.Via, typ, out) })
+	r.serve(r.cfg.Cost.Pop, len(out), func() { e.Iface.forward(e.Via, f) })
 }
 
 // serve charges the router's CPU for one operation on an n-octet packet,
@@ -360,7 +367,7 @@ func (i *Iface) Receive(f *emulator.Frame) {
 	i.rxBytes += uint64(len(d))
 	payload := d[emulator.EtherHeader:]
 	switch binary.BigEndian.Uint16(d[12:]) {
-	case etherARP:
+	case emulator.EtherTypeARP:
 		i.arpIn(payload)
 	case etherIPv4:
 		i.r.ipv4(i, payload)
@@ -369,19 +376,25 @@ func (i *Iface) Receive(f *emulator.Frame) {
 	}
 }
 
-// send puts a packet on the link to next hop via, resolving its MAC first.
-func (i *Iface) send(via netip.Addr, etherType uint16, payload []byte) {
-	f := make([]byte, emulator.EtherHeader+len(payload))
+// frame returns a new frame from the interface of the given EtherType and
+// its payload of n octets to fill; forward sends it.
+func (i *Iface) frame(etherType uint16, n int) (f, payload []byte) {
+	f = make([]byte, emulator.EtherHeader+n)
 	copy(f[6:], i.MAC[:])
 	binary.BigEndian.PutUint16(f[12:], etherType)
-	copy(f[emulator.EtherHeader:], payload)
+	return f, f[emulator.EtherHeader:]
+}
+
+// forward puts a frame on the link to next hop via, resolving its MAC
+// first: frames wait (maxPending at most) while an ARP request is out.
+func (i *Iface) forward(via netip.Addr, f []byte) {
 	mac, ok := i.arp[via]
 	if !ok {
 		if q := i.pending[via]; len(q) < maxPending {
 			i.pending[via] = append(q, f)
 		}
 		if len(i.pending[via]) == 1 {
-			i.arpRequest(via)
+			i.transmit(emulator.ARP{Op: emulator.ARPRequest, SHA: i.MAC, SPA: i.Addr.Addr(), TPA: via}.Frame())
 		}
 		return
 	}
@@ -398,45 +411,21 @@ func (i *Iface) transmit(f []byte) {
 // arpIn learns the sender of any ARP packet and answers requests for the
 // interface's address.
 func (i *Iface) arpIn(p []byte) {
-	if len(p) < 28 || binary.BigEndian.Uint16(p[2:]) != etherIPv4 {
+	a, ok := emulator.ParseARP(p)
+	if !ok {
 		return
 	}
-	op := binary.BigEndian.Uint16(p[6:])
-	sha, spa, tpa := [6]byte(p[8:14]), netip.AddrFrom4([4]byte(p[14:18])), netip.AddrFrom4([4]byte(p[24:28]))
-	if i.Addr.Contains(spa) {
-		i.arp[spa] = sha
-		for _, f := range i.pending[spa] {
-			copy(f, sha[:])
+	if i.Addr.Contains(a.SPA) {
+		i.arp[a.SPA] = a.SHA
+		for _, f := range i.pending[a.SPA] {
+			copy(f, a.SHA[:])
 			i.transmit(f)
 		}
-		delete(i.pending, spa)
+		delete(i.pending, a.SPA)
 	}
-	if op == 1 && tpa == i.Addr.Addr() {
-		i.transmit(arpPacket(2, i.MAC, tpa, sha, spa))
+	if a.Op == emulator.ARPRequest && a.TPA == i.Addr.Addr() {
+		i.transmit(a.Reply(i.MAC).Frame())
 	}
-}
-
-func (i *Iface) arpRequest(target netip.Addr) {
-	i.transmit(arpPacket(1, i.MAC, i.Addr.Addr(), [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, target))
-}
-
-// arpPacket builds an Ethernet ARP frame (RFC 826); a request goes to the
-// broadcast address.
-func arpPacket(op uint16, sha [6]byte, spa netip.Addr, tha [6]byte, tpa netip.Addr) []byte {
-	f := make([]byte, emulator.EtherHeader+28)
-	copy(f, tha[:])
-	copy(f[6:], sha[:])
-	binary.BigEndian.PutUint16(f[12:], etherARP)
-	p := f[emulator.EtherHeader:]
-	copy(p, []byte{0, 1, 8, 0, 6, 4})
-	binary.BigEndian.PutUint16(p[6:], op)
-	copy(p[8:], sha[:])
-	putAddr(p[14:], spa)
-	if op == 2 {
-		copy(p[18:], tha[:])
-	}
-	putAddr(p[24:], tpa)
-	return f
 }
 
 // CPU is the processor of one or more software routers. Each router has
@@ -451,7 +440,6 @@ type CPU struct {
 	queues []*cpuQueue
 	next   int // the queue served next, round robin
 	busy   bool
-	Busy   time.Duration
 }
 
 type cpuQueue struct {
@@ -507,7 +495,6 @@ func (c *CPU) run() {
 		j := q.jobs[0]
 		q.jobs = q.jobs[1:]
 		c.busy = true
-		c.Busy += j.d
 		c.s.After(j.d, func() {
 			c.busy = false
 			j.done()

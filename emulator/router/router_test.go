@@ -30,10 +30,9 @@ func (h *host) Stats() emulator.PortStats    { return emulator.PortStats{} }
 func (h *host) Receive(f *emulator.Frame) {
 	d := f.Data
 	switch binary.BigEndian.Uint16(d[12:]) {
-	case etherARP:
-		p := d[14:]
-		if binary.BigEndian.Uint16(p[6:]) == 1 && netip.AddrFrom4([4]byte(p[24:28])) == h.addr {
-			h.tx.Send(&emulator.Frame{Data: arpPacket(2, h.mac, h.addr, [6]byte(p[8:14]), netip.AddrFrom4([4]byte(p[14:18])))})
+	case emulator.EtherTypeARP:
+		if a, ok := emulator.ParseARP(d[14:]); ok && a.Op == emulator.ARPRequest && a.TPA == h.addr {
+			h.tx.Send(&emulator.Frame{Data: a.Reply(h.mac).Frame()})
 		}
 	case etherIPv4:
 		h.got = append(h.got, d[14:])
@@ -166,9 +165,8 @@ func TestEntryLayout(t *testing.T) {
 	}
 }
 
-// IP through three routers: ARP resolves each hop, the TTL drops by one per
-// router with a valid checksum, and the arrival time is four store-and-
-// forward serialisations.
+// IP through three routers: ARP resolves each hop, and the TTL drops by one
+// per router with a valid checksum.
 func TestForwardIP(t *testing.T) {
 	nt := chain(3, func(*sched.Scheduler, int) Config { return Config{} })
 	nt.a.sendIP(nt.r[0].ifaces[0].MAC, udp(nt.a.addr, nt.b.addr, 64, 100))
