@@ -29,7 +29,7 @@ func ResolveReferences(lab *topologies.Lab) []HardwareFigure {
 	for _, r := range lab.References {
 		h := HardwareFigure{Experiment: r.Experiment, Test: r.Test, Size: r.Size, Source: r.Source}
 		if r.File == "" {
-			h.Value, h.As = r.Normalized(), fmt.Sprintf("%g %s", r.Value, r.Unit)
+			h.Value, h.As = r.Normalized(), r.Label()
 		} else {
 			data, err := os.ReadFile(r.File)
 			if err == nil {

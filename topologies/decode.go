@@ -194,7 +194,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode, refNode, varNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode, varNode, findNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -218,6 +218,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
 		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
 		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
+		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)
@@ -234,6 +235,10 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	}
 	if varNode != nil {
 		d.variants(varNode, lab)
+	}
+	d.experimentVariants(lab)
+	if findNode != nil {
+		d.findings(findNode, lab)
 	}
 }
 
@@ -345,22 +350,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
 		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
-		"cpu": {"cpu", false, func(key string, v *yaml.Node) {
-			c := &HostCPU{}
-			node.CPU = c
-			d.mapping(v, key, []field{
-				{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
-				{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
-				{"rate", false, func(key string, v *yaml.Node) { // a copy rate: 8 bits per octet at it
-					var r units.BitRate
-					d.rate(key, v, &r)
-					if r > 0 {
-						c.PerByte = time.Duration(float64(8*time.Second) / float64(r))
-					}
-				}},
-				{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
-			})
-		}},
+		"cpu":  {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.hostCPU(key, v) }},
 		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
 			var m string
 			d.oneOf(key, v, &m, "uniform", "pipe")
@@ -429,6 +419,25 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}
 		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
 	}
+}
+
+// hostCPU decodes a host's processing limit: cpu: {per_packet, per_byte |
+// rate, queue}.
+func (d *decoder) hostCPU(key string, v *yaml.Node) *HostCPU {
+	c := &HostCPU{}
+	d.mapping(v, key, []field{
+		{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
+		{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
+		{"rate", false, func(key string, v *yaml.Node) { // a copy rate: 8 bits per octet at it
+			var r units.BitRate
+			d.rate(key, v, &r)
+			if r > 0 {
+				c.PerByte = time.Duration(float64(8*time.Second) / float64(r))
+			}
+		}},
+		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+	})
+	return c
 }
 
 func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {

@@ -204,7 +204,7 @@ topology:
 		`bad.yaml:12: experiments[0].from: "h9" is not a host of this lab`,
 		`bad.yaml:14: experiments[0].tests: unknown test "TCP_BLAST"`,
 		`bad.yaml:15: experiments[0].sizes: want a whole number from 1`,
-		`bad.yaml:16: experiments[0].tool: "netperf": use atmlab or iperf3`,
+		`bad.yaml:16: experiments[0].tool: "netperf": use atmlab, iperf3, iperf`,
 		`bad.yaml:17: experiments[0].colour: unknown key`,
 		`bad.yaml:18: experiments[1].name: experiment "a" is defined twice`,
 	} {

@@ -24,6 +24,23 @@ type Experiment struct {
 	Duration    time.Duration
 	Interval    time.Duration // interval reports (0: none), plotted as time series
 	Background  *Background
+	Variants    []string // the variants it runs in ("base" is the lab as written); none: all
+	Quick       *Quick   // what --quick runs instead; nil: the default rule
+}
+
+// Quick replaces parts of an experiment in a quick run (lab run --quick);
+// what it leaves unset the default rule shrinks.
+type Quick struct {
+	Tests    []string
+	Sizes    []int
+	SockBufs []int
+	Variants []string
+	Duration time.Duration
+}
+
+// RunsIn reports whether the experiment is measured in a variant.
+func (e *Experiment) RunsIn(variant string) bool {
+	return len(e.Variants) == 0 || slices.Contains(e.Variants, variant)
 }
 
 // Background is a load that runs while each point of an experiment is measured.
@@ -32,6 +49,10 @@ type Background struct {
 	Test     string
 	Size     int
 }
+
+// experimentTools measure experiments: atmlab's own client, iperf3 -J, and
+// iperf 2 (TCP_STREAM only, for the Sandia study's comparison of tools).
+var experimentTools = []string{"atmlab", "iperf3", "iperf"}
 
 // experimentTests are the tests an experiment may name.
 var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"}
@@ -54,8 +75,8 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			{"to", true, func(key string, v *yaml.Node) { e.To = d.hostRef(key, v, lab) }},
 			{"tool", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
-					if s != "atmlab" && s != "iperf3" {
-						d.errorf(v, key, "%q: use atmlab or iperf3", s)
+					if !slices.Contains(experimentTools, s) {
+						d.errorf(v, key, "%q: use %s", s, strings.Join(experimentTools, ", "))
 						return
 					}
 					e.Tool = s
@@ -67,6 +88,18 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &e.Repetitions) }},
 			{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
 			{"interval", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Interval) }},
+			{"variants", false, func(key string, v *yaml.Node) { e.Variants = d.nameList(key, v) }},
+			{"quick", false, func(key string, v *yaml.Node) {
+				q := &Quick{}
+				e.Quick = q
+				d.mapping(v, key, []field{
+					{"tests", false, func(key string, v *yaml.Node) { q.Tests = d.testList(key, v) }},
+					{"sizes", false, func(key string, v *yaml.Node) { q.Sizes = d.intList(key, v, 1, 1<<20) }},
+					{"sockbufs", false, func(key string, v *yaml.Node) { q.SockBufs = d.intList(key, v, 0, 64<<20) }},
+					{"variants", false, func(key string, v *yaml.Node) { q.Variants = d.nameList(key, v) }},
+					{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
+				})
+			}},
 			{"background", false, func(key string, v *yaml.Node) {
 				b := &Background{Test: "UDP_STREAM", Size: 1472}
 				e.Background = b
@@ -93,6 +126,43 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		}
 		lab.Experiments = append(lab.Experiments, e)
 	}
+}
+
+// experimentVariants checks that the variants experiments name exist; it
+// runs once variants: is read.
+func (d *decoder) experimentVariants(lab *Lab) {
+	known := func(name string) bool {
+		return name == "base" || slices.ContainsFunc(lab.Variants, func(v *Variant) bool { return v.Name == name })
+	}
+	for i, e := range lab.Experiments {
+		lists := [][]string{e.Variants}
+		if e.Quick != nil {
+			lists = append(lists, e.Quick.Variants)
+		}
+		for _, l := range lists {
+			for _, name := range l {
+				if !known(name) {
+					d.errs = append(d.errs, &Error{File: d.file, Line: e.Line, Key: fmt.Sprintf("experiments[%d].variants", i),
+						Msg: fmt.Sprintf("no variant named %q (base is the lab as written)", name)})
+				}
+			}
+		}
+	}
+}
+
+// nameList decodes a list of names.
+func (d *decoder) nameList(key string, v *yaml.Node) []string {
+	if v.Kind != yaml.SequenceNode {
+		d.errorf(v, key, "want a list of names such as [base, hub]")
+		return nil
+	}
+	var out []string
+	for _, x := range v.Content {
+		if s, ok := d.scalar(key, x); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // hostRef checks that a name is a host of the lab with an address.

@@ -41,6 +41,7 @@ type Lab struct {
 	Experiments []*Experiment // in file order
 	References  []*Reference  // hardware figures, in file order
 	Variants    []*Variant    // what-ifs, in file order
+	Findings    []*Finding    // the study's claims, checked by the report
 }
 
 // Node is a host or a device.

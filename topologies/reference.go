@@ -33,6 +33,9 @@ var refUnits = map[string]float64{
 	"transactions/s": 1,
 }
 
+// Label is the figure as written: "11.41 MiB/s".
+func (r *Reference) Label() string { return fmt.Sprintf("%g %s", r.Value, r.Unit) }
+
 // Normalized returns the value in bits/s, or transactions/s for RR tests.
 func (r *Reference) Normalized() float64 { return r.Value * refUnits[r.Unit] }
 
@@ -60,30 +63,8 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 				}
 			}},
 			{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 1<<20, &r.Size) }},
-			{"value", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
-					f, err := strconv.ParseFloat(s, 64)
-					if err != nil || f <= 0 {
-						d.errorf(v, key, "want a positive number, got %q", s)
-						return
-					}
-					r.Value = f
-				}
-			}},
-			{"unit", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
-					if _, known := refUnits[s]; !known {
-						var units []string
-						for u := range refUnits {
-							units = append(units, u)
-						}
-						slices.Sort(units)
-						d.errorf(v, key, "unknown unit %q: use %s (netperf -f M is MiB/s)", s, strings.Join(units, ", "))
-						return
-					}
-					r.Unit = s
-				}
-			}},
+			{"value", false, func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
+			{"unit", false, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{"file", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
 					if !filepath.IsAbs(s) {
@@ -117,4 +98,36 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 		}
 		lab.References = append(lab.References, r)
 	}
+}
+
+// positive decodes a number above zero.
+func (d *decoder) positive(key string, v *yaml.Node) float64 {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		d.errorf(v, key, "want a positive number, got %q", s)
+		return 0
+	}
+	return f
+}
+
+// unit decodes a reference unit (refUnits).
+func (d *decoder) unit(key string, v *yaml.Node, into *string) {
+	s, ok := d.scalar(key, v)
+	if !ok {
+		return
+	}
+	if _, known := refUnits[s]; !known {
+		var units []string
+		for u := range refUnits {
+			units = append(units, u)
+		}
+		slices.Sort(units)
+		d.errorf(v, key, "unknown unit %q: use %s (netperf -f M is MiB/s)", s, strings.Join(units, ", "))
+		return
+	}
+	*into = s
 }

@@ -35,6 +35,7 @@ type Override struct {
 	PHY, AAL, Encap string
 	Kind            string
 	MPLS            *bool
+	CPU             *HostCPU // a host's processing limit (zero costs: none)
 }
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
@@ -99,6 +100,12 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 			}
 		}},
 		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
+		{"cpu", false, func(key string, v *yaml.Node) {
+			if n := lab.Node(o.Node); n != nil && n.Kind != KindHost {
+				d.errorf(v, key, "cpu: limits a host; %s is a %s", n.Name, n.Kind)
+			}
+			o.CPU = d.hostCPU(key, v)
+		}},
 		{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.PHY, atm.PHYNames()...) }},
 		{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.AAL, "aal5", "aal34") }},
 		{"encap", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.Encap, "llc", "vcmux") }},
@@ -107,8 +114,8 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	switch {
 	case (o.Link == "") == (o.Node == ""):
 		d.errorf(n, path, "name one link: (an endpoint) or one node:")
-	case o.Link != "" && (o.Kind != "" || o.MPLS != nil):
-		d.errorf(n, path, "kind: and mpls: apply to a node:, not a link:")
+	case o.Link != "" && (o.Kind != "" || o.MPLS != nil || o.CPU != nil):
+		d.errorf(n, path, "kind:, mpls: and cpu: apply to a node:, not a link:")
 	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Loss != nil || atmSet):
 		d.errorf(n, path, "rate:, delay:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
 	case o.Link != "":
@@ -132,6 +139,7 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 		return nil, err
 	}
 	if name == "base" {
+		fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
 		return fresh, nil
 	}
 	var va *Variant
@@ -160,6 +168,12 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 			}
 			if o.MPLS != nil {
 				n.MPLS = *o.MPLS
+			}
+			if o.CPU != nil {
+				n.CPU = o.CPU
+				if o.CPU.PerPacket == 0 && o.CPU.PerByte == 0 {
+					n.CPU = nil
+				}
 			}
 			continue
 		}
@@ -192,6 +206,7 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 	if len(d.errs) > 0 {
 		return nil, fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
 	}
+	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,7 +35,8 @@ func newLabRun(opts *options) *cobra.Command {
 		Long: "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
 			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
 			"render DIR/report.md and DIR/report.html. An interrupted run keeps what it measured.\n" +
-			"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each.\n\n" +
+			"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each,\n" +
+				"or what an experiment's quick: section names.\n\n" +
 			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -87,7 +90,10 @@ func newLabRun(opts *options) *cobra.Command {
 					return err
 				}
 				if quick {
-					quicken(vlab)
+					quicken(vlab, name)
+				}
+				if len(vlab.Experiments) == 0 {
+					continue // nothing of the matrix runs in this variant
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d points; results in %s\n", name, len(harness.Points(vlab)), out)
 				r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr()}
@@ -132,18 +138,32 @@ func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (in
 	return len(recs), err
 }
 
-// quicken shrinks every experiment: the first, middle and last size, the
-// last socket buffer, one repetition, at most 2 s per point.
-func quicken(lab *topologies.Lab) {
+// quicken shrinks the experiments of one variant of a lab: what an
+// experiment's quick: says, else the first, middle and last size, the last
+// socket buffer, one repetition, at most 2 s per point.
+func quicken(lab *topologies.Lab, variant string) {
+	lab.Experiments = slices.DeleteFunc(lab.Experiments, func(e *topologies.Experiment) bool {
+		return e.Quick != nil && len(e.Quick.Variants) > 0 && !slices.Contains(e.Quick.Variants, variant)
+	})
 	for _, e := range lab.Experiments {
-		if n := len(e.Sizes); n > 3 {
+		q := cmp.Or(e.Quick, &topologies.Quick{})
+		switch n := len(e.Sizes); {
+		case q.Sizes != nil:
+			e.Sizes = q.Sizes
+		case n > 3:
 			e.Sizes = []int{e.Sizes[0], e.Sizes[n/2], e.Sizes[n-1]}
 		}
-		if n := len(e.SockBufs); n > 1 {
+		switch n := len(e.SockBufs); {
+		case q.SockBufs != nil:
+			e.SockBufs = q.SockBufs
+		case n > 1:
 			e.SockBufs = e.SockBufs[n-1:]
 		}
+		if q.Tests != nil {
+			e.Tests = q.Tests
+		}
 		e.Repetitions = 1
-		e.Duration = min(e.Duration, 2*time.Second)
+		e.Duration = cmp.Or(q.Duration, min(e.Duration, 2*time.Second))
 	}
 }
 

@@ -1,0 +1,97 @@
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+func rec(variant, exp, test string, size, buf int, fig float64) Record {
+	r := Record{Point: Point{Variant: variant, Experiment: exp, Tool: "atmlab", Test: test, Size: size, SockBuf: buf}, Result: Result{Test: test}}
+	if isRR(test) {
+		r.Result.TransactionsPerSec = fig
+	} else {
+		r.Result.ThroughputBps = fig
+	}
+	return r
+}
+
+// Verdicts take the mean of repetitions, the best size when none is named,
+// and judge the change against its range, inclusive.
+func TestJudge(t *testing.T) {
+	recs := []Record{
+		rec("base", "sw", UDPStream, 512, 0, 88e6), rec("base", "sw", UDPStream, 1460, 0, 95e6), rec("base", "sw", UDPStream, 1460, 0, 96e6),
+		rec("nt", "hub", UDPStream, 512, 0, 61e6), rec("nt", "hub", UDPStream, 1460, 0, 80e6),
+		rec("nt", "hub", TCPRR, 1, 0, 4000), rec("nt", "sw", TCPRR, 1, 0, 8000),
+	}
+	recs = append(recs, Record{Point: Point{Variant: "nt", Experiment: "hub", Tool: "atmlab", Test: UDPStream, Size: 8192}, Error: "killed"})
+	sel := func(variant, exp, test string, size int) topologies.Selector {
+		return topologies.Selector{Variant: variant, Experiment: exp, Test: test, Tool: "atmlab", Size: size, SockBuf: -1}
+	}
+	sw := sel("base", "sw", UDPStream, 0)
+	fs := []*topologies.Finding{
+		{Measured: sel("nt", "hub", UDPStream, 0), Against: &sw, Change: [2]float64{-20, -5}},                                              // 80 vs 95.5: -16.2 %
+		{Measured: sel("nt", "hub", TCPRR, 1), Against: ptr(sel("nt", "sw", TCPRR, 1)), Change: [2]float64{-40, -10}},                       // -50 %: outside
+		{Measured: sel("base", "sw", UDPStream, 1460), Hardware: &topologies.Reference{Value: 95.5, Unit: "Mbit/s"}, Change: [2]float64{0, 0}}, // exactly 0
+		{Measured: sel("base", "gone", UDPStream, 0), Against: &sw, Change: [2]float64{-1, 1}},
+	}
+	vs := Judge(fs, recs)
+	want := []struct {
+		measured, baseline, change float64
+		status                     string
+	}{
+		{80e6, 95.5e6, -16.230, "reproduced"},
+		{4000, 8000, -50, "not reproduced"},
+		{95.5e6, 95.5e6, 0, "reproduced"},
+		{0, 95.5e6, 0, "not measured"},
+	}
+	for i, w := range want {
+		v := vs[i]
+		if v.Measured != w.measured || v.Baseline != w.baseline || v.Status != w.status || v.Change < w.change-0.001 || v.Change > w.change+0.001 {
+			t.Errorf("finding %d: %+v; want %+v", i, v, w)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The report renders the claims of the lab file copied into the results.
+func TestFindingsInReport(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: f
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+experiments:
+  - {name: sw, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460]}
+findings:
+  - claim: "UDP | fills the wire"
+    study: "11.41 MiB/s"
+    measured: {experiment: sw, test: UDP_STREAM}
+    hardware: {value: 11.41, unit: MiB/s}
+    change: [-2, 2]
+    why: "the link is the bound"
+`), 0o644)
+	b, _ := json.Marshal(rec("base", "sw", UDPStream, 1460, 0, 95.6e6))
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), append(b, '\n'), 0o644)
+	if err := WriteReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{
+		"## The study's findings, claim by claim",
+		"| 1 | UDP \\| fills the wire | 11.41 MiB/s | sw UDP_STREAM, best size: 95.60 Mbit/s; against hardware 11.41 MiB/s | -0.1 % (-2 … +2 %) | **reproduced** | the link is the bound |",
+		"1 of 1 claims reproduced",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package topologies
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Finding is one claim of the study a lab reproduces, with the check that
+// decides whether the emulation reproduces it: the change from a baseline
+// (another measured point, or a hardware figure) to a measured point must
+// fall in a range. The report shows both numbers, the verdict and why.
+type Finding struct {
+	Line     int
+	Claim    string    // the study's finding, in a sentence
+	Study    string    // the study's figures, as it gives them
+	Measured Selector  // the emulated figure the claim is about
+	Against  *Selector // the emulated baseline, or
+	Hardware *Reference
+	Change   [2]float64 // (measured − baseline) / baseline, in percent: [low, high]
+	Why      string     // what the emulator models and does not, for this claim
+}
+
+// Selector picks results: the mean over repetitions of one point, or, with
+// no size, the largest mean over the sizes (a "maximum" in the study).
+type Selector struct {
+	Variant    string // "base" unless given
+	Experiment string
+	Test       string
+	Tool       string // "atmlab" unless given
+	Size       int    // 0: the best size
+	SockBuf    int    // -1: any
+}
+
+func (d *decoder) findings(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "findings", "want a list of claims, each with claim:, measured:, against: (or hardware:) and change:")
+		return
+	}
+	for i, v := range n.Content {
+		path := fmt.Sprintf("findings[%d]", i)
+		f := &Finding{Line: v.Line}
+		text := func(into *string) func(string, *yaml.Node) {
+			return func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					*into = s
+				}
+			}
+		}
+		d.mapping(v, path, []field{
+			{"claim", true, text(&f.Claim)},
+			{"study", false, text(&f.Study)},
+			{"why", true, text(&f.Why)},
+			{"measured", true, func(key string, v *yaml.Node) { f.Measured = d.selector(key, v, lab) }},
+			{"against", false, func(key string, v *yaml.Node) { s := d.selector(key, v, lab); f.Against = &s }},
+			{"hardware", false, func(key string, v *yaml.Node) {
+				r := &Reference{Line: v.Line}
+				f.Hardware = r
+				d.mapping(v, key, []field{
+					{"value", true, func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
+					{"unit", true, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
+				})
+			}},
+			{"change", true, func(key string, v *yaml.Node) {
+				if v.Kind != yaml.SequenceNode || len(v.Content) != 2 {
+					d.errorf(v, key, "want [low, high] in percent, such as [-19, -13]")
+					return
+				}
+				for j, x := range v.Content {
+					c, err := strconv.ParseFloat(x.Value, 64)
+					if err != nil {
+						d.errorf(x, key, "want a number of percent, got %q", x.Value)
+					}
+					f.Change[j] = c
+				}
+				if f.Change[0] > f.Change[1] {
+					d.errorf(v, key, "low %g is above high %g", f.Change[0], f.Change[1])
+				}
+			}},
+		})
+		if (f.Against == nil) == (f.Hardware == nil) {
+			d.errorf(v, path, "give against: (an emulated point) or hardware: (a figure), one of them")
+		}
+		lab.Findings = append(lab.Findings, f)
+	}
+}
+
+// selector decodes {variant, experiment, test, tool, size, sockbuf}.
+func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
+	s := Selector{Variant: "base", Tool: "atmlab", SockBuf: -1}
+	d.mapping(v, key, []field{
+		{"variant", false, func(key string, v *yaml.Node) {
+			if name, ok := d.scalar(key, v); ok {
+				if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
+					d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
+				}
+				s.Variant = name
+			}
+		}},
+		{"experiment", true, func(key string, v *yaml.Node) {
+			if name, ok := d.scalar(key, v); ok {
+				if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == name }) {
+					d.errorf(v, key, "no experiment named %q", name)
+				}
+				s.Experiment = name
+			}
+		}},
+		{"test", true, func(key string, v *yaml.Node) {
+			if t := d.testList(key, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}); len(t) == 1 {
+				s.Test = t[0]
+			}
+		}},
+		{"tool", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &s.Tool, experimentTools...) }},
+		{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &s.Size) }},
+		{"sockbuf", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 64<<20, &s.SockBuf) }},
+	})
+	return s
+}
+
+// String names a selection for people: "task2-hub UDP_STREAM 512 B (amsel1-nt)".
+func (s Selector) String() string {
+	out := s.Experiment + " " + s.Test
+	if s.Tool != "atmlab" {
+		out += " by " + s.Tool
+	}
+	if s.Size > 0 {
+		out += fmt.Sprintf(" %d B", s.Size)
+	} else {
+		out += ", best size"
+	}
+	if s.SockBuf >= 0 {
+		out += fmt.Sprintf(", sockbuf %d", s.SockBuf)
+	}
+	if s.Variant != "base" {
+		out += " (" + s.Variant + ")"
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package topologies
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const twoHosts = `name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
+experiments:
+  - {name: udp, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 512, 1472]}
+  - name: rr
+    from: h1
+    to: h2
+    tests: [TCP_RR, UDP_RR]
+    sizes: [1, 64, 1024]
+    variants: [slow]
+    quick: {tests: [TCP_RR], sizes: [1], variants: [slow], duration: 1s}
+variants:
+  - name: slow
+    set: [{node: h1, cpu: {per_packet: 50us, rate: 64M}}]
+  - name: fast
+    set: [{node: h1, cpu: {}}]
+`
+
+func TestFindings(t *testing.T) {
+	lab, err := Parse("ok.yaml", []byte(twoHosts+`findings:
+  - claim: "a slow sender makes fewer transactions"
+    study: "NT: 2-3x fewer"
+    measured: {variant: slow, experiment: rr, test: TCP_RR, size: 1}
+    against: {experiment: udp, test: UDP_STREAM}
+    change: [-70, -30]
+    why: "a cost per packet"
+  - claim: "UDP reaches the wire"
+    measured: {experiment: udp, test: UDP_STREAM, size: 1472, sockbuf: 0, tool: iperf3}
+    hardware: {value: 11.41, unit: MiB/s}
+    change: [-2, 2]
+    why: "the link is the bound"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := lab.Findings[0]
+	if f.Claim == "" || f.Study != "NT: 2-3x fewer" || f.Change != [2]float64{-70, -30} || f.Measured.Variant != "slow" ||
+		f.Measured.Size != 1 || f.Measured.SockBuf != -1 || f.Against == nil || f.Against.Variant != "base" || f.Against.Tool != "atmlab" {
+		t.Fatalf("finding 0 = %+v", f)
+	}
+	if g := lab.Findings[1]; g.Hardware == nil || g.Hardware.Normalized() != 11.41*8*(1<<20) || g.Measured.Tool != "iperf3" || g.Measured.SockBuf != 0 {
+		t.Fatalf("finding 1 = %+v", g)
+	}
+	if s := f.Measured.String(); s != "rr TCP_RR 1 B (slow)" {
+		t.Errorf("selector reads %q", s)
+	}
+	_, err = Parse("bad.yaml", []byte(twoHosts+`findings:
+  - claim: "no check"
+    measured: {experiment: nope, test: TCP_RR, variant: blue}
+    change: [5, -5]
+    why: "x"
+  - {claim: "both", why: "x", measured: {experiment: udp, test: UDP_STREAM}, against: {experiment: udp, test: UDP_STREAM}, hardware: {value: 1, unit: Mbit/s}, change: [0, 1]}
+`))
+	for _, want := range []string{
+		`findings[0].measured.experiment: no experiment named "nope"`,
+		`findings[0].measured.variant: no variant named "blue"`,
+		`findings[0].change: low 5 is above high -5`,
+		`findings[0]: give against: (an emulated point) or hardware: (a figure), one of them`,
+		`findings[1]: give against:`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}
+
+func TestExperimentVariantsAndCPUOverride(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "lab.yaml")
+	os.WriteFile(file, []byte(twoHosts), 0o644)
+	lab, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := lab.WithVariant("base")
+	if len(base.Experiments) != 1 || base.Experiments[0].Name != "udp" {
+		t.Fatalf("base runs %d experiments; want only udp", len(base.Experiments))
+	}
+	slow, err := lab.WithVariant("slow")
+	if err != nil || len(slow.Experiments) != 2 {
+		t.Fatalf("slow: %v, %d experiments", err, len(slow.Experiments))
+	}
+	c := slow.Node("h1").CPU
+	if c == nil || c.PerPacket != 50*time.Microsecond || c.PerByte != 125*time.Nanosecond {
+		t.Fatalf("slow h1 cpu = %+v", c)
+	}
+	q := slow.Experiments[1].Quick
+	if q == nil || q.Duration != time.Second || q.Tests[0] != "TCP_RR" || q.Variants[0] != "slow" {
+		t.Fatalf("quick = %+v", q)
+	}
+	// An empty cpu: in a variant removes a host's limit.
+	os.WriteFile(file, []byte(strings.Replace(twoHosts, "h1: {kind: host, ipv4: 10.0.0.1/24}", "h1: {kind: host, ipv4: 10.0.0.1/24, cpu: {rate: 77M}}", 1)), 0o644)
+	lab, _ = Load(file)
+	if fast, err := lab.WithVariant("fast"); err != nil || fast.Node("h1").CPU != nil || lab.Node("h1").CPU == nil {
+		t.Fatalf("fast: %v %+v", err, fast.Node("h1").CPU)
+	}
+	_, err = Parse("bad.yaml", []byte(strings.Replace(twoHosts, "variants: [slow]", "variants: [slow, green]", 1)+
+		"  - {name: cpu-on-switch, set: [{node: sw1, cpu: {rate: 1M}}, {link: \"h1:eth0\", cpu: {rate: 1M}}]}\n"))
+	for _, want := range []string{`experiments[1].variants: no variant named "green"`, "cpu: limits a host; sw1 is a switch", "kind:, mpls: and cpu: apply to a node:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}
