@@ -34,8 +34,8 @@ func TestJudge(t *testing.T) {
 	}
 	sw := sel("base", "sw", UDPStream, 0)
 	fs := []*topologies.Finding{
-		{Measured: sel("nt", "hub", UDPStream, 0), Against: &sw, Change: [2]float64{-20, -5}},                                              // 80 vs 95.5: -16.2 %
-		{Measured: sel("nt", "hub", TCPRR, 1), Against: ptr(sel("nt", "sw", TCPRR, 1)), Change: [2]float64{-40, -10}},                       // -50 %: outside
+		{Measured: sel("nt", "hub", UDPStream, 0), Against: &sw, Change: [2]float64{-20, -5}},                                                  // 80 vs 95.5: -16.2 %
+		{Measured: sel("nt", "hub", TCPRR, 1), Against: ptr(sel("nt", "sw", TCPRR, 1)), Change: [2]float64{-40, -10}},                          // -50 %: outside
 		{Measured: sel("base", "sw", UDPStream, 1460), Hardware: &topologies.Reference{Value: 95.5, Unit: "Mbit/s"}, Change: [2]float64{0, 0}}, // exactly 0
 		{Measured: sel("base", "gone", UDPStream, 0), Against: &sw, Change: [2]float64{-1, 1}},
 	}

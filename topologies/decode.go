@@ -350,7 +350,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
 		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
-		"cpu":  {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.hostCPU(key, v) }},
+		"cpu":      {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.hostCPU(key, v) }},
 		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
 			var m string
 			d.oneOf(key, v, &m, "uniform", "pipe")

@@ -36,7 +36,7 @@ func newLabRun(opts *options) *cobra.Command {
 			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
 			"render DIR/report.md and DIR/report.html. An interrupted run keeps what it measured.\n" +
 			"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each,\n" +
-				"or what an experiment's quick: section names.\n\n" +
+			"or what an experiment's quick: section names.\n\n" +
 			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
