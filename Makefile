@@ -14,8 +14,8 @@ build:
 # What labs and integration tests run inside the hosts (Debian packages);
 # tshark checks that Wireshark decodes atmlab's captures, traceroute the routers.
 deps:
-	@command -v iperf3 >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 ethtool iproute2 iputils-ping tshark traceroute >/dev/null; }
+	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 iperf ethtool iproute2 iputils-ping tshark traceroute >/dev/null; }
 
 # Unit tests need no root; integration tests run real namespaces and traffic
 # one at a time (-p 1), as root.
@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
+	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/
 
 clean:
 	rm -rf bin results

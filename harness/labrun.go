@@ -86,6 +86,7 @@ type Runner struct {
 const (
 	perfPort   = DefaultPort
 	iperf3Port = 5201
+	iperf2Port = 5001
 )
 
 // Run measures every point in order. It returns the records so far when
@@ -165,9 +166,12 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	cpu0, drops0, _ := r.Env.Emulator(ctx)
 	t0 := time.Now()
 	var err error
-	if p.Tool == "iperf3" {
+	switch p.Tool {
+	case "iperf3":
 		rec.Result, err = r.iperf3(ctx, p, e)
-	} else {
+	case "iperf":
+		rec.Result, err = r.iperf2(ctx, p, e)
+	default:
 		rec.Result, err = r.atmlabPerf(ctx, p, e)
 	}
 	if err != nil {
@@ -262,7 +266,7 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 	var err error
 	for try := 0; try < 20; try++ { // until the server listens
 		time.Sleep(100 * time.Millisecond)
-		if out, err = r.Env.Command(p.From, args...).Output(); err == nil || !strings.Contains(string(out), "unable to connect") {
+		if out, res.CPU.Local, err = r.output(p.From, args...); err == nil || !strings.Contains(string(out), "unable to connect") {
 			break
 		}
 	}
@@ -321,6 +325,87 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 		res.Lost, res.MessagesReceived, res.JitterUs = rep.End.Sum.Lost, rep.End.Sum.Packets-rep.End.Sum.Lost, rep.End.Sum.Jitter*1e3
 	}
 	return res, nil
+}
+
+// output runs a command in a host and returns its output and the CPU it
+// used (user and system, as a fraction of one core over its run time): the
+// same measure for every tool, since atmlab exec becomes the tool itself.
+func (r *Runner) output(node string, args ...string) ([]byte, float64, error) {
+	cmd := r.Env.Command(node, args...)
+	t0 := time.Now()
+	out, err := cmd.Output()
+	cpu := 0.0
+	if st := cmd.ProcessState; st != nil {
+		cpu = float64(st.UserTime()+st.SystemTime()) / float64(time.Since(t0))
+	}
+	return out, cpu, err
+}
+
+// iperf2 runs a TCP_STREAM point with iperf 2 (-y C, CSV reports). The
+// figure is the server's: the bytes it received over its interval; the
+// client's, what it wrote, stands in if the server printed none.
+func (r *Runner) iperf2(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
+	res := Result{Schema: SchemaVersion, Test: p.Test, Host: target(r.Lab, p.From, p.To), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+	if p.Test != TCPStream {
+		res.Error = "the iperf (2) driver runs TCP_STREAM only"
+		return res, nil
+	}
+	port := strconv.Itoa(iperf2Port)
+	srv := r.Env.Command(p.To, "iperf", "-s", "-p", port, "-y", "C")
+	var srvOut strings.Builder
+	srv.Stdout = &srvOut
+	if err := srv.Start(); err != nil {
+		return res, fmt.Errorf("iperf server: %w", err)
+	}
+	args := []string{"iperf", "-c", res.Host, "-p", port, "-y", "C", "-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
+	if p.Size > 0 {
+		args = append(args, "-l", strconv.Itoa(p.Size))
+	}
+	if p.SockBuf > 0 {
+		args = append(args, "-w", strconv.Itoa(p.SockBuf))
+	}
+	var out []byte
+	var err error
+	for try := 0; try < 20; try++ { // until the server listens
+		time.Sleep(100 * time.Millisecond)
+		if out, res.CPU.Local, err = r.output(p.From, args...); err == nil && len(out) > 0 {
+			break
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the server prints when the connection closes
+	srv.Process.Signal(os.Interrupt)
+	srv.Wait()
+	if err != nil {
+		return res, fmt.Errorf("iperf: %v: %s", err, stderrOf(err))
+	}
+	for _, text := range []string{srvOut.String(), string(out)} {
+		if bytes, bps, secs, ok := iperf2CSV(text); ok {
+			res.BytesReceived, res.ThroughputBps, res.Elapsed = bytes, bps, secs
+			return res, nil
+		}
+	}
+	res.Error = "iperf: no report: " + strings.TrimSpace(string(out))
+	return res, nil
+}
+
+// iperf2CSV reads the last report line of iperf 2's -y C output:
+// time,src,sport,dst,dport,id,start-end,bytes,bits_per_second.
+func iperf2CSV(text string) (bytes uint64, bps, secs float64, ok bool) {
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) < 9 {
+			continue
+		}
+		b, err1 := strconv.ParseUint(f[7], 10, 64)
+		v, err2 := strconv.ParseFloat(f[8], 64)
+		lo, hi, _ := strings.Cut(f[6], "-")
+		l, err3 := strconv.ParseFloat(lo, 64)
+		h, err4 := strconv.ParseFloat(hi, 64)
+		if err1 == nil && err2 == nil && err3 == nil && err4 == nil {
+			bytes, bps, secs, ok = b, v, h-l, true
+		}
+	}
+	return
 }
 
 func stderrOf(err error) string {
