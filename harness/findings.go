@@ -64,11 +64,59 @@ func selectMean(s topologies.Selector, recs []Record) float64 {
 	return best
 }
 
-// findingsSection renders the verdicts as the report's claim-by-claim
-// table, from the findings of the lab file lab run copied into dir.
-func findingsSection(dir string, recs []Record) string {
+// studySections renders what the lab file lab run copied into dir asks of
+// the results beyond tables and plots: its grades and its findings.
+func studySections(dir string, recs []Record) string {
 	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
-	if err != nil || len(lab.Findings) == 0 {
+	if err != nil {
+		return ""
+	}
+	return gradesSection(lab.Grades, recs) + findingsSection(lab.Findings, recs)
+}
+
+// gradesSection grades every stream experiment's tool, per variant, on the
+// study's scale: the mean throughput of its points and the mean CPU its
+// client (the sender) used, in percent of one core.
+func gradesSection(g *topologies.Grades, recs []Record) string {
+	if g == nil {
+		return ""
+	}
+	type key struct{ variant, exp, tool, test string }
+	type sums struct{ bps, cpu, n float64 }
+	var keys []key
+	all := map[key]*sums{}
+	for _, r := range recs {
+		if isRR(r.Test) || r.Error != "" || r.Result.Error != "" {
+			continue
+		}
+		k := key{cmp.Or(r.Variant, "base"), r.Experiment, r.Tool, r.Test}
+		if all[k] == nil {
+			all[k] = &sums{}
+			keys = append(keys, k)
+		}
+		s := all[k]
+		s.bps += r.Result.ThroughputBps
+		s.cpu += 100 * r.Result.CPU.Local
+		s.n++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Grades\n\nThe study's scale: bandwidth A ≥ %g, B ≥ %g, C ≥ %g, D ≥ %g Mbit/s, else F; CPU A ≤ %g, B ≤ %g, C ≤ %g, D ≤ %g %%, else F. "+
+		"CPU is the sending tool's process (user + system) in percent of one core.\n\n"+
+		"| variant | experiment | tool | test | runs | mean Mbit/s | grade | mean CPU | grade |\n|---|---|---|---|---:|---:|:-:|---:|:-:|\n",
+		g.Bandwidth[0], g.Bandwidth[1], g.Bandwidth[2], g.Bandwidth[3], g.CPU[0], g.CPU[1], g.CPU[2], g.CPU[3])
+	for _, k := range keys {
+		s := all[k]
+		mbps, cpu := s.bps/s.n/1e6, s.cpu/s.n
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %.1f | %s | %.0f %% | %s |\n", k.variant, k.exp, k.tool, k.test, s.n,
+			mbps, topologies.Letter(mbps, g.Bandwidth, true), cpu, topologies.Letter(cpu, g.CPU, false))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// findingsSection renders the verdicts as the report's claim-by-claim table.
+func findingsSection(findings []*topologies.Finding, recs []Record) string {
+	if len(findings) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -76,7 +124,7 @@ func findingsSection(dir string, recs []Record) string {
 		"Each claim is checked by a rule written in the lab file: the change from the baseline to the measured figure must lie in the range given.\n\n" +
 		"| # | claim | the study | atmlab | change (range) | verdict | why |\n|---:|---|---|---|---|---|---|\n")
 	reproduced := 0
-	for i, v := range Judge(lab.Findings, recs) {
+	for i, v := range Judge(findings, recs) {
 		f := v.Finding
 		base := "hardware " + f.Hardware.Label()
 		if f.Against != nil {
@@ -94,7 +142,7 @@ func findingsSection(dir string, recs []Record) string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s: %s; against %s | %s | %s | %s |\n", i+1, cell(f.Claim), cell(f.Study),
 			f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, verdict, cell(f.Why))
 	}
-	fmt.Fprintf(&b, "\n%d of %d claims reproduced in this run.\n\n", reproduced, len(lab.Findings))
+	fmt.Fprintf(&b, "\n%d of %d claims reproduced in this run.\n\n", reproduced, len(findings))
 	return b.String()
 }
 

@@ -95,3 +95,17 @@ findings:
 		}
 	}
 }
+
+func TestGradesSection(t *testing.T) {
+	g := &topologies.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79}}
+	a, b := rec("base", "wan", TCPStream, 8948, 0, 950e6), rec("base", "wan", TCPStream, 8948, 0, 960e6)
+	a.Result.CPU.Local, b.Result.CPU.Local = 0.30, 0.34
+	c := rec("base", "wan", TCPStream, 8948, 0, 500e6)
+	c.Tool, c.Result.CPU.Local = "iperf", 0.9
+	md := gradesSection(g, []Record{a, b, c})
+	for _, want := range []string{"| base | wan | atmlab | TCP_STREAM | 2 | 955.0 | A | 32 % | B |", "| base | wan | iperf | TCP_STREAM | 1 | 500.0 | F | 90 % | F |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("grades lack %q:\n%s", want, md)
+		}
+	}
+}

@@ -191,7 +191,7 @@ func WriteReport(dir string) error {
 		}
 		md.WriteString("\n")
 	}
-	md.WriteString(findingsSection(dir, recs))
+	md.WriteString(studySections(dir, recs))
 	md.WriteString(compareVariants(recs))
 	if hw, err := readFigures(dir); err == nil && len(hw) > 0 {
 		md.WriteString(compare(hw, recs))

@@ -194,7 +194,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode, refNode, varNode, findNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode, varNode, findNode, gradeNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -219,6 +219,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
 		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
 		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
+		{"grades", false, func(_ string, v *yaml.Node) { gradeNode = v }},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)
@@ -239,6 +240,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	d.experimentVariants(lab)
 	if findNode != nil {
 		d.findings(findNode, lab)
+	}
+	if gradeNode != nil {
+		d.grades(gradeNode, lab)
 	}
 }
 

@@ -138,3 +138,45 @@ func (s Selector) String() string {
 	}
 	return out
 }
+
+// Grades is a study's letter scale for tools (the Sandia study's): A to D
+// by thresholds, F past the last. Bandwidth grades need at least the
+// threshold (Mbit/s), CPU grades at most (percent of one core).
+type Grades struct {
+	Line      int
+	Bandwidth [4]float64 // A, B, C, D: at least
+	CPU       [4]float64 // A, B, C, D: at most
+}
+
+// Letter grades v on a scale; higher reports whether more is better.
+func Letter(v float64, scale [4]float64, higher bool) string {
+	for i, t := range scale {
+		if higher && v >= t || !higher && v <= t {
+			return string(rune('A' + i))
+		}
+	}
+	return "F"
+}
+
+func (d *decoder) grades(n *yaml.Node, lab *Lab) {
+	g := &Grades{Line: n.Line}
+	lab.Grades = g
+	scale := func(into *[4]float64, higher bool) func(string, *yaml.Node) {
+		return func(key string, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode || len(v.Content) != 4 {
+				d.errorf(v, key, "want the thresholds of A, B, C and D, such as [900, 800, 700, 600]")
+				return
+			}
+			for i, x := range v.Content {
+				into[i] = d.positive(key, x)
+				if i > 0 && higher == (into[i] >= into[i-1]) {
+					d.errorf(x, key, "thresholds must run from A to D, each %s than the last", map[bool]string{true: "lower", false: "higher"}[higher])
+				}
+			}
+		}
+	}
+	d.mapping(n, "grades", []field{
+		{"bandwidth", true, scale(&g.Bandwidth, true)},
+		{"cpu", true, scale(&g.CPU, false)},
+	})
+}

@@ -118,3 +118,27 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 		}
 	}
 }
+
+func TestGrades(t *testing.T) {
+	lab, err := Parse("ok.yaml", []byte(twoHosts+"grades: {bandwidth: [900, 800, 700, 600], cpu: [19, 39, 59, 79]}\n"))
+	if err != nil || lab.Grades == nil || lab.Grades.Bandwidth != [4]float64{900, 800, 700, 600} || lab.Grades.CPU[3] != 79 {
+		t.Fatalf("grades: %v %+v", err, lab.Grades)
+	}
+	// The Sandia study's own rows: iperf TCP 952 Mb/s with 32 % CPU is A/B,
+	// netperf 2.4.3 SCTP 629 Mb/s with 73 % is D/D, 2.4.6 SCTP 963 with 88 % A/F.
+	g := lab.Grades
+	for _, c := range []struct {
+		mbps, cpu float64
+		bw, cp    string
+	}{{952, 32, "A", "B"}, {629, 73, "D", "D"}, {963, 88, "A", "F"}, {900, 19, "A", "A"}, {599, 80, "F", "F"}, {899.9, 39.5, "B", "C"}} {
+		if b, p := Letter(c.mbps, g.Bandwidth, true), Letter(c.cpu, g.CPU, false); b != c.bw || p != c.cp {
+			t.Errorf("%g Mb/s, %g %%: %s/%s, want %s/%s", c.mbps, c.cpu, b, p, c.bw, c.cp)
+		}
+	}
+	_, err = Parse("bad.yaml", []byte(twoHosts+"grades: {bandwidth: [600, 700, 800, 900], cpu: [19, 39]}\n"))
+	for _, want := range []string{"grades.bandwidth: thresholds must run from A to D, each lower", "grades.cpu: want the thresholds of A, B, C and D"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type Lab struct {
 	References  []*Reference  // hardware figures, in file order
 	Variants    []*Variant    // what-ifs, in file order
 	Findings    []*Finding    // the study's claims, checked by the report
+	Grades      *Grades       // a study's letter grades for tools, if any
 }
 
 // Node is a host or a device.
