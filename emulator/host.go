@@ -19,7 +19,7 @@ type HostPort struct {
 	Sink func(f *Frame)
 	// CPU, if set, makes the host as slow as a host of the past: every
 	// frame it sends or receives costs it processing time first.
-	CPU *HostCPU
+	CPU *FrameCPU
 
 	RxFrames, RxBytes uint64 // delivered to the host
 	onSpace           func()
@@ -61,15 +61,7 @@ func (h *HostPort) Receive(f *Frame) {
 		h.deliver(f)
 		return
 	}
-	if h.CPU.waiting >= h.CPU.Queue {
-		h.CPU.Overruns++
-		return
-	}
-	h.CPU.waiting++
-	h.CPU.process(len(f.Data), func() {
-		h.CPU.waiting--
-		h.deliver(f)
-	})
+	h.CPU.Take(len(f.Data), func() { h.deliver(f) })
 }
 
 func (h *HostPort) deliver(f *Frame) {
@@ -80,38 +72,53 @@ func (h *HostPort) deliver(f *Frame) {
 	}
 }
 
-// HostCPU is the processing of a slow host (the issue's 75 MHz SPARCstation
-// copying at 77 Mbit/s): each frame it sends or receives costs PerPacket
-// plus PerByte per octet, one frame at a time in both directions. The host
-// hands its NIC the next frame only when the last is processed; received
-// frames wait for the CPU, Queue of them at most (more are overruns).
-type HostCPU struct {
+// FrameCPU is a processor that spends a cost on every frame, one frame at a
+// time: a slow host's (the CERNET study's 75 MHz SPARCstation copying at 77
+// Mbit/s), whose frames in both directions cost PerPacket plus PerByte per
+// octet, or a software switch's (GNS3's). Frames waiting for it queue,
+// Queue of them at most (more are overruns).
+type FrameCPU struct {
 	PerPacket, PerByte time.Duration
-	Queue              int // received frames waiting for the CPU
+	Queue              int // frames waiting for the CPU
 
 	s         *sched.Scheduler
 	busyUntil time.Duration
 	sending   bool
 	waiting   int
-	Overruns  uint64 // received frames dropped because the CPU was behind
+	Overruns  uint64 // frames dropped because the CPU was behind
 }
 
-// DefaultHostQueue is HostCPU.Queue unless given.
-const DefaultHostQueue = 64
+// DefaultFrameQueue is FrameCPU.Queue unless given.
+const DefaultFrameQueue = 64
 
-// NewHostCPU returns an idle host CPU.
-func NewHostCPU(s *sched.Scheduler, perPacket, perByte time.Duration, queue int) *HostCPU {
+// NewFrameCPU returns an idle CPU.
+func NewFrameCPU(s *sched.Scheduler, perPacket, perByte time.Duration, queue int) *FrameCPU {
 	if queue == 0 {
-		queue = DefaultHostQueue
+		queue = DefaultFrameQueue
 	}
-	return &HostCPU{PerPacket: perPacket, PerByte: perByte, Queue: queue, s: s}
+	return &FrameCPU{PerPacket: perPacket, PerByte: perByte, Queue: queue, s: s}
 }
 
 // process runs done once the CPU has spent a frame of n octets' cost on it,
 // after the work already queued.
-func (c *HostCPU) process(n int, done func()) {
+func (c *FrameCPU) process(n int, done func()) {
 	c.busyUntil = max(c.busyUntil, c.s.Now()) + c.PerPacket + time.Duration(n)*c.PerByte
 	c.s.At(c.busyUntil, done)
+}
+
+// Take queues a frame of n octets that arrived for the CPU; done runs once
+// it is processed. A full queue refuses it (an overrun) and returns false.
+func (c *FrameCPU) Take(n int, done func()) bool {
+	if c.waiting >= c.Queue {
+		c.Overruns++
+		return false
+	}
+	c.waiting++
+	c.process(n, func() {
+		c.waiting--
+		done()
+	})
+	return true
 }
 
 // PortStats is one row of `atmlab stats`: a port of a node and the channel
@@ -130,6 +137,9 @@ type PortStats struct {
 	HostDrops uint64 `json:"host_drops,omitempty"`
 	// HostOverruns are frames a host with a CPU limit could not take in time.
 	HostOverruns uint64 `json:"host_overruns,omitempty"`
+	// CPUDrops are frames arriving at a software switch's port that its
+	// CPU had no room for.
+	CPUDrops uint64 `json:"cpu_drops,omitempty"`
 	// HalfDuplex holds a port's CSMA/CD counters when it is on a hub.
 	HalfDuplex *HalfDuplexStats `json:"half_duplex,omitempty"`
 	// ATM holds a port's cell counters when it is on an ATM link.

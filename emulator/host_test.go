@@ -18,7 +18,7 @@ func TestHostCPU(t *testing.T) {
 	a := &HostPort{Name: "a"}
 	b := &HostPort{Name: "b"}
 	Connect(s, a, b, cc, cc)
-	a.CPU = NewHostCPU(s, 0, 104*time.Nanosecond, 0)
+	a.CPU = NewFrameCPU(s, 0, 104*time.Nanosecond, 0)
 	var arrivals []time.Duration
 	b.Sink = func(*Frame) { arrivals = append(arrivals, s.Now()) }
 	sent := 0
@@ -39,7 +39,7 @@ func TestHostCPU(t *testing.T) {
 		t.Errorf("a slow host sends at %.2f Mbit/s, want 76.92", rate/1e6)
 	}
 
-	c := &HostPort{Name: "c", CPU: NewHostCPU(s, 100*time.Microsecond, 0, 4)}
+	c := &HostPort{Name: "c", CPU: NewFrameCPU(s, 100*time.Microsecond, 0, 4)}
 	got := 0
 	c.Sink = func(*Frame) { got++ }
 	for range 10 {

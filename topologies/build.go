@@ -83,7 +83,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			for _, i := range node.Interfaces {
 				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name}
 				if c := node.CPU; c != nil {
-					hp.CPU = emulator.NewHostCPU(s, c.PerPacket, c.PerByte, c.Queue)
+					hp.CPU = emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
 				}
 				n.Hosts[hp.Name] = hp
 				ports[hp.Name] = hp
@@ -92,6 +92,9 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			sw := ether.NewSwitch(s, node.Name)
 			if node.Ageing > 0 {
 				sw.Ageing = node.Ageing
+			}
+			if c := node.CPU; c != nil {
+				sw.CPU = emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
 			}
 			switches[node.Name] = sw
 			n.Switches = append(n.Switches, sw)

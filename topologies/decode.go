@@ -270,7 +270,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 // kindKeys lists the keys each kind accepts besides kind.
 var kindKeys = map[string][]string{
 	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"},
-	KindSwitch:    {"buffer", "ageing"},
+	KindSwitch:    {"buffer", "ageing", "cpu"},
 	KindHub:       {"repeater"},
 	KindATMSwitch: {"queue", "discard", "mappings"},
 	KindRouter:    {"mpls", "interfaces", "routes", "ttl", "null", "cost"},
@@ -354,7 +354,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
 		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
-		"cpu":      {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.hostCPU(key, v) }},
+		"cpu":      {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
 		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
 			var m string
 			d.oneOf(key, v, &m, "uniform", "pipe")
@@ -425,10 +425,10 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	}
 }
 
-// hostCPU decodes a host's processing limit: cpu: {per_packet, per_byte |
-// rate, queue}.
-func (d *decoder) hostCPU(key string, v *yaml.Node) *HostCPU {
-	c := &HostCPU{}
+// frameCPU decodes a host's or a software switch's processing limit:
+// cpu: {per_packet, per_byte | rate, queue}.
+func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
+	c := &FrameCPU{}
 	d.mapping(v, key, []field{
 		{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
 		{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},

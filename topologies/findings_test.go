@@ -110,9 +110,11 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 	if fast, err := lab.WithVariant("fast"); err != nil || fast.Node("h1").CPU != nil || lab.Node("h1").CPU == nil {
 		t.Fatalf("fast: %v %+v", err, fast.Node("h1").CPU)
 	}
-	_, err = Parse("bad.yaml", []byte(strings.Replace(twoHosts, "variants: [slow]", "variants: [slow, green]", 1)+
-		"  - {name: cpu-on-switch, set: [{node: sw1, cpu: {rate: 1M}}, {link: \"h1:eth0\", cpu: {rate: 1M}}]}\n"))
-	for _, want := range []string{`experiments[1].variants: no variant named "green"`, "cpu: limits a host; sw1 is a switch", "kind:, mpls: and cpu: apply to a node:"} {
+	bad := strings.Replace(twoHosts, "variants: [slow]", "variants: [slow, green]", 1)
+	bad = strings.Replace(bad, "    sw1: {kind: switch}\n", "    sw1: {kind: switch}\n    r1: {kind: router}\n", 1)
+	_, err = Parse("bad.yaml", []byte(bad+
+		"  - {name: cpu-on-router, set: [{node: r1, cpu: {rate: 1M}}, {link: \"h1:eth0\", cpu: {rate: 1M}}]}\n"))
+	for _, want := range []string{`experiments[1].variants: no variant named "green"`, "cpu: limits a host or a switch; r1 is a router", "kind:, mpls: and cpu: apply to a node:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%v", want, err)
 		}

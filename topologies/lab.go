@@ -59,13 +59,14 @@ type Node struct {
 	Repeater   string        // hub: repeater class, "class1" or "class2"
 	ATMSwitch  *ATMSwitch    // atm-switch
 	Router     *Router       // router
-	CPU        *HostCPU      // host: a processing limit, nil for none
+	CPU        *FrameCPU     // host or software switch: a processing limit, nil for none
 }
 
-// HostCPU is a host's processing cost per frame it sends or receives.
-type HostCPU struct {
+// FrameCPU is the processing cost per frame of a slow host (each frame it
+// sends or receives) or of a software switch (each frame it forwards).
+type FrameCPU struct {
 	PerPacket, PerByte time.Duration
-	Queue              int // received frames waiting; 0 = the default
+	Queue              int // frames waiting; 0 = the default
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

@@ -35,7 +35,7 @@ type Override struct {
 	PHY, AAL, Encap string
 	Kind            string
 	MPLS            *bool
-	CPU             *HostCPU // a host's processing limit (zero costs: none)
+	CPU             *FrameCPU // a host's or switch's processing limit (zero costs: none)
 }
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
@@ -101,10 +101,10 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 		}},
 		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
 		{"cpu", false, func(key string, v *yaml.Node) {
-			if n := lab.Node(o.Node); n != nil && n.Kind != KindHost {
-				d.errorf(v, key, "cpu: limits a host; %s is a %s", n.Name, n.Kind)
+			if n := lab.Node(o.Node); n != nil && n.Kind != KindHost && n.Kind != KindSwitch {
+				d.errorf(v, key, "cpu: limits a host or a switch; %s is a %s", n.Name, n.Kind)
 			}
-			o.CPU = d.hostCPU(key, v)
+			o.CPU = d.frameCPU(key, v)
 		}},
 		{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.PHY, atm.PHYNames()...) }},
 		{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.AAL, "aal5", "aal34") }},

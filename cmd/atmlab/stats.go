@@ -27,9 +27,10 @@ func newStats(opts *options) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), st)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "port\trx frames\trx bytes\ttx frames\ttx bytes\tdrops\timpair drops\tqueue high\thost drops\t")
+			fmt.Fprintln(w, "port\trx frames\trx bytes\ttx frames\ttx bytes\tdrops\timpair drops\tqueue high\thost drops\tcpu drops\t")
 			for _, p := range st.Ports {
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh, p.HostDrops)
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Port, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.Drops, p.ImpairDrops, p.QueueHigh, p.HostDrops,
+					p.HostOverruns+p.CPUDrops) // a slow host's or a software switch's CPU fell behind
 			}
 			w.Flush()
 			for name, h := range st.Hubs {

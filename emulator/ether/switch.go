@@ -27,6 +27,9 @@ type Switch struct {
 	Name    string
 	Ageing  time.Duration
 	Latency time.Duration // forwarding decision time after the whole frame arrived
+	// CPU, if set, makes it a software switch (GNS3's): every frame costs
+	// it processing time before it is forwarded, one frame at a time.
+	CPU *emulator.FrameCPU
 
 	s     *sched.Scheduler
 	ports []*SwitchPort
@@ -115,13 +118,20 @@ type SwitchPort struct {
 	rxFrames uint64
 	rxBytes  uint64
 	rxErrors uint64
+	cpuDrops uint64 // frames the switch's CPU had no room for
 }
 
 // Receive implements emulator.Receiver: a frame has fully arrived.
 func (p *SwitchPort) Receive(f *emulator.Frame) {
 	p.rxFrames++
 	p.rxBytes += uint64(len(f.Data))
-	p.sw.input(p, f)
+	if p.sw.CPU == nil {
+		p.sw.input(p, f)
+		return
+	}
+	if !p.sw.CPU.Take(len(f.Data), func() { p.sw.input(p, f) }) {
+		p.cpuDrops++
+	}
 }
 
 func (p *SwitchPort) transmit(f *emulator.Frame) {
@@ -138,5 +148,7 @@ func (p *SwitchPort) SetTX(t emulator.Transmitter) { p.tx = t }
 
 // Stats implements emulator.Port.
 func (p *SwitchPort) Stats() emulator.PortStats {
-	return emulator.RowOf(p.name, p.rxFrames, p.rxBytes, p.tx)
+	row := emulator.RowOf(p.name, p.rxFrames, p.rxBytes, p.tx)
+	row.CPUDrops = p.cpuDrops
+	return row
 }

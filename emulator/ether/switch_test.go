@@ -130,3 +130,29 @@ func TestSwitchCongestion(t *testing.T) {
 		t.Fatalf("output port spacing %v per frame, want 123.04µs (line rate)", gap)
 	}
 }
+
+// A software switch spends its per-frame cost on each frame before it
+// forwards it, one at a time: frames leave at its pace, not the links', and
+// a full CPU queue drops and counts.
+func TestSoftwareSwitch(t *testing.T) {
+	s, sw, h := lab(2, units.Gbps, DefaultBuffer)
+	sw.CPU = emulator.NewFrameCPU(s, 75*time.Microsecond, 0, 3)
+	h[1].Input(ethFrame(0, mac(1), mac(2), 64)) // h2 is learned: later frames are unicast
+	s.Run()
+	h[1].got = nil
+	for i := range 6 {
+		h[0].Input(ethFrame(uint64(i+1), mac(2), mac(1), 1000)) // 8.16 µs apart at 1G (1000 + 20 octets)
+	}
+	s.Run()
+	// Frames arrive every 8.16 µs; the first is processed at once, the CPU
+	// holds 3 including the one in service, so 4, 5 and 6 (all before the
+	// first is done at 75 µs) find it full.
+	if len(h[1].got) != 3 || sw.Ports()[0].Stats().CPUDrops != 3 || sw.CPU.Overruns != 3 {
+		t.Fatalf("delivered %d, cpu drops %d; want 3 and 3", len(h[1].got), sw.Ports()[0].Stats().CPUDrops)
+	}
+	for i := 1; i < len(h[1].got); i++ {
+		if gap := h[1].got[i] - h[1].got[i-1]; gap != 75*time.Microsecond {
+			t.Errorf("gap %d = %v, want the switch's 75µs", i, gap)
+		}
+	}
+}
