@@ -246,7 +246,11 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 		res.Error = "iperf3 has no " + p.Test
 		return res, nil
 	}
-	srv := r.Env.Command(p.To, "iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port))
+	srvArgs := []string{"iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port)}
+	if e.Interval > 0 {
+		srvArgs = append(srvArgs, "-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64))
+	}
+	srv := r.Env.Command(p.To, srvArgs...)
 	if err := srv.Start(); err != nil {
 		return res, fmt.Errorf("iperf3 server: %w", err)
 	}
@@ -261,6 +265,9 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 	}
 	if p.SockBuf > 0 {
 		args = append(args, "-w", strconv.Itoa(p.SockBuf))
+	}
+	if e.Interval > 0 {
+		args = append(args, "-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64))
 	}
 	var out []byte
 	var err error
@@ -291,6 +298,8 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 		Server struct {
 			Intervals []struct {
 				Sum struct {
+					Start   float64 `json:"start"`
+					End     float64 `json:"end"`
 					Seconds float64 `json:"seconds"`
 					Bps     float64 `json:"bits_per_second"`
 				} `json:"sum"`
@@ -317,6 +326,9 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 			if iv.Sum.Seconds > 0.9 {
 				sum += iv.Sum.Bps
 				n++
+			}
+			if e.Interval > 0 { // the receiver's interval reports, as iperf3 -i prints them
+				res.Intervals = append(res.Intervals, Interval{Start: iv.Sum.Start, End: iv.Sum.End, Bps: iv.Sum.Bps})
 			}
 		}
 		if n > 0 {
