@@ -18,7 +18,10 @@ import "time"
 type Frame struct {
 	Data []byte
 	ID   uint64        // unique within a network
-	Born time.Duration // model time the frame entered the emulator
+	// Born is the model time the frame was ready for the emulator: when it
+	// was read, or, if it waited in a TAP behind a full NIC, when the NIC
+	// had room again (a slow host's CPU starts on it from then).
+	Born time.Duration
 }
 
 // Receiver takes frames that a channel delivers. Receive runs on the

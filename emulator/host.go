@@ -44,7 +44,7 @@ func (h *HostPort) Input(f *Frame) bool {
 		return h.TX.Send(f)
 	}
 	h.CPU.sending = true
-	h.CPU.process(len(f.Data), func() {
+	h.CPU.process(len(f.Data), f.Born, func() {
 		h.CPU.sending = false
 		h.TX.Send(f)
 		if h.onSpace != nil && h.CanAccept() {
@@ -99,10 +99,15 @@ func NewFrameCPU(s *sched.Scheduler, perPacket, perByte time.Duration, queue int
 	return &FrameCPU{PerPacket: perPacket, PerByte: perByte, Queue: queue, s: s}
 }
 
-// process runs done once the CPU has spent a frame of n octets' cost on it,
-// after the work already queued.
-func (c *FrameCPU) process(n int, done func()) {
-	c.busyUntil = max(c.busyUntil, c.s.Now()) + c.PerPacket + time.Duration(n)*c.PerByte
+// process runs done once the CPU has spent a frame of n octets' cost on
+// it, starting after the work already queued and no earlier than ready (a
+// frame that waited for the CPU while the real-time loop ran late is worked
+// on from when it was ready, so the lateness does not slow the host down).
+func (c *FrameCPU) process(n int, ready time.Duration, done func()) {
+	if ready <= 0 || ready > c.s.Now() {
+		ready = c.s.Now() // not said, or not yet
+	}
+	c.busyUntil = max(c.busyUntil, ready) + c.PerPacket + time.Duration(n)*c.PerByte
 	c.s.At(c.busyUntil, done)
 }
 
@@ -114,7 +119,7 @@ func (c *FrameCPU) Take(n int, done func()) bool {
 		return false
 	}
 	c.waiting++
-	c.process(n, func() {
+	c.process(n, c.s.Now(), func() {
 		c.waiting--
 		done()
 	})

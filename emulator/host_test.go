@@ -50,3 +50,27 @@ func TestHostCPU(t *testing.T) {
 		t.Errorf("a burst of 10 into a queue of 4: %d delivered, %d overruns", got, c.Stats().HostOverruns)
 	}
 }
+
+// A frame that waited in the TAP while the real-time loop ran late is
+// worked on from when it was ready (Born), so a slow host keeps its rate.
+func TestHostCPUFromReady(t *testing.T) {
+	for _, tc := range []struct {
+		born, want time.Duration
+	}{
+		{0, 1100*time.Microsecond + 11936*time.Nanosecond},                      // not said: from now (1 ms)
+		{950 * time.Microsecond, 1050*time.Microsecond + 11936*time.Nanosecond}, // ready 50 µs before it was read
+	} {
+		s := sched.New()
+		cc := ChannelConfig{Rate: units.Gbps, QueueFrames: 64}
+		a, b := &HostPort{Name: "a"}, &HostPort{Name: "b"}
+		Connect(s, a, b, cc, cc)
+		a.CPU = NewFrameCPU(s, 100*time.Microsecond, 0, 0)
+		var at time.Duration
+		b.Sink = func(*Frame) { at = s.Now() }
+		s.At(time.Millisecond, func() { a.Input(&Frame{Data: make([]byte, 1480), Born: tc.born}) })
+		s.Run()
+		if at != tc.want { // 1480 octets, FCS and preamble at 1G: 11.936 µs
+			t.Errorf("born %v: arrived at %v, want %v", tc.born, at, tc.want)
+		}
+	}
+}

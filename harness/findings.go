@@ -16,6 +16,7 @@ type Verdict struct {
 	Baseline float64
 	Change   float64 // (measured − baseline) / baseline, percent
 	Status   string  // "reproduced", "not reproduced" or "not measured"
+	Limited  bool    // a point it rests on was flagged: the emulator or the hosts' TAPs fell behind
 }
 
 // Judge checks each finding against the records: the mean of the selected
@@ -26,12 +27,14 @@ func Judge(findings []*topologies.Finding, recs []Record) []Verdict {
 	var out []Verdict
 	for _, f := range findings {
 		v := Verdict{Finding: f, Status: "not measured"}
-		v.Measured = selectMean(f.Measured, recs)
+		var lim1, lim2 bool
+		v.Measured, lim1 = selectMean(f.Measured, recs)
 		if f.Against != nil {
-			v.Baseline = selectMean(*f.Against, recs)
+			v.Baseline, lim2 = selectMean(*f.Against, recs)
 		} else {
 			v.Baseline = f.Hardware.Normalized()
 		}
+		v.Limited = lim1 || lim2
 		if v.Measured > 0 && v.Baseline > 0 {
 			v.Change = 100 * (v.Measured - v.Baseline) / v.Baseline
 			v.Status = "not reproduced"
@@ -46,9 +49,12 @@ func Judge(findings []*topologies.Finding, recs []Record) []Verdict {
 
 // selectMean is the mean figure of the records a selector picks; with no
 // size, the best mean over the sizes (and socket buffers, if it names none).
-func selectMean(s topologies.Selector, recs []Record) float64 {
+// limited reports whether one of the records averaged was flagged because
+// the emulator (or the machine under it) may have held it back.
+func selectMean(s topologies.Selector, recs []Record) (mean float64, limited bool) {
 	type key struct{ size, buf int }
 	sums := map[key][2]float64{}
+	flagged := map[key]bool{}
 	for _, r := range recs {
 		if cmp.Or(r.Variant, "base") != s.Variant || r.Experiment != s.Experiment || r.Test != s.Test || r.Tool != s.Tool ||
 			r.Error != "" || r.Result.Error != "" || (s.Size > 0 && r.Size != s.Size) || (s.SockBuf >= 0 && r.SockBuf != s.SockBuf) {
@@ -56,12 +62,14 @@ func selectMean(s topologies.Selector, recs []Record) float64 {
 		}
 		k := key{r.Size, r.SockBuf}
 		sums[k] = [2]float64{sums[k][0] + r.Result.Figure(), sums[k][1] + 1}
+		flagged[k] = flagged[k] || r.HostDrops > 0 || r.EmulatorCPU > 0.9
 	}
-	best := 0.0
-	for _, sn := range sums {
-		best = max(best, sn[0]/sn[1])
+	for k, sn := range sums {
+		if m := sn[0] / sn[1]; m > mean {
+			mean, limited = m, flagged[k]
+		}
 	}
-	return best
+	return mean, limited
 }
 
 // studySections renders what the lab file lab run copied into dir asks of
@@ -126,9 +134,11 @@ func findingsSection(findings []*topologies.Finding, recs []Record) string {
 	reproduced := 0
 	for i, v := range Judge(findings, recs) {
 		f := v.Finding
-		base := "hardware " + f.Hardware.Label()
+		var base string
 		if f.Against != nil {
 			base = f.Against.String() + ": " + figure(f.Against.Test, v.Baseline)
+		} else {
+			base = "hardware " + f.Hardware.Label()
 		}
 		change := fmt.Sprintf("(%+g … %+g %%)", f.Change[0], f.Change[1])
 		if v.Status != "not measured" {
@@ -138,6 +148,9 @@ func findingsSection(findings []*topologies.Finding, recs []Record) string {
 		if v.Status == "reproduced" {
 			verdict = "**reproduced**"
 			reproduced++
+		}
+		if v.Limited {
+			verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s: %s; against %s | %s | %s | %s |\n", i+1, cell(f.Claim), cell(f.Study),
 			f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, verdict, cell(f.Why))

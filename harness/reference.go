@@ -16,6 +16,7 @@ import (
 type HardwareFigure struct {
 	Experiment string  `json:"experiment,omitempty"`
 	Test       string  `json:"test"`
+	Tool       string  `json:"tool,omitempty"` // atmlab if empty
 	Size       int     `json:"size,omitempty"`
 	Value      float64 `json:"value"` // bits/s or transactions/s
 	As         string  `json:"as"`    // the figure as the source gave it
@@ -27,7 +28,7 @@ type HardwareFigure struct {
 func ResolveReferences(lab *topologies.Lab) []HardwareFigure {
 	var out []HardwareFigure
 	for _, r := range lab.References {
-		h := HardwareFigure{Experiment: r.Experiment, Test: r.Test, Size: r.Size, Source: r.Source}
+		h := HardwareFigure{Experiment: r.Experiment, Test: r.Test, Tool: r.Tool, Size: r.Size, Source: r.Source}
 		if r.File == "" {
 			h.Value, h.As = r.Normalized(), r.Label()
 		} else {

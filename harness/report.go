@@ -402,7 +402,7 @@ func WriteFigures(dir string, hw []HardwareFigure) error {
 
 // compare sets each hardware figure beside the emulated mean of the
 // matching points (the same test, experiment if named, size if given,
-// atmlab's own tool), with the difference in percent: (emulated − hardware)
+// tool: atmlab's own unless named), with the difference in percent: (emulated − hardware)
 // / hardware.
 func compare(hw []HardwareFigure, recs []Record) string {
 	var b strings.Builder
@@ -412,14 +412,18 @@ func compare(hw []HardwareFigure, recs []Record) string {
 		if isRR(h.Test) {
 			unit, scale = "transactions/s", 1
 		}
+		test := h.Test
+		if h.Tool != "" && h.Tool != "atmlab" {
+			test += " by " + h.Tool
+		}
 		if h.Error != "" {
-			fmt.Fprintf(&b, "| %s | %s | %d | | %s | | | %s (%s) |\n", h.Test, h.Experiment, h.Size, h.As, h.Source, h.Error)
+			fmt.Fprintf(&b, "| %s | %s | %d | | %s | | | %s (%s) |\n", test, h.Experiment, h.Size, h.As, h.Source, h.Error)
 			continue
 		}
 		var sum float64
 		var n, size int
 		for _, r := range recs {
-			if r.Test != h.Test || r.Tool != "atmlab" || (h.Experiment != "" && r.Experiment != h.Experiment) || r.Error != "" || r.Result.Error != "" {
+			if r.Test != h.Test || r.Tool != cmp.Or(h.Tool, "atmlab") || (h.Experiment != "" && r.Experiment != h.Experiment) || r.Error != "" || r.Result.Error != "" {
 				continue
 			}
 			if h.Size != 0 && r.Size != h.Size {
@@ -435,12 +439,12 @@ func compare(hw []HardwareFigure, recs []Record) string {
 			n++
 		}
 		if n == 0 {
-			fmt.Fprintf(&b, "| %s | %s | %d | %.2f %s | %s | not measured | | %s |\n", h.Test, h.Experiment, h.Size, h.Value/scale, unit, h.As, h.Source)
+			fmt.Fprintf(&b, "| %s | %s | %d | %.2f %s | %s | not measured | | %s |\n", test, h.Experiment, h.Size, h.Value/scale, unit, h.As, h.Source)
 			continue
 		}
 		emu := sum / float64(n)
 		fmt.Fprintf(&b, "| %s | %s | %d | %.2f %s | %s | %.2f %s | %+.1f %% | %s |\n",
-			h.Test, h.Experiment, max(h.Size, size), h.Value/scale, unit, h.As, emu/scale, unit, 100*(emu-h.Value)/h.Value, h.Source)
+			test, h.Experiment, max(h.Size, size), h.Value/scale, unit, h.As, emu/scale, unit, 100*(emu-h.Value)/h.Value, h.Source)
 	}
 	b.WriteString("\n")
 	return b.String()

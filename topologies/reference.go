@@ -17,7 +17,8 @@ type Reference struct {
 	Line       int
 	Experiment string // optional: the experiment it compares with
 	Test       string
-	Size       int // message size; 0 = any
+	Tool       string // the tool whose results it is set beside: atmlab unless given
+	Size       int    // message size; 0 = any
 	Value      float64
 	Unit       string
 	File       string // iperf3 -J output or netperf's classic output
@@ -47,7 +48,7 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 	dir := filepath.Dir(lab.File)
 	for i, v := range n.Content {
 		path := fmt.Sprintf("reference[%d]", i)
-		r := &Reference{Line: v.Line}
+		r := &Reference{Line: v.Line, Tool: "atmlab"}
 		d.mapping(v, path, []field{
 			{"experiment", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
@@ -63,6 +64,7 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 				}
 			}},
 			{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 1<<20, &r.Size) }},
+			{"tool", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &r.Tool, experimentTools...) }},
 			{"value", false, func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
 			{"unit", false, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{"file", false, func(key string, v *yaml.Node) {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/songgao/water"
 	"github.com/vishvananda/netlink"
@@ -140,8 +139,9 @@ func ringOf(lab *topologies.Lab, e topologies.Endpoint) int {
 // rate and tc size-table arguments that turn a frame's length into what it
 // takes on the wire.
 type wire struct {
-	rate units.BitRate
-	stab func(mtu int) []string
+	rate     units.BitRate
+	stab     func(mtu int) []string
+	perFrame int // octets the size table adds to a frame beyond its wire overhead (a CPU's per-packet cost)
 }
 
 // wireOf returns the billing of the link a host interface is on. Ethernet
@@ -154,16 +154,23 @@ type wire struct {
 func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	link := linkWire(lab, e)
 	c := lab.Node(e.Node).CPU
-	if c == nil || c.PerByte <= 0 {
+	if c == nil || c.PerByte <= 0 && c.PerPacket <= 0 {
 		return link
 	}
 	// A host slower than its link: the bucket runs at the host's copy rate,
 	// billing its per-packet cost as octets, so that the host's own queues
-	// hold what its CPU cannot take yet.
-	cpu := wire{units.BitRate(float64(8*time.Second) / float64(c.PerByte)), func(int) []string {
-		return []string{"overhead", strconv.Itoa(int(c.PerPacket / c.PerByte)), "mpu", "1"} // tc refuses a table that changes nothing
-	}}
-	if cpu.rate < link.rate {
+	// hold what its CPU cannot take yet. A host with a per-packet cost only
+	// is billed at 80 Gbit/s (0.1 ns an octet), where length hardly counts.
+	perByte := float64(c.PerByte) // ns per octet
+	if perByte <= 0 {
+		perByte = 0.1
+	}
+	overhead := int(float64(c.PerPacket) / perByte)
+	cpu := wire{units.BitRate(8e9 / perByte), func(int) []string {
+		return []string{"overhead", strconv.Itoa(overhead), "mpu", "1"} // tc refuses a table that changes nothing
+	}, overhead}
+	frame := float64(lab.Node(e.Node).Interface(e.Port).MTU + emulator.EtherHeader)
+	if (frame+float64(overhead))/float64(cpu.rate) > (frame+wireOverhead)/float64(link.rate) {
 		return cpu
 	}
 	return link
@@ -177,7 +184,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 		dir = l.BA
 	}
 	if l.ATM == nil {
-		return wire{dir.Rate, func(int) []string {
+		return wire{rate: dir.Rate, stab: func(int) []string {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
@@ -189,7 +196,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 	if l.ATM.AAL == "aal34" {
 		overhead += 3 // AAL3/4's CPCS pads to 4 octets
 	}
-	return wire{units.BitRate(math.Ceil(phy.CellStreamRate())), func(mtu int) []string {
+	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), stab: func(mtu int) []string {
 		size := mtu + emulator.EtherHeader + max(overhead, 0)
 		tsize := 512
 		for size>>3 > tsize-1 {
@@ -209,7 +216,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 // host from outrunning it. Segmentation offload is turned off so every
 // frame the qdisc counts is one wire frame.
 func pushback(ns, dev string, mtu int, w wire) error {
-	frame := mtu + emulator.EtherHeader + wireOverhead
+	frame := mtu + emulator.EtherHeader + wireOverhead + w.perFrame // as the size table counts it
 	// The bucket holds 2 ms of line rate (at least two frames), so that when
 	// the emulator reads its TAP late the host can catch up instead of the
 	// link idling; the emulator's own model times every frame regardless.

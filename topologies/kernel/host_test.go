@@ -20,9 +20,12 @@ topology:
     e2: {kind: host, ipv4: 10.0.0.2/24}
     a1: {kind: host, ipv4: 10.0.1.1/24}
     a2: {kind: host, ipv4: 10.0.1.2/24, cpu: {rate: 77M, per_packet: 10us}}
+    p1: {kind: host, ipv4: 10.0.2.1/24, cpu: {per_packet: 59.4us}}
+    p2: {kind: host, ipv4: 10.0.2.2/24, cpu: {per_packet: 1us}}
   links:
     - {endpoints: ["e1:eth0", "e2:eth0"], ethernet: {rate: 100M}}
     - {endpoints: ["a1:eth0", "a2:eth0"], atm: {phy: oc3}}
+    - {endpoints: ["p1:eth0", "p2:eth0"], ethernet: {rate: 1G}}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +38,10 @@ topology:
 		{"e1", 100_000_000, "overhead 24 mpu 84"},
 		{"a1", 149_760_000, "linklayer atm overhead 2 mtu 9196 tsize 2048"},
 		{"a2", 77_669_902, "overhead 97 mpu 1"},
+		// A per-packet cost only: 59.4 µs as 594,000 octets at 80 Gbit/s,
+		// slower than the 1G link; 1 µs is faster than the link (12.3 µs).
+		{"p1", 80_000_000_000, "overhead 594000 mpu 1"},
+		{"p2", 1_000_000_000, "overhead 24 mpu 84"},
 	} {
 		w := wireOf(lab, topologies.Endpoint{Node: tc.host, Port: "eth0"})
 		if int64(w.rate) != tc.rate || strings.Join(w.stab(lab.Node(tc.host).Interface("eth0").MTU), " ") != tc.stab {

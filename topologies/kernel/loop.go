@@ -75,6 +75,7 @@ type tap struct {
 	fd        int
 	port      *emulator.HostPort
 	readable  bool // frames may be waiting: epoll is edge-triggered
+	freeAt    time.Duration // when the NIC had room again with frames waiting (0: none)
 	writeErrs uint64
 	close     func() error
 }
@@ -121,6 +122,7 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	}
 	port.SetOnSpace(func() {
 		if t.readable {
+			t.freeAt = l.s.Now()
 			l.resumed = append(l.resumed, t)
 		}
 	})
@@ -240,7 +242,11 @@ func (l *Loop) read(t *tap) {
 		l.lastBusy = l.Now()
 		data := make([]byte, n)
 		copy(data, l.buf[:n])
-		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: l.s.Now()})
+		born := l.s.Now()
+		if t.freeAt > 0 {
+			born, t.freeAt = min(born, t.freeAt), 0 // it waited while the loop was late
+		}
+		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: born})
 	}
 }
 
