@@ -17,7 +17,7 @@ import "time"
 // makes a new Frame.
 type Frame struct {
 	Data []byte
-	ID   uint64        // unique within a network
+	ID   uint64 // unique within a network
 	// Born is the model time the frame was ready for the emulator: when it
 	// was read, or, if it waited in a TAP behind a full NIC, when the NIC
 	// had room again (a slow host's CPU starts on it from then).

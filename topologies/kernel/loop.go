@@ -74,7 +74,7 @@ const DefaultLinger = 200 * time.Microsecond
 type tap struct {
 	fd        int
 	port      *emulator.HostPort
-	readable  bool // frames may be waiting: epoll is edge-triggered
+	readable  bool          // frames may be waiting: epoll is edge-triggered
 	freeAt    time.Duration // when the NIC had room again with frames waiting (0: none)
 	writeErrs uint64
 	close     func() error
