@@ -73,13 +73,16 @@ func selectMean(s topologies.Selector, recs []Record) (mean float64, limited boo
 }
 
 // studySections renders what the lab file lab run copied into dir asks of
-// the results beyond tables and plots: its grades and its findings.
-func studySections(dir string, recs []Record) string {
+// the results beyond tables and plots: its notes, grades and findings.
+func studySections(dir string, recs []Record) (notes, rest string) {
 	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return gradesSection(lab.Grades, recs) + findingsSection(lab.Findings, recs)
+	if lab.Notes != "" {
+		notes = "## Notes\n\n" + strings.TrimSpace(lab.Notes) + "\n\n"
+	}
+	return notes, gradesSection(lab.Grades, recs) + findingsSection(lab.Findings, recs)
 }
 
 // gradesSection grades every stream experiment's tool, per variant, on the
@@ -112,6 +115,10 @@ func gradesSection(g *topologies.Grades, recs []Record) string {
 		"CPU is the sending tool's process (user + system) in percent of one core.\n\n"+
 		"| variant | experiment | tool | test | runs | mean Mbit/s | grade | mean CPU | grade |\n|---|---|---|---|---:|---:|:-:|---:|:-:|\n",
 		g.Bandwidth[0], g.Bandwidth[1], g.Bandwidth[2], g.Bandwidth[3], g.CPU[0], g.CPU[1], g.CPU[2], g.CPU[3])
+	for _, r := range g.Study {
+		fmt.Fprintf(&b, "| the study | | %s | | | %.1f | %s | %.0f %% | %s |\n", cell(r.Name),
+			r.Bandwidth, topologies.Letter(r.Bandwidth, g.Bandwidth, true), r.CPU, topologies.Letter(r.CPU, g.CPU, false))
+	}
 	for _, k := range keys {
 		s := all[k]
 		mbps, cpu := s.bps/s.n/1e6, s.cpu/s.n

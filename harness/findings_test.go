@@ -65,6 +65,7 @@ func ptr[T any](v T) *T { return &v }
 func TestFindingsInReport(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: f
+notes: "SCTP is not in this kernel."
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}
@@ -93,6 +94,7 @@ findings:
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for _, want := range []string{
+		"## Notes\n\nSCTP is not in this kernel.\n",
 		"## The study's findings, claim by claim",
 		"| 1 | UDP \\| fills the wire | 11.41 MiB/s | sw UDP_STREAM, best size: 95.60 Mbit/s; against hardware 11.41 MiB/s | -0.1 % (-2 … +2 %) | **reproduced** | the link is the bound |",
 		"| 2 | equal to itself |  | sw UDP_STREAM 1460 B: 95.60 Mbit/s; against sw UDP_STREAM, best size: 95.60 Mbit/s | +0.0 % (+0 … +0 %) | **reproduced** | the same point |",
@@ -105,13 +107,14 @@ findings:
 }
 
 func TestGradesSection(t *testing.T) {
-	g := &topologies.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79}}
+	g := &topologies.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79},
+		Study: []topologies.Graded{{Name: "netperf 2.4.3 SCTP", Bandwidth: 629, CPU: 73}}}
 	a, b := rec("base", "wan", TCPStream, 8948, 0, 950e6), rec("base", "wan", TCPStream, 8948, 0, 960e6)
 	a.Result.CPU.Local, b.Result.CPU.Local = 0.30, 0.34
 	c := rec("base", "wan", TCPStream, 8948, 0, 500e6)
 	c.Tool, c.Result.CPU.Local = "iperf", 0.9
 	md := gradesSection(g, []Record{a, b, c})
-	for _, want := range []string{"| base | wan | atmlab | TCP_STREAM | 2 | 955.0 | A | 32 % | B |", "| base | wan | iperf | TCP_STREAM | 1 | 500.0 | F | 90 % | F |"} {
+	for _, want := range []string{"| base | wan | atmlab | TCP_STREAM | 2 | 955.0 | A | 32 % | B |", "| the study | | netperf 2.4.3 SCTP | | | 629.0 | D | 73 % | D |", "| base | wan | iperf | TCP_STREAM | 1 | 500.0 | F | 90 % | F |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("grades lack %q:\n%s", want, md)
 		}

@@ -165,8 +165,10 @@ func WriteReport(dir string) error {
 		figs = append(figs, "transactions")
 	}
 
+	notes, study := studySections(dir, recs)
 	var md strings.Builder
 	fmt.Fprintf(&md, "# atmlab report: %s\n\n%d results. Each figure is the mean of its repetitions; the plots show min–max as error bars and the path's theoretical ceiling as a dashed line.\n\n", title, len(recs))
+	md.WriteString(notes)
 	for _, f := range figs {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)
 	}
@@ -191,7 +193,7 @@ func WriteReport(dir string) error {
 		}
 		md.WriteString("\n")
 	}
-	md.WriteString(studySections(dir, recs))
+	md.WriteString(study)
 	md.WriteString(compareVariants(recs))
 	if hw, err := readFigures(dir); err == nil && len(hw) > 0 {
 		md.WriteString(compare(hw, recs))

@@ -220,6 +220,11 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
 		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
 		{"grades", false, func(_ string, v *yaml.Node) { gradeNode = v }},
+		{"notes", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				lab.Notes = s
+			}
+		}},
 	})
 	if nodesNode != nil {
 		d.nodes(nodesNode, lab)

@@ -146,6 +146,15 @@ type Grades struct {
 	Line      int
 	Bandwidth [4]float64 // A, B, C, D: at least
 	CPU       [4]float64 // A, B, C, D: at most
+	Study     []Graded   // the study's own rows, graded beside atmlab's
+}
+
+// Graded is one of the study's measured rows: a tool with its bandwidth
+// (Mbit/s) and CPU (percent).
+type Graded struct {
+	Name      string
+	Bandwidth float64
+	CPU       float64
 }
 
 // Letter grades v on a scale; higher reports whether more is better.
@@ -178,5 +187,20 @@ func (d *decoder) grades(n *yaml.Node, lab *Lab) {
 	d.mapping(n, "grades", []field{
 		{"bandwidth", true, scale(&g.Bandwidth, true)},
 		{"cpu", true, scale(&g.CPU, false)},
+		{"study", false, func(key string, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode {
+				d.errorf(v, key, "want a list of rows such as {name: \"iperf TCP\", bandwidth: 952, cpu: 32}")
+				return
+			}
+			for _, row := range v.Content {
+				var r Graded
+				d.mapping(row, key, []field{
+					{"name", true, func(key string, v *yaml.Node) { r.Name, _ = d.scalar(key, v) }},
+					{"bandwidth", true, func(key string, v *yaml.Node) { r.Bandwidth = d.positive(key, v) }},
+					{"cpu", true, func(key string, v *yaml.Node) { r.CPU = d.positive(key, v) }},
+				})
+				g.Study = append(g.Study, r)
+			}
+		}},
 	})
 }

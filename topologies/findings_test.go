@@ -122,8 +122,8 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 }
 
 func TestGrades(t *testing.T) {
-	lab, err := Parse("ok.yaml", []byte(twoHosts+"grades: {bandwidth: [900, 800, 700, 600], cpu: [19, 39, 59, 79]}\n"))
-	if err != nil || lab.Grades == nil || lab.Grades.Bandwidth != [4]float64{900, 800, 700, 600} || lab.Grades.CPU[3] != 79 {
+	lab, err := Parse("ok.yaml", []byte(twoHosts+"grades: {bandwidth: [900, 800, 700, 600], cpu: [19, 39, 59, 79], study: [{name: iperf TCP, bandwidth: 952, cpu: 32}]}\n"))
+	if err != nil || lab.Grades == nil || len(lab.Grades.Study) != 1 || lab.Grades.Study[0].CPU != 32 || lab.Grades.Bandwidth != [4]float64{900, 800, 700, 600} || lab.Grades.CPU[3] != 79 {
 		t.Fatalf("grades: %v %+v", err, lab.Grades)
 	}
 	// The Sandia study's own rows: iperf TCP 952 Mb/s with 32 % CPU is A/B,

@@ -43,6 +43,7 @@ type Lab struct {
 	Variants    []*Variant    // what-ifs, in file order
 	Findings    []*Finding    // the study's claims, checked by the report
 	Grades      *Grades       // a study's letter grades for tools, if any
+	Notes       string        // Markdown the report shows under its title
 }
 
 // Node is a host or a device.
