@@ -3,7 +3,6 @@ package harness
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/atmlab/atmlab/topologies"
@@ -72,11 +71,10 @@ func selectMean(s topologies.Selector, recs []Record) (mean float64, limited boo
 	return mean, limited
 }
 
-// studySections renders what the lab file lab run copied into dir asks of
-// the results beyond tables and plots: its notes, grades and findings.
-func studySections(dir string, recs []Record) (notes, rest string) {
-	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
-	if err != nil {
+// studySections renders what the lab file asks of the results beyond
+// tables and plots: its notes, grades and findings.
+func studySections(lab *topologies.Lab, recs []Record) (notes, rest string) {
+	if lab == nil {
 		return "", ""
 	}
 	if lab.Notes != "" {

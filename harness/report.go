@@ -43,10 +43,11 @@ func ReadRecords(dir string) ([]Record, error) {
 // series is one line of a plot: a test of an experiment with one tool and
 // socket buffer, over message sizes.
 type series struct {
-	Key     string // experiment · test · tool · sockbuf
-	Test    string
-	Points  []agg // by size, ascending
-	Ceiling bool  // whether points carry a ceiling
+	Key        string // experiment · test · tool · sockbuf
+	Experiment string
+	Test       string
+	Points     []agg // by size, ascending
+	Ceiling    bool  // whether points carry a ceiling
 	// The first record's path, for the theory line.
 	Variant, From, To string
 	Theory            plotter.XYs // the ceiling at every size between the points, if known
@@ -75,7 +76,7 @@ func group(recs []Record) []*series {
 		}
 		s := byKey[key]
 		if s == nil {
-			s = &series{Key: key, Test: r.Test, Variant: r.Variant, From: r.From, To: r.To}
+			s = &series{Key: key, Experiment: r.Experiment, Test: r.Test, Variant: r.Variant, From: r.From, To: r.To}
 			byKey[key] = s
 			order = append(order, key)
 		}
@@ -136,7 +137,8 @@ func WriteReport(dir string) error {
 		return err
 	}
 	all := group(recs)
-	theory(dir, all)
+	lab, _ := topologies.Load(filepath.Join(dir, "lab.yaml")) // the lab file lab run copied: nil if none
+	theory(lab, all)
 	var stream, rr []*series
 	for _, s := range all {
 		if isRR(s.Test) {
@@ -147,25 +149,28 @@ func WriteReport(dir string) error {
 	}
 	title := filepath.Base(dir)
 	var figs []string
-	if len(stream) > 0 {
-		if err := plotSeries(dir, "throughput", "Throughput against message size", "Mbit/s", stream); err != nil {
-			return err
-		}
-		figs = append(figs, "throughput")
+	streamFigs, err := plotByExperiment(dir, "throughput", "throughput against message size", "Mbit/s", stream)
+	if err != nil {
+		return err
 	}
+	figs = append(figs, streamFigs...)
 	if ok, err := plotIntervals(dir, recs); err != nil {
 		return err
 	} else if ok {
 		figs = append(figs, "intervals")
 	}
-	if len(rr) > 0 {
-		if err := plotSeries(dir, "transactions", "Transactions per second against request/response size", "transactions/s", rr); err != nil {
-			return err
-		}
-		figs = append(figs, "transactions")
+	rrFigs, err := plotByExperiment(dir, "transactions", "transactions per second against request/response size", "transactions/s", rr)
+	if err != nil {
+		return err
 	}
+	figs = append(figs, rrFigs...)
+	labFigs, err := plotLabFigures(dir, lab, all)
+	if err != nil {
+		return err
+	}
+	figs = append(labFigs, figs...) // the lab's own figures first: they are its main ones
 
-	notes, study := studySections(dir, recs)
+	notes, study := studySections(lab, recs)
 	var md strings.Builder
 	fmt.Fprintf(&md, "# atmlab report: %s\n\n%d results. Each figure is the mean of its repetitions; the plots show min–max as error bars and the path's theoretical ceiling as a dashed line.\n\n", title, len(recs))
 	md.WriteString(notes)
@@ -267,6 +272,69 @@ type yerr struct {
 	plotter.YErrors
 }
 
+// plotLabFigures draws the figures a lab file asks for: the series of its
+// experiments, tests and variants.
+func plotLabFigures(dir string, lab *topologies.Lab, all []*series) ([]string, error) {
+	if lab == nil {
+		return nil, nil
+	}
+	var names []string
+	for _, f := range lab.Figures {
+		var sub []*series
+		rr := false
+		for _, s := range all {
+			if slices.Contains(f.Experiments, s.Experiment) && (len(f.Tests) == 0 || slices.Contains(f.Tests, s.Test)) &&
+				(len(f.Variants) == 0 || slices.Contains(f.Variants, cmp.Or(s.Variant, "base"))) {
+				sub = append(sub, s)
+				rr = rr || isRR(s.Test)
+			}
+		}
+		if len(sub) == 0 {
+			continue
+		}
+		ylabel := "Mbit/s"
+		if rr {
+			ylabel = "transactions/s"
+		}
+		if err := plotSeries(dir, f.Name, f.Title, ylabel, sub); err != nil {
+			return nil, err
+		}
+		names = append(names, f.Name)
+	}
+	return names, nil
+}
+
+// plotByExperiment draws the series in one figure, NAME, when they come
+// from one experiment, else one figure per experiment, NAME-EXPERIMENT, so
+// that a loopback at tens of Gbit/s does not flatten a 100M link's curves.
+// It returns the figures' names.
+func plotByExperiment(dir, name, title, ylabel string, ss []*series) ([]string, error) {
+	var exps []string
+	for _, s := range ss {
+		if !slices.Contains(exps, s.Experiment) {
+			exps = append(exps, s.Experiment)
+		}
+	}
+	if len(exps) == 1 {
+		return []string{name}, plotSeries(dir, name, strings.ToUpper(title[:1])+title[1:], ylabel, ss)
+	}
+	var names []string
+	for _, e := range exps {
+		var sub []*series
+		for _, s := range ss {
+			if s.Experiment == e {
+				sub = append(sub, s)
+			}
+		}
+		n := name + "-" + e
+		if err := plotSeries(dir, n, e+": "+title, ylabel, sub); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
 // plotSeries draws each series (mean with min–max bars) against message
 // size, with its ceiling dashed, to NAME.png and NAME.svg.
 func plotSeries(dir, name, title, ylabel string, ss []*series) error {
@@ -274,10 +342,12 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 	p.Title.Text = title
 	p.X.Label.Text = "message size (bytes)"
 	p.Y.Label.Text = ylabel
-	// Throughput rises to its ceiling at the top; transactions fall to
-	// the bottom right: keep the legend off the data.
-	p.Legend.Top = name != "throughput"
-	p.Legend.Left = false
+	// Throughput rises to the top right, transactions fall to the bottom
+	// right: keep the legend off the data.
+	p.Legend.Top = ylabel != "transactions/s"
+	p.Legend.Left = p.Legend.Top
+	labels := legendLabels(ss)
+	var drawn []plotter.XYs // ceilings already drawn: paths that share one share its line
 	minSize, maxSize := math.Inf(1), 0.0
 	for _, s := range ss {
 		for _, a := range s.Points {
@@ -319,10 +389,14 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 		}
 		bars.Color = c
 		p.Add(line, points, bars)
-		p.Legend.Add(s.Key, line, points)
+		p.Legend.Add(labels[i], line, points)
 		if len(s.Theory) > 0 {
 			ceil = s.Theory
 		}
+		if slices.ContainsFunc(drawn, func(d plotter.XYs) bool { return slices.Equal(d, ceil) }) {
+			continue
+		}
+		drawn = append(drawn, ceil)
 		if len(ceil) > 0 {
 			cl, err := plotter.NewLine(ceil)
 			if err != nil {
@@ -331,10 +405,57 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 			cl.Color = c
 			cl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(cl)
-			p.Legend.Add("ceiling: "+s.Key, cl)
+			label := "ceiling: " + labels[i]
+			if shared(ss, i) {
+				label = "ceiling (the same for several)"
+			}
+			p.Legend.Add(label, cl)
 		}
 	}
 	return save(p, dir, name)
+}
+
+// shared reports whether another series of the figure has series i's
+// theory line.
+func shared(ss []*series, i int) bool {
+	for j, s := range ss {
+		if j != i && len(s.Theory) > 0 && slices.Equal(s.Theory, ss[i].Theory) {
+			return true
+		}
+	}
+	return false
+}
+
+// legendLabels names each series by what sets it apart in its figure: the
+// parts of its key (variant, experiment, test, tool, socket buffer) that
+// not every series shares.
+func legendLabels(ss []*series) []string {
+	parts := make([][]string, len(ss))
+	count := map[string]int{}
+	variants := slices.ContainsFunc(ss, func(s *series) bool { return cmp.Or(s.Variant, "base") != "base" })
+	for i, s := range ss {
+		parts[i] = strings.Split(s.Key, " · ")
+		if variants && cmp.Or(s.Variant, "base") == "base" {
+			parts[i] = append([]string{"base"}, parts[i]...)
+		}
+		for _, p := range parts[i] {
+			count[p]++
+		}
+	}
+	out := make([]string, len(ss))
+	for i, ps := range parts {
+		var keep []string
+		for _, p := range ps {
+			if count[p] < len(ss) {
+				keep = append(keep, p)
+			}
+		}
+		out[i] = ss[i].Key
+		if len(keep) > 0 && len(ss) > 1 {
+			out[i] = strings.Join(keep, " · ")
+		}
+	}
+	return out
 }
 
 // save writes a plot as NAME.png and NAME.svg. Its y axis starts at 0,
@@ -356,13 +477,11 @@ func save(p *plot.Plot, dir, name string) error {
 	return nil
 }
 
-// theory fills each stream series' theory line from the lab file lab run
-// copied into dir: the ceiling at every byte between its smallest and
-// largest size, so that the AAL5 sawtooth's steps show where they are, not
-// only at the sizes measured.
-func theory(dir string, ss []*series) {
-	base, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
-	if err != nil {
+// theory fills each stream series' theory line from the lab file: the
+// ceiling at every byte between its smallest and largest size, so that the
+// AAL5 sawtooth's steps show where they are, not only at the sizes measured.
+func theory(base *topologies.Lab, ss []*series) {
+	if base == nil {
 		return
 	}
 	for _, s := range ss {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // A results folder with repetitions, an errored point and hardware figures
@@ -84,7 +86,11 @@ topology:
 			Ceiling: 131e6, Result: Result{Test: UDPStream, ThroughputBps: 131e6}})
 	}
 	ss := group(recs)
-	theory(dir, ss)
+	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theory(lab, ss)
 	th := ss[0].Theory
 	if len(th) != 49 || th[0].X != 1300 || th[48].X != 1348 {
 		t.Fatalf("theory line has %d points", len(th))
@@ -94,7 +100,7 @@ topology:
 	}
 	// Without the lab file there is no theory line, only the points' ceilings.
 	ss = group(recs)
-	theory(t.TempDir(), ss)
+	theory(nil, ss)
 	if ss[0].Theory != nil {
 		t.Error("a theory line without a lab file")
 	}

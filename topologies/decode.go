@@ -194,7 +194,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode, refNode, varNode, findNode, gradeNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode, varNode, findNode, gradeNode, figNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -220,6 +220,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
 		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
 		{"grades", false, func(_ string, v *yaml.Node) { gradeNode = v }},
+		{"figures", false, func(_ string, v *yaml.Node) { figNode = v }},
 		{"notes", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				lab.Notes = s
@@ -248,6 +249,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	}
 	if gradeNode != nil {
 		d.grades(gradeNode, lab)
+	}
+	if figNode != nil {
+		d.figures(figNode, lab)
 	}
 }
 

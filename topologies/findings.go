@@ -204,3 +204,54 @@ func (d *decoder) grades(n *yaml.Node, lab *Lab) {
 		}},
 	})
 }
+
+// Figure is a plot a lab file asks the report for beside its default ones:
+// the series of some experiments, tests and variants on one pair of axes,
+// such as a hub path against a switched one.
+type Figure struct {
+	Name        string // file name: NAME.png and NAME.svg
+	Title       string
+	Experiments []string
+	Tests       []string // none: all
+	Variants    []string // none: all
+}
+
+func (d *decoder) figures(n *yaml.Node, lab *Lab) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "figures", "want a list of figures, each with name:, title: and experiments:")
+		return
+	}
+	for i, v := range n.Content {
+		path := fmt.Sprintf("figures[%d]", i)
+		f := &Figure{}
+		d.mapping(v, path, []field{
+			{"name", true, func(key string, v *yaml.Node) {
+				if s, ok := d.scalar(key, v); ok {
+					if !labNameRE.MatchString(s) {
+						d.errorf(v, key, "%q: use lowercase letters, digits and '-' (it names the image files)", s)
+					}
+					f.Name = s
+				}
+			}},
+			{"title", true, func(key string, v *yaml.Node) { f.Title, _ = d.scalar(key, v) }},
+			{"experiments", true, func(key string, v *yaml.Node) {
+				f.Experiments = d.nameList(key, v)
+				for _, e := range f.Experiments {
+					if !slices.ContainsFunc(lab.Experiments, func(x *Experiment) bool { return x.Name == e }) {
+						d.errorf(v, key, "no experiment named %q", e)
+					}
+				}
+			}},
+			{"tests", false, func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
+			{"variants", false, func(key string, v *yaml.Node) {
+				f.Variants = d.nameList(key, v)
+				for _, name := range f.Variants {
+					if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
+						d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
+					}
+				}
+			}},
+		})
+		lab.Figures = append(lab.Figures, f)
+	}
+}

@@ -144,3 +144,16 @@ func TestGrades(t *testing.T) {
 		}
 	}
 }
+
+func TestFigures(t *testing.T) {
+	lab, err := Parse("ok.yaml", []byte(twoHosts+"figures:\n  - {name: udp-vs-rr, title: \"UDP and RR\", experiments: [udp, rr], tests: [UDP_STREAM], variants: [base, slow]}\n"))
+	if err != nil || len(lab.Figures) != 1 || lab.Figures[0].Name != "udp-vs-rr" || len(lab.Figures[0].Experiments) != 2 || lab.Figures[0].Variants[1] != "slow" {
+		t.Fatalf("figures: %v %+v", err, lab.Figures)
+	}
+	_, err = Parse("bad.yaml", []byte(twoHosts+"figures:\n  - {name: \"Bad Name\", title: x, experiments: [nope], variants: [blue]}\n"))
+	for _, want := range []string{`figures[0].name: "Bad Name"`, `figures[0].experiments: no experiment named "nope"`, `figures[0].variants: no variant named "blue"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}

@@ -44,6 +44,7 @@ type Lab struct {
 	Findings    []*Finding    // the study's claims, checked by the report
 	Grades      *Grades       // a study's letter grades for tools, if any
 	Notes       string        // Markdown the report shows under its title
+	Figures     []*Figure     // plots beside the report's default ones
 }
 
 // Node is a host or a device.
