@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build deps test unit integration bench lab fuzz clean
+.PHONY: all build deps test unit integration bench lab demo fuzz clean
 
 all: build
 
@@ -37,6 +37,11 @@ bench: deps build
 # UDP, RR over message sizes) in quick mode, results and report in results/.
 lab: deps build
 	./bin/atmlab lab run topologies/sw100.yaml --quick --out results/sw100-quick
+
+# The praktikum's Tasks I-IV in quick mode (about a minute): the report in
+# results/praktikum-demo/report.html, its main figure task2-udp.png.
+demo: deps build
+	./bin/atmlab lab run topologies/praktikum.yaml --quick --out results/praktikum-demo
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/

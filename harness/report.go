@@ -129,6 +129,9 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// QuickMarker is the file lab run --quick leaves in its results folder.
+const QuickMarker = "quick"
+
 // WriteReport renders report.md and a self-contained report.html with
 // plots (PNG and SVG) from a results folder.
 func WriteReport(dir string) error {
@@ -173,6 +176,9 @@ func WriteReport(dir string) error {
 	notes, study := studySections(lab, recs)
 	var md strings.Builder
 	fmt.Fprintf(&md, "# atmlab report: %s\n\n%d results. Each figure is the mean of its repetitions; the plots show min–max as error bars and the path's theoretical ceiling as a dashed line.\n\n", title, len(recs))
+	if _, err := os.Stat(filepath.Join(dir, QuickMarker)); err == nil {
+		md.WriteString("This was a quick run (`--quick`): one short repetition of each point, so differences of a few per cent, and more for request/response rates, are within this machine's noise. A run without `--quick` repeats each point as the lab file says.\n\n")
+	}
 	md.WriteString(notes)
 	for _, f := range figs {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)

@@ -1,0 +1,181 @@
+//go:build integration
+
+package test
+
+import (
+	"cmp"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// seedLab runs a shipped lab in quick mode, as CI and `make demo` do, and
+// checks what every seed lab's report must have: every figure the lab file
+// asks for, drawn; a table of the study's claims with every claim measured;
+// nothing of the lab left in the kernel; under two minutes. It returns the
+// records.
+func seedLab(t *testing.T, name string) []harness.Record {
+	t.Helper()
+	requireRoot(t, "iperf3", "iperf")
+	file := filepath.Join("..", "topologies", name+".yaml")
+	lab, err := topologies.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	start := time.Now()
+	b, err := exec.Command(atmlab, "lab", "run", file, "--quick", "--out", out).CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("lab run %s --quick: %v\n%s", name, err, b)
+	}
+	t.Logf("%s --quick took %v", name, took.Round(time.Second))
+	if took > 2*time.Minute {
+		t.Errorf("%s --quick took %v: the issue asks for under two minutes", name, took.Round(time.Second))
+	}
+	if left := namespaces(lab.Name); len(left) > 0 {
+		t.Errorf("lab run left namespaces: %v", left)
+	}
+	for _, f := range lab.Figures {
+		for _, ext := range []string{".png", ".svg"} {
+			if st, err := os.Stat(filepath.Join(out, f.Name+ext)); err != nil || st.Size() < 2000 {
+				t.Errorf("figure %s%s: %v", f.Name, ext, err)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(md)
+	if !strings.Contains(report, "## The study's findings, claim by claim") {
+		t.Fatalf("%s report has no findings table:\n%s", name, report)
+	}
+	for i, f := range lab.Findings {
+		row := lineWith(report, "| "+strconv.Itoa(i+1)+" | "+f.Claim)
+		switch {
+		case row == "":
+			t.Errorf("claim %d (%s) missing from the report", i+1, f.Claim)
+		case strings.Contains(row, "not measured"):
+			t.Errorf("claim %d (%s) not measured in quick mode: %s", i+1, f.Claim, row)
+		}
+	}
+	if html, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(html), "<svg") {
+		t.Errorf("report.html without inline figures: %v", err)
+	}
+	recs, err := harness.ReadRecords(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func lineWith(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// mean is the mean figure of the records of one variant, experiment, test,
+// tool and size (0: any).
+func mean(recs []harness.Record, variant, exp, test, tool string, size int) float64 {
+	var sum, n float64
+	for _, r := range recs {
+		if cmp.Or(r.Variant, "base") == variant && r.Experiment == exp && r.Test == test && r.Tool == tool &&
+			(size == 0 || r.Size == size) && r.Error == "" && r.Result.Error == "" {
+			sum += r.Result.Figure()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
+// The praktikum's shapes (issue 7): via the hub (Amsel1 as the study's NT
+// host) below the switched pair for UDP_STREAM and RR; Task III's TCP
+// stream below Task II's by about the study's share with the study's PCs,
+// by half with today's; Task IV's ATM above Fast Ethernet. The margins are
+// wider than the report's claims: they judge the shape, not the noise.
+func TestSeedPraktikum(t *testing.T) {
+	recs := seedLab(t, "praktikum")
+	m := func(variant, exp, test string, size int) float64 { return mean(recs, variant, exp, test, "atmlab", size) }
+	udpHub, udpSw := m("amsel1-nt", "task2-hub", harness.UDPStream, 512), m("base", "task2-switched", harness.UDPStream, 512)
+	// RR is judged by the median transaction time, which a stall of this
+	// machine does not move as it moves a one-second rate: the NT host's
+	// cost adds about 69 µs (two frames of about 65 octets at 30 µs + 66 ns
+	// an octet).
+	p50 := func(variant, exp, test string) float64 {
+		for _, r := range recs {
+			if r.Variant == variant && r.Experiment == exp && r.Test == test && r.Size == 1 && r.Result.Latency != nil {
+				return r.Result.Latency.P50
+			}
+		}
+		return 0
+	}
+	rrHub, rrSw := p50("amsel1-nt", "task2-hub-rr", harness.TCPRR), p50("base", "task2-switched-rr", harness.TCPRR)
+	urrHub, urrSw := p50("amsel1-nt", "task2-hub-rr", harness.UDPRR), p50("base", "task2-switched-rr", harness.UDPRR)
+	t3, t2 := m("study-pcs", "task3-shared", harness.TCPStream, 1460), m("study-pcs", "task2-switched", harness.TCPStream, 1460)
+	atm, eth := m("base", "task4-atm", harness.TCPStream, 1460), m("base", "task2-switched", harness.TCPStream, 1460)
+	t.Logf("UDP 512 hub(NT) %.1f / switched %.1f Mbit/s; TCP_RR p50 %.0f / %.0f µs; UDP_RR p50 %.0f / %.0f µs; Task III %.1f / Task II %.1f Mbit/s; ATM %.1f / Ethernet %.1f Mbit/s",
+		udpHub/1e6, udpSw/1e6, rrHub, rrSw, urrHub, urrSw, t3/1e6, t2/1e6, atm/1e6, eth/1e6)
+	if !(udpHub < 0.85*udpSw) {
+		t.Errorf("UDP_STREAM via the hub (NT) %.1f Mbit/s, want clearly below switched %.1f", udpHub/1e6, udpSw/1e6)
+	}
+	if rrSw == 0 || urrSw == 0 || rrHub < rrSw+25 || urrHub < urrSw+25 {
+		t.Errorf("RR p50 via the hub (NT) %.0f and %.0f µs, want clearly above switched (the model adds about 69 µs) %.0f and %.0f", rrHub, urrHub, rrSw, urrSw)
+	}
+	if r := t3 / t2; r < 0.6 || r > 0.92 {
+		t.Errorf("Task III / Task II TCP = %.2f with the study's PCs, want about 0.7-0.87", r)
+	}
+	if r := atm / eth; r < 1.3 || r > 1.55 {
+		t.Errorf("ATM / Ethernet TCP = %.2f, want about 1.43", r)
+	}
+}
+
+// cernet-atm: the sawtooth, the host limit and AAL3/4 against AAL5 in the
+// report (the sawtooth itself is pinned by TestATMSawtoothSweep, which
+// measures again when a stall of this machine spoils a point).
+func TestSeedCERNET(t *testing.T) {
+	recs := seedLab(t, "cernet-atm")
+	limited := mean(recs, "base", "sawtooth-host-limit", harness.UDPStream, "atmlab", 9124)
+	aal34 := mean(recs, "aal34", "sawtooth-host-limit", harness.UDPStream, "atmlab", 9124)
+	t.Logf("host-limited UDP 9124: AAL5 %.2f, AAL3/4 %.2f Mbit/s", limited/1e6, aal34/1e6)
+	if !within(limited, 77e6*8948/9000, 0.04) || !within(aal34, limited, 0.03) {
+		t.Errorf("host-limited: AAL5 %.2f, AAL3/4 %.2f Mbit/s; want both about 77 Mbit/s of copying", limited/1e6, aal34/1e6)
+	}
+}
+
+// gns3-mpls: iperf3 -u -b 0 through five software routers, MPLS slower
+// than IP as in the study.
+func TestSeedGNS3(t *testing.T) {
+	recs := seedLab(t, "gns3-mpls")
+	mpls, ip := mean(recs, "base", "routed", harness.UDPStream, "iperf3", 0), mean(recs, "ip", "routed", harness.UDPStream, "iperf3", 0)
+	t.Logf("iperf3 UDP: MPLS %.1f, IP %.1f Mbit/s (%+.1f %%)", mpls/1e6, ip/1e6, 100*(mpls-ip)/ip)
+	if !(mpls < ip) || !within(ip, 133.5e6, 0.06) {
+		t.Errorf("MPLS %.1f, IP %.1f Mbit/s: want MPLS below IP, IP about 133.5", mpls/1e6, ip/1e6)
+	}
+}
+
+// sandia-wan: three tools at 1 Gb/s with jumbo frames, graded.
+func TestSeedSandia(t *testing.T) {
+	recs := seedLab(t, "sandia-wan")
+	for _, tool := range []string{"atmlab", "iperf3", "iperf"} {
+		v := mean(recs, "base", "tcp-"+tool, harness.TCPStream, tool, 0)
+		t.Logf("%s TCP %.1f Mbit/s", tool, v/1e6)
+		if v < 900e6 {
+			t.Errorf("%s TCP %.1f Mbit/s: want grade A (900 or more) on an emulated 1 Gb/s path", tool, v/1e6)
+		}
+	}
+}
