@@ -110,7 +110,9 @@ func mean(recs []harness.Record, variant, exp, test, tool string, size int) floa
 // wider than the report's claims: they judge the shape, not the noise.
 func TestSeedPraktikum(t *testing.T) {
 	recs := seedLab(t, "praktikum")
-	m := func(variant, exp, test string, size int) float64 { return mean(recs, variant, exp, test, "atmlab", size) }
+	m := func(variant, exp, test string, size int) float64 {
+		return mean(recs, variant, exp, test, "atmlab", size)
+	}
 	udpHub, udpSw := m("amsel1-nt", "task2-hub", harness.UDPStream, 512), m("base", "task2-switched", harness.UDPStream, 512)
 	// RR is judged by the median transaction time, which a stall of this
 	// machine does not move as it moves a one-second rate: the NT host's
