@@ -74,6 +74,11 @@ topology:
     - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
 experiments:
   - {name: sw, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460]}
+variants:
+  - {name: far, set: [{link: "h1:eth0", delay: 10ms}]}
+figures:
+  - {name: by-variant, title: "UDP, near and far", experiments: [sw], x: variant}
+  - {name: by-size, title: "UDP", experiments: [sw], tests: [UDP_STREAM]}
 findings:
   - claim: "UDP | fills the wire"
     study: "11.41 MiB/s"
@@ -88,7 +93,8 @@ findings:
     why: "the same point"
 `), 0o644)
 	b, _ := json.Marshal(rec("base", "sw", UDPStream, 1460, 0, 95.6e6))
-	os.WriteFile(filepath.Join(dir, "results.jsonl"), append(b, '\n'), 0o644)
+	b2, _ := json.Marshal(rec("far", "sw", UDPStream, 1460, 0, 95.1e6))
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), append(append(b, '\n'), append(b2, '\n')...), 0o644)
 	if err := WriteReport(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +105,15 @@ findings:
 		"| 1 | UDP \\| fills the wire | 11.41 MiB/s | sw UDP_STREAM, best size: 95.60 Mbit/s; against hardware 11.41 MiB/s | -0.1 % (-2 … +2 %) | **reproduced** | the link is the bound |",
 		"| 2 | equal to itself |  | sw UDP_STREAM 1460 B: 95.60 Mbit/s; against sw UDP_STREAM, best size: 95.60 Mbit/s | +0.0 % (+0 … +0 %) | **reproduced** | the same point |",
 		"2 of 2 claims reproduced",
+		"![by-variant](by-variant.png)", "![by-size](by-size.png)",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"by-variant.png", "by-size.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

@@ -214,6 +214,7 @@ type Figure struct {
 	Experiments []string
 	Tests       []string // none: all
 	Variants    []string // none: all
+	ByVariant   bool     // x axis: the variants in order (an RTT sweep), not message size
 }
 
 func (d *decoder) figures(n *yaml.Node, lab *Lab) {
@@ -243,6 +244,11 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 				}
 			}},
 			{"tests", false, func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
+			{"x", false, func(key string, v *yaml.Node) {
+				var x string
+				d.oneOf(key, v, &x, "size", "variant")
+				f.ByVariant = x == "variant"
+			}},
 			{"variants", false, func(key string, v *yaml.Node) {
 				f.Variants = d.nameList(key, v)
 				for _, name := range f.Variants {

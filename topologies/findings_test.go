@@ -146,8 +146,9 @@ func TestGrades(t *testing.T) {
 }
 
 func TestFigures(t *testing.T) {
-	lab, err := Parse("ok.yaml", []byte(twoHosts+"figures:\n  - {name: udp-vs-rr, title: \"UDP and RR\", experiments: [udp, rr], tests: [UDP_STREAM], variants: [base, slow]}\n"))
-	if err != nil || len(lab.Figures) != 1 || lab.Figures[0].Name != "udp-vs-rr" || len(lab.Figures[0].Experiments) != 2 || lab.Figures[0].Variants[1] != "slow" {
+	lab, err := Parse("ok.yaml", []byte(twoHosts+"figures:\n  - {name: udp-vs-rr, title: \"UDP and RR\", experiments: [udp, rr], tests: [UDP_STREAM], variants: [base, slow]}\n  - {name: sweep, title: s, experiments: [rr], x: variant}\n"))
+	if err != nil || len(lab.Figures) != 2 || lab.Figures[0].Name != "udp-vs-rr" || len(lab.Figures[0].Experiments) != 2 || lab.Figures[0].Variants[1] != "slow" ||
+		lab.Figures[0].ByVariant || !lab.Figures[1].ByVariant {
 		t.Fatalf("figures: %v %+v", err, lab.Figures)
 	}
 	_, err = Parse("bad.yaml", []byte(twoHosts+"figures:\n  - {name: \"Bad Name\", title: x, experiments: [nope], variants: [blue]}\n"))
