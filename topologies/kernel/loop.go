@@ -63,9 +63,14 @@ type Loop struct {
 	wallStart   time.Time
 }
 
-// DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
-// latency on this machine kind.
-const DefaultSpin = 50 * time.Microsecond
+// DefaultSpin is Loop.Spin unless changed. A timerfd wakes 40-60 µs late
+// here, and 100-200 µs after an idle spell (reference/platform.md): with
+// only 50 µs spun, a sleep that woke early slept a second time and frames
+// out of a 5 ms delay were released 41 µs late at the median. Spinning the
+// last millisecond before a release puts it within microseconds (1.3 µs at
+// the median), at the price of up to a millisecond of CPU per release when
+// traffic is sparse; busy traffic spins anyway.
+const DefaultSpin = time.Millisecond
 
 // DefaultLinger is Loop.Linger unless changed.
 const DefaultLinger = 200 * time.Microsecond
