@@ -364,7 +364,7 @@ func plotVariants(lab *topologies.Lab, order []string) func(dir, name, title, yl
 			p.Add(line, points)
 			p.Legend.Add(k, line, points)
 		}
-		return save(p, dir, name)
+		return save(p, dir, name, len(keys))
 	}
 }
 
@@ -411,6 +411,7 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 	p.Legend.Top = ylabel != "transactions/s"
 	p.Legend.Left = p.Legend.Top
 	labels := legendLabels(ss)
+	entries := 0
 	var drawn []plotter.XYs // ceilings already drawn: paths that share one share its line
 	minSize, maxSize := math.Inf(1), 0.0
 	for _, s := range ss {
@@ -454,6 +455,7 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 		bars.Color = c
 		p.Add(line, points, bars)
 		p.Legend.Add(labels[i], line, points)
+		entries++
 		if len(s.Theory) > 0 {
 			ceil = s.Theory
 		}
@@ -474,9 +476,10 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 				label = "ceiling (the same for several)"
 			}
 			p.Legend.Add(label, cl)
+			entries++
 		}
 	}
-	return save(p, dir, name)
+	return save(p, dir, name, entries)
 }
 
 // shared reports whether another series of the figure has series i's
@@ -526,12 +529,18 @@ func legendLabels(ss []*series) []string {
 // unless the data sit in a narrow band (the AAL5 sawtooth: steps of a few
 // per cent near the ceiling), which an axis from zero would hide: then it
 // zooms in and says so.
-func save(p *plot.Plot, dir, name string) error {
+//
+// A legend at the top gets headroom above the data, a line of it for each
+// of its entries, so that it covers no point.
+func save(p *plot.Plot, dir, name string, entries int) error {
 	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
 		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
 		p.Y.Label.Text += " (axis does not start at 0)"
 	} else {
 		p.Y.Min = 0
+	}
+	if p.Legend.Top {
+		p.Y.Max += (p.Y.Max - p.Y.Min) * 0.06 * float64(entries)
 	}
 	for _, ext := range []string{".png", ".svg"} {
 		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
@@ -720,5 +729,5 @@ func plotIntervals(dir string, recs []Record) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	return true, save(p, dir, "intervals")
+	return true, save(p, dir, "intervals", n)
 }
