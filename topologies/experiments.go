@@ -131,21 +131,13 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 // experimentVariants checks that the variants experiments name exist; it
 // runs once variants: is read.
 func (d *decoder) experimentVariants(lab *Lab) {
-	known := func(name string) bool {
-		return name == "base" || slices.ContainsFunc(lab.Variants, func(v *Variant) bool { return v.Name == name })
-	}
 	for i, e := range lab.Experiments {
-		lists := [][]string{e.Variants}
+		names := e.Variants
 		if e.Quick != nil {
-			lists = append(lists, e.Quick.Variants)
+			names = append(slices.Clone(names), e.Quick.Variants...)
 		}
-		for _, l := range lists {
-			for _, name := range l {
-				if !known(name) {
-					d.errs = append(d.errs, &Error{File: d.file, Line: e.Line, Key: fmt.Sprintf("experiments[%d].variants", i),
-						Msg: fmt.Sprintf("no variant named %q (base is the lab as written)", name)})
-				}
-			}
+		for _, name := range names {
+			d.variantRef(fmt.Sprintf("experiments[%d].variants", i), &yaml.Node{Line: e.Line}, name, lab)
 		}
 	}
 }

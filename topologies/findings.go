@@ -93,17 +93,13 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 	d.mapping(v, key, []field{
 		{"variant", false, func(key string, v *yaml.Node) {
 			if name, ok := d.scalar(key, v); ok {
-				if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
-					d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
-				}
+				d.variantRef(key, v, name, lab)
 				s.Variant = name
 			}
 		}},
 		{"experiment", true, func(key string, v *yaml.Node) {
 			if name, ok := d.scalar(key, v); ok {
-				if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == name }) {
-					d.errorf(v, key, "no experiment named %q", name)
-				}
+				d.experimentRef(key, v, name, lab)
 				s.Experiment = name
 			}
 		}},
@@ -117,6 +113,20 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 		{"sockbuf", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 64<<20, &s.SockBuf) }},
 	})
 	return s
+}
+
+// experimentRef checks that an experiment of the lab has the name.
+func (d *decoder) experimentRef(key string, v *yaml.Node, name string, lab *Lab) {
+	if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == name }) {
+		d.errorf(v, key, "no experiment named %q", name)
+	}
+}
+
+// variantRef checks that a variant of the lab, or base, has the name.
+func (d *decoder) variantRef(key string, v *yaml.Node, name string, lab *Lab) {
+	if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
+		d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
+	}
 }
 
 // String names a selection for people: "task2-hub UDP_STREAM 512 B (amsel1-nt)".
@@ -238,9 +248,7 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 			{"experiments", true, func(key string, v *yaml.Node) {
 				f.Experiments = d.nameList(key, v)
 				for _, e := range f.Experiments {
-					if !slices.ContainsFunc(lab.Experiments, func(x *Experiment) bool { return x.Name == e }) {
-						d.errorf(v, key, "no experiment named %q", e)
-					}
+					d.experimentRef(key, v, e, lab)
 				}
 			}},
 			{"tests", false, func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
@@ -252,9 +260,7 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 			{"variants", false, func(key string, v *yaml.Node) {
 				f.Variants = d.nameList(key, v)
 				for _, name := range f.Variants {
-					if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
-						d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
-					}
+					d.variantRef(key, v, name, lab)
 				}
 			}},
 		})

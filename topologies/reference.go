@@ -52,9 +52,7 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 		d.mapping(v, path, []field{
 			{"experiment", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
-					if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == s }) {
-						d.errorf(v, key, "no experiment named %q", s)
-					}
+					d.experimentRef(key, v, s, lab)
 					r.Experiment = s
 				}
 			}},
