@@ -104,7 +104,8 @@ func mean(recs []harness.Record, variant, exp, test, tool string, size int) floa
 }
 
 // The praktikum's shapes (issue 7): via the hub (Amsel1 as the study's NT
-// host) below the switched pair for UDP_STREAM and RR; Task III's TCP
+// host) below the switched pair for UDP_STREAM (RR, which one-second quick
+// points measure too noisily, is TestHubTaskIINT's); Task III's TCP
 // stream below Task II's by about the study's share with the study's PCs,
 // by half with today's; Task IV's ATM above Fast Ethernet. The margins are
 // wider than the report's claims: they judge the shape, not the noise.
@@ -114,30 +115,12 @@ func TestSeedPraktikum(t *testing.T) {
 		return mean(recs, variant, exp, test, "atmlab", size)
 	}
 	udpHub, udpSw := m("amsel1-nt", "task2-hub", harness.UDPStream, 512), m("base", "task2-switched", harness.UDPStream, 512)
-	// RR is judged by the median transaction time, which a stall of this
-	// machine does not move as it moves a one-second rate: the NT host's
-	// cost adds about 69 µs (two frames of about 65 octets at 30 µs + 66 ns
-	// an octet).
-	p50 := func(variant, exp, test string) float64 {
-		for _, r := range recs {
-			if r.Variant == variant && r.Experiment == exp && r.Test == test && r.Size == 1 && r.Result.Latency != nil {
-				return r.Result.Latency.P50
-			}
-		}
-		return 0
-	}
-	// Both measured in the NT variant's lab, back to back.
-	rrHub, rrSw := p50("amsel1-nt", "task2-hub-rr", harness.TCPRR), p50("amsel1-nt", "task2-switched-rr", harness.TCPRR)
-	urrHub, urrSw := p50("amsel1-nt", "task2-hub-rr", harness.UDPRR), p50("amsel1-nt", "task2-switched-rr", harness.UDPRR)
 	t3, t2 := m("study-pcs", "task3-shared", harness.TCPStream, 1460), m("study-pcs", "task2-switched", harness.TCPStream, 1460)
 	atm, eth := m("base", "task4-atm", harness.TCPStream, 1460), m("base", "task2-switched", harness.TCPStream, 1460)
-	t.Logf("UDP 512 hub(NT) %.1f / switched %.1f Mbit/s; TCP_RR p50 %.0f / %.0f µs; UDP_RR p50 %.0f / %.0f µs; Task III %.1f / Task II %.1f Mbit/s; ATM %.1f / Ethernet %.1f Mbit/s",
-		udpHub/1e6, udpSw/1e6, rrHub, rrSw, urrHub, urrSw, t3/1e6, t2/1e6, atm/1e6, eth/1e6)
+	t.Logf("UDP 512 hub(NT) %.1f / switched %.1f Mbit/s; Task III %.1f / Task II %.1f Mbit/s; ATM %.1f / Ethernet %.1f Mbit/s",
+		udpHub/1e6, udpSw/1e6, t3/1e6, t2/1e6, atm/1e6, eth/1e6)
 	if !(udpHub < 0.85*udpSw) {
 		t.Errorf("UDP_STREAM via the hub (NT) %.1f Mbit/s, want clearly below switched %.1f", udpHub/1e6, udpSw/1e6)
-	}
-	if rrSw == 0 || urrSw == 0 || rrHub < rrSw+20 || urrHub < urrSw+20 {
-		t.Errorf("RR p50 via the hub (NT) %.0f and %.0f µs, want clearly above switched (the model adds about 69 µs) %.0f and %.0f", rrHub, urrHub, rrSw, urrSw)
 	}
 	if r := t3 / t2; r < 0.6 || r > 0.92 {
 		t.Errorf("Task III / Task II TCP = %.2f with the study's PCs, want about 0.7-0.87", r)
