@@ -241,16 +241,16 @@ func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experime
 // intervals (iperf3's end-of-test UDP receiver figure divides by a window
 // the control connection stretches, reference/platform.md).
 func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
-	res := Result{Schema: SchemaVersion, Test: p.Test, Host: target(r.Lab, p.From, p.To), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+	res := toolResult(r.Lab, p, e)
 	if p.Test != TCPStream && p.Test != UDPStream {
 		res.Error = "iperf3 has no " + p.Test
 		return res, nil
 	}
-	srvArgs := []string{"iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port)}
+	var interval []string
 	if e.Interval > 0 {
-		srvArgs = append(srvArgs, "-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64))
+		interval = []string{"-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64)}
 	}
-	srv := r.Env.Command(p.To, srvArgs...)
+	srv := r.Env.Command(p.To, append([]string{"iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port)}, interval...)...)
 	if err := srv.Start(); err != nil {
 		return res, fmt.Errorf("iperf3 server: %w", err)
 	}
@@ -266,17 +266,12 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 	if p.SockBuf > 0 {
 		args = append(args, "-w", strconv.Itoa(p.SockBuf))
 	}
-	if e.Interval > 0 {
-		args = append(args, "-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64))
-	}
+	args = append(args, interval...)
 	var out []byte
 	var err error
-	for try := 0; try < 20; try++ { // until the server listens
-		time.Sleep(100 * time.Millisecond)
-		if out, res.CPU.Local, err = r.output(p.From, args...); err == nil || !strings.Contains(string(out), "unable to connect") {
-			break
-		}
-	}
+	out, res.CPU.Local, err = r.untilServed(p.From, args, func(out []byte, err error) bool {
+		return err == nil || !strings.Contains(string(out), "unable to connect")
+	})
 	var rep struct {
 		End struct {
 			SumSent struct {
@@ -339,16 +334,28 @@ func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) 
 	return res, nil
 }
 
-// output runs a command in a host and returns its output and the CPU it
-// used (user and system, as a fraction of one core over its run time): the
-// same measure for every tool, since atmlab exec becomes the tool itself.
-func (r *Runner) output(node string, args ...string) ([]byte, float64, error) {
-	cmd := r.Env.Command(node, args...)
-	t0 := time.Now()
-	out, err := cmd.Output()
-	cpu := 0.0
-	if st := cmd.ProcessState; st != nil {
-		cpu = float64(st.UserTime()+st.SystemTime()) / float64(time.Since(t0))
+// toolResult is the start of an external tool's result for a point.
+func toolResult(lab *topologies.Lab, p Point, e *topologies.Experiment) Result {
+	return Result{Schema: SchemaVersion, Test: p.Test, Host: target(lab, p.From, p.To), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+}
+
+// untilServed runs a tool's client in a host, again every 100 ms (20 times
+// at most) until served says its server was listening. It returns the
+// output and the CPU the client used (user and system, as a fraction of one
+// core over its run time): the same measure for every tool, since atmlab
+// exec becomes the tool itself.
+func (r *Runner) untilServed(node string, args []string, served func(out []byte, err error) bool) (out []byte, cpu float64, err error) {
+	for try := 0; try < 20; try++ {
+		time.Sleep(100 * time.Millisecond)
+		cmd := r.Env.Command(node, args...)
+		t0 := time.Now()
+		out, err = cmd.Output()
+		if st := cmd.ProcessState; st != nil {
+			cpu = float64(st.UserTime()+st.SystemTime()) / float64(time.Since(t0))
+		}
+		if served(out, err) {
+			break
+		}
 	}
 	return out, cpu, err
 }
@@ -357,7 +364,7 @@ func (r *Runner) output(node string, args ...string) ([]byte, float64, error) {
 // figure is the server's: the bytes it received over its interval; the
 // client's, what it wrote, stands in if the server printed none.
 func (r *Runner) iperf2(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
-	res := Result{Schema: SchemaVersion, Test: p.Test, Host: target(r.Lab, p.From, p.To), Spec: Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
+	res := toolResult(r.Lab, p, e)
 	if p.Test != TCPStream {
 		res.Error = "the iperf (2) driver runs TCP_STREAM only"
 		return res, nil
@@ -378,12 +385,7 @@ func (r *Runner) iperf2(ctx context.Context, p Point, e *topologies.Experiment) 
 	}
 	var out []byte
 	var err error
-	for try := 0; try < 20; try++ { // until the server listens
-		time.Sleep(100 * time.Millisecond)
-		if out, res.CPU.Local, err = r.output(p.From, args...); err == nil && len(out) > 0 {
-			break
-		}
-	}
+	out, res.CPU.Local, err = r.untilServed(p.From, args, func(out []byte, err error) bool { return err == nil && len(out) > 0 })
 	time.Sleep(200 * time.Millisecond) // the server prints when the connection closes
 	srv.Process.Signal(os.Interrupt)
 	srv.Wait()

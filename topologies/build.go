@@ -81,10 +81,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 		switch node.Kind {
 		case KindHost:
 			for _, i := range node.Interfaces {
-				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name}
-				if c := node.CPU; c != nil {
-					hp.CPU = emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
-				}
+				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: node.CPU.build(s)}
 				n.Hosts[hp.Name] = hp
 				ports[hp.Name] = hp
 			}
@@ -93,9 +90,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			if node.Ageing > 0 {
 				sw.Ageing = node.Ageing
 			}
-			if c := node.CPU; c != nil {
-				sw.CPU = emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
-			}
+			sw.CPU = node.CPU.build(s)
 			switches[node.Name] = sw
 			n.Switches = append(n.Switches, sw)
 		case KindHub:

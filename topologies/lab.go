@@ -13,6 +13,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -69,6 +70,14 @@ type Node struct {
 type FrameCPU struct {
 	PerPacket, PerByte time.Duration
 	Queue              int // frames waiting; 0 = the default
+}
+
+// build returns the emulator's CPU for c; nil (no limit) for a nil c.
+func (c *FrameCPU) build(s *sched.Scheduler) *emulator.FrameCPU {
+	if c == nil {
+		return nil
+	}
+	return emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

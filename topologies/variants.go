@@ -138,25 +138,32 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name == "base" {
-		fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
-		return fresh, nil
+	if name != "base" {
+		if err := fresh.apply(name); err != nil {
+			return nil, err
+		}
 	}
+	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
+	return fresh, nil
+}
+
+// apply makes the lab what the named variant says and checks the result.
+func (lab *Lab) apply(name string) error {
 	var va *Variant
-	for _, v := range fresh.Variants {
+	for _, v := range lab.Variants {
 		if v.Name == name {
 			va = v
 		}
 	}
 	if va == nil {
-		return nil, fmt.Errorf("no variant named %q", name)
+		return fmt.Errorf("no variant named %q", name)
 	}
 	for _, o := range va.Set {
 		if o.Node != "" {
-			n := fresh.Node(o.Node)
+			n := lab.Node(o.Node)
 			if o.Kind != "" && o.Kind != n.Kind {
 				if n.Kind != KindSwitch && n.Kind != KindHub {
-					return nil, fmt.Errorf("%s:%d: variant %s: %s is a %s; only a switch and a hub stand in for each other", l.File, o.Line, name, n.Name, n.Kind)
+					return fmt.Errorf("%s:%d: variant %s: %s is a %s; only a switch and a hub stand in for each other", lab.File, o.Line, name, n.Name, n.Kind)
 				}
 				n.Kind = o.Kind
 				if n.Kind == KindHub && n.Repeater == "" {
@@ -177,7 +184,7 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 			}
 			continue
 		}
-		for _, link := range fresh.Links {
+		for _, link := range lab.Links {
 			if link.A.String() != o.Link && link.B.String() != o.Link {
 				continue
 			}
@@ -199,15 +206,14 @@ func (l *Lab) WithVariant(name string) (*Lab, error) {
 		}
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).
-	d := &decoder{file: l.File}
-	for _, link := range fresh.Links {
-		d.checkHubLink(fresh, link)
+	d := &decoder{file: lab.File}
+	for _, link := range lab.Links {
+		d.checkHubLink(lab, link)
 	}
 	if len(d.errs) > 0 {
-		return nil, fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
+		return fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
 	}
-	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
-	return fresh, nil
+	return nil
 }
 
 // endpointOf splits "node:port".

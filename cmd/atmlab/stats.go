@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,34 +38,26 @@ func newStats(opts *options) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "hub %s: utilisation %.1f%%, collisions %.2f%% of the time, %d frames, %d collision events\n",
 					name, 100*h.Utilization, 100*h.CollisionFraction, h.Successes, h.Collisions)
 			}
-			var hd []string
-			for _, p := range st.Ports {
-				if c := p.HalfDuplex; c != nil {
-					hd = append(hd, fmt.Sprintf("%s: %d collisions (%d single, %d multiple, %d excessive, %d late), %d deferred",
-						p.Port, c.Collisions, c.SingleCollision, c.MultipleCollision, c.ExcessiveCollision, c.LateCollisions, c.Deferred))
+			section(cmd.OutOrStdout(), "half duplex:", st.Ports, func(p emulator.PortStats) (string, bool) {
+				c := p.HalfDuplex
+				if c == nil {
+					return "", false
 				}
-			}
-			if len(hd) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "half duplex:\n  "+strings.Join(hd, "\n  "))
-			}
-			var cl []string
-			for _, p := range st.Ports {
-				if c := p.ATM; c != nil {
-					cl = append(cl, atmLine(p.Port, c))
+				return fmt.Sprintf("%s: %d collisions (%d single, %d multiple, %d excessive, %d late), %d deferred",
+					p.Port, c.Collisions, c.SingleCollision, c.MultipleCollision, c.ExcessiveCollision, c.LateCollisions, c.Deferred), true
+			})
+			section(cmd.OutOrStdout(), "atm (on atm-switch ports, frames are cells):", st.Ports, func(p emulator.PortStats) (string, bool) {
+				if p.ATM == nil {
+					return "", false
 				}
-			}
-			if len(cl) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "atm (on atm-switch ports, frames are cells):\n  "+strings.Join(cl, "\n  "))
-			}
-			var rl []string
-			for _, p := range st.Ports {
-				if c := p.Router; c != nil {
-					rl = append(rl, routerLine(p.Port, c))
+				return atmLine(p.Port, p.ATM), true
+			})
+			section(cmd.OutOrStdout(), "routers (packets that arrived on each interface):", st.Ports, func(p emulator.PortStats) (string, bool) {
+				if p.Router == nil {
+					return "", false
 				}
-			}
-			if len(rl) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "routers (packets that arrived on each interface):\n  "+strings.Join(rl, "\n  "))
-			}
+				return routerLine(p.Port, p.Router), true
+			})
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
@@ -73,6 +66,20 @@ func newStats(opts *options) *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// section prints a titled list of the ports' lines, one for each port that
+// has one; nothing when none has.
+func section(w io.Writer, title string, ports []emulator.PortStats, line func(emulator.PortStats) (string, bool)) {
+	var lines []string
+	for _, p := range ports {
+		if l, ok := line(p); ok {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, title+"\n  "+strings.Join(lines, "\n  "))
 	}
 }
 

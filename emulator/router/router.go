@@ -164,24 +164,30 @@ func (r *Router) ipv4(in *Iface, pkt []byte) {
 		return
 	}
 	via := r.nextHop(rt, dst)
+	// The outgoing frame is built once the CPU takes the packet: a full CPU
+	// queue drops it without the copy.
 	if !push {
-		f, out := rt.Iface.frame(etherIPv4, len(pkt))
-		copy(out, pkt)
-		setTTL(out, ttl-1)
 		st.Forwarded++
-		r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(via, f) })
+		r.serve(r.cfg.Cost.IP, len(pkt), func() {
+			f, out := rt.Iface.frame(etherIPv4, len(pkt))
+			copy(out, pkt)
+			setTTL(out, ttl-1)
+			rt.Iface.forward(via, f)
+		})
 		return
 	}
-	f, out := rt.Iface.frame(etherMPLS, 4+len(pkt))
-	copy(out[4:], pkt)
-	mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
-	if r.cfg.PipeTTL {
-		setTTL(out[4:], ttl-1) // pipe: the ingress is one IP hop, the LSP another
-		mttl = 255
-	}
-	binary.BigEndian.PutUint32(out, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
 	st.Pushed++
-	r.serve(r.cfg.Cost.Push, len(out), func() { rt.Iface.forward(via, f) })
+	r.serve(r.cfg.Cost.Push, 4+len(pkt), func() {
+		f, out := rt.Iface.frame(etherMPLS, 4+len(pkt))
+		copy(out[4:], pkt)
+		mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
+		if r.cfg.PipeTTL {
+			setTTL(out[4:], ttl-1) // pipe: the ingress is one IP hop, the LSP another
+			mttl = 255
+		}
+		binary.BigEndian.PutUint32(out, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
+		rt.Iface.forward(via, f)
+	})
 }
 
 // nextHop is the address a route sends dst to.
@@ -270,11 +276,13 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 			st.TooBig++
 			return
 		}
-		f, out := e.Iface.frame(etherMPLS, len(pkt))
-		copy(out, pkt)
-		binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
 		st.Swapped++
-		r.serve(r.cfg.Cost.Swap, len(out), func() { e.Iface.forward(e.Via, f) })
+		r.serve(r.cfg.Cost.Swap, len(pkt), func() {
+			f, out := e.Iface.frame(etherMPLS, len(pkt))
+			copy(out, pkt)
+			binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
+			e.Iface.forward(e.Via, f)
+		})
 		return
 	}
 	rest := pkt[4:]
@@ -286,17 +294,19 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 		}
 		typ = etherIPv4
 	}
-	f, out := e.Iface.frame(typ, len(rest))
-	copy(out, rest)
-	switch {
-	case r.cfg.PipeTTL:
-	case top.Bottom: // uniform: the decremented label TTL becomes the IP TTL
-		setTTL(out, top.TTL-1)
-	case len(out) >= 4: // uniform: the exposed entry inherits the TTL
-		binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(top.TTL-1))
-	}
 	st.Popped++
-	r.serve(r.cfg.Cost.Pop, len(out), func() { e.Iface.forward(e.Via, f) })
+	r.serve(r.cfg.Cost.Pop, len(rest), func() {
+		f, out := e.Iface.frame(typ, len(rest))
+		copy(out, rest)
+		switch {
+		case r.cfg.PipeTTL:
+		case top.Bottom: // uniform: the decremented label TTL becomes the IP TTL
+			setTTL(out, top.TTL-1)
+		case len(out) >= 4: // uniform: the exposed entry inherits the TTL
+			binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(top.TTL-1))
+		}
+		e.Iface.forward(e.Via, f)
+	})
 }
 
 // serve charges the router's CPU for one operation on an n-octet packet,
