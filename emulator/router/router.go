@@ -167,8 +167,7 @@ func (r *Router) ipv4(in *Iface, pkt []byte) {
 	// The outgoing frame is built once the CPU takes the packet: a full CPU
 	// queue drops it without the copy.
 	if !push {
-		st.Forwarded++
-		r.serve(r.cfg.Cost.IP, len(pkt), func() {
+		r.serve(st, &st.Forwarded, r.cfg.Cost.IP, len(pkt), func() {
 			f, out := rt.Iface.frame(etherIPv4, len(pkt))
 			copy(out, pkt)
 			setTTL(out, ttl-1)
@@ -176,8 +175,7 @@ func (r *Router) ipv4(in *Iface, pkt []byte) {
 		})
 		return
 	}
-	st.Pushed++
-	r.serve(r.cfg.Cost.Push, 4+len(pkt), func() {
+	r.serve(st, &st.Pushed, r.cfg.Cost.Push, 4+len(pkt), func() {
 		f, out := rt.Iface.frame(etherMPLS, 4+len(pkt))
 		copy(out[4:], pkt)
 		mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
@@ -235,7 +233,7 @@ func (r *Router) originate(src, dst netip.Addr, icmp []byte) {
 	}
 	f, out := rt.Iface.frame(etherIPv4, 20+len(icmp))
 	copy(out, newIPv4(src, dst, 1, icmp))
-	r.serve(r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(r.nextHop(rt, dst), f) })
+	r.serve(&rt.Iface.stats, nil, r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(r.nextHop(rt, dst), f) })
 }
 
 // mpls switches a labelled packet by its top entry.
@@ -255,8 +253,7 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 		if validIPv4(inner) && !r.cfg.PipeTTL {
 			setTTL(inner, min(top.TTL, inner[8]))
 		}
-		st.Popped++
-		r.serve(r.cfg.Cost.Pop, len(inner), func() { r.ipv4(in, inner) })
+		r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(inner), func() { r.ipv4(in, inner) })
 		return
 	}
 	e, ok := r.ilm[top.Label]
@@ -276,8 +273,7 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 			st.TooBig++
 			return
 		}
-		st.Swapped++
-		r.serve(r.cfg.Cost.Swap, len(pkt), func() {
+		r.serve(st, &st.Swapped, r.cfg.Cost.Swap, len(pkt), func() {
 			f, out := e.Iface.frame(etherMPLS, len(pkt))
 			copy(out, pkt)
 			binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
@@ -294,8 +290,7 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 		}
 		typ = etherIPv4
 	}
-	st.Popped++
-	r.serve(r.cfg.Cost.Pop, len(rest), func() {
+	r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(rest), func() {
 		f, out := e.Iface.frame(typ, len(rest))
 		copy(out, rest)
 		switch {
@@ -310,13 +305,20 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 }
 
 // serve charges the router's CPU for one operation on an n-octet packet,
-// then runs done. A full CPU queue drops the packet.
-func (r *Router) serve(op time.Duration, n int, done func()) {
-	if r.cfg.CPU == nil {
-		done()
+// then runs done. The operation counts in op once the CPU has taken it; a
+// full CPU queue drops the packet and counts it in the stats of the
+// interface it came in on (or, for a packet the router made, goes out on).
+func (r *Router) serve(st *emulator.RouterStats, op *uint64, cost time.Duration, n int, done func()) {
+	if r.cfg.CPU != nil && !r.cfg.CPU.serve(r.cpuq, cost+time.Duration(n)*r.cfg.Cost.PerByte, done) {
+		st.CPUDrops++
 		return
 	}
-	r.cfg.CPU.serve(r.cpuq, op+time.Duration(n)*r.cfg.Cost.PerByte, done)
+	if op != nil {
+		*op++
+	}
+	if r.cfg.CPU == nil {
+		done()
+	}
 }
 
 // Stats returns a row per interface.
@@ -357,9 +359,6 @@ func (i *Iface) SetTX(t emulator.Transmitter) { i.tx = t }
 func (i *Iface) Stats() emulator.PortStats {
 	row := emulator.RowOf(i.name, i.rxFrames, i.rxBytes, i.tx)
 	st := i.stats
-	if i.r.cpuq != nil {
-		st.CPUDrops = i.r.cpuq.drops
-	}
 	row.Router = &st
 	return row
 }
@@ -452,10 +451,7 @@ type CPU struct {
 	busy   bool
 }
 
-type cpuQueue struct {
-	jobs  []cpuJob
-	drops uint64
-}
+type cpuQueue struct{ jobs []cpuJob }
 
 type cpuJob struct {
 	d    time.Duration
@@ -482,16 +478,16 @@ func (c *CPU) queue() *cpuQueue {
 }
 
 // serve queues work of d for q; done runs when the CPU has spent d on it.
-// A full queue drops the work.
-func (c *CPU) serve(q *cpuQueue, d time.Duration, done func()) {
+// A full queue refuses the work: serve returns false.
+func (c *CPU) serve(q *cpuQueue, d time.Duration, done func()) bool {
 	if len(q.jobs) >= c.Limit {
-		q.drops++
-		return
+		return false
 	}
 	q.jobs = append(q.jobs, cpuJob{d, done})
 	if !c.busy {
 		c.run()
 	}
+	return true
 }
 
 // run starts the next job, taking the queues in turn.
