@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
 )
 
 // HostPort is a host's NIC as the emulator sees it: frames the host sends
@@ -74,12 +75,13 @@ func (h *HostPort) deliver(f *Frame) {
 
 // FrameCPU is a processor that spends a cost on every frame, one frame at a
 // time: a slow host's (the CERNET study's 75 MHz SPARCstation copying at 77
-// Mbit/s), whose frames in both directions cost PerPacket plus PerByte per
-// octet, or a software switch's (GNS3's). Frames waiting for it queue,
-// Queue of them at most (more are overruns).
+// Mbit/s), whose frames in both directions cost PerPacket plus their octets
+// copied at Copy, or a software switch's (GNS3's). Frames waiting for it
+// queue, Queue of them at most (more are overruns).
 type FrameCPU struct {
-	PerPacket, PerByte time.Duration
-	Queue              int // frames waiting for the CPU
+	PerPacket time.Duration
+	Copy      units.BitRate // a per-octet cost as a copy rate (8 bits an octet at it); 0: none
+	Queue     int           // frames waiting for the CPU
 
 	s         *sched.Scheduler
 	busyUntil time.Duration
@@ -92,11 +94,11 @@ type FrameCPU struct {
 const DefaultFrameQueue = 64
 
 // NewFrameCPU returns an idle CPU.
-func NewFrameCPU(s *sched.Scheduler, perPacket, perByte time.Duration, queue int) *FrameCPU {
+func NewFrameCPU(s *sched.Scheduler, perPacket time.Duration, copy units.BitRate, queue int) *FrameCPU {
 	if queue == 0 {
 		queue = DefaultFrameQueue
 	}
-	return &FrameCPU{PerPacket: perPacket, PerByte: perByte, Queue: queue, s: s}
+	return &FrameCPU{PerPacket: perPacket, Copy: copy, Queue: queue, s: s}
 }
 
 // process runs done once the CPU has spent a frame of n octets' cost on
@@ -107,7 +109,10 @@ func (c *FrameCPU) process(n int, ready time.Duration, done func()) {
 	if ready <= 0 || ready > c.s.Now() {
 		ready = c.s.Now() // not said, or not yet
 	}
-	c.busyUntil = max(c.busyUntil, ready) + c.PerPacket + time.Duration(n)*c.PerByte
+	c.busyUntil = max(c.busyUntil, ready) + c.PerPacket
+	if c.Copy > 0 {
+		c.busyUntil += c.Copy.TxTime(8 * int64(n))
+	}
 	c.s.At(c.busyUntil, done)
 }
 

@@ -18,7 +18,7 @@ func TestHostCPU(t *testing.T) {
 	a := &HostPort{Name: "a"}
 	b := &HostPort{Name: "b"}
 	Connect(s, a, b, cc, cc)
-	a.CPU = NewFrameCPU(s, 0, 104*time.Nanosecond, 0)
+	a.CPU = NewFrameCPU(s, 0, 77*units.Mbps, 0)
 	var arrivals []time.Duration
 	b.Sink = func(*Frame) { arrivals = append(arrivals, s.Now()) }
 	sent := 0
@@ -35,8 +35,8 @@ func TestHostCPU(t *testing.T) {
 		t.Fatalf("%d of 200 arrived", len(arrivals))
 	}
 	rate := float64(199*1500*8) / (arrivals[199] - arrivals[0]).Seconds()
-	if math.Abs(rate/1e6-76.92) > 0.05 {
-		t.Errorf("a slow host sends at %.2f Mbit/s, want 76.92", rate/1e6)
+	if math.Abs(rate/1e6-77) > 0.001 {
+		t.Errorf("a slow host sends at %.4f Mbit/s, want 77", rate/1e6)
 	}
 
 	c := &HostPort{Name: "c", CPU: NewFrameCPU(s, 100*time.Microsecond, 0, 4)}

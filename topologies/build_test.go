@@ -7,6 +7,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
 )
 
 const echoLab = `
@@ -131,7 +132,7 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := lab.Node("h1").CPU; c == nil || c.PerByte != 100*time.Nanosecond || c.PerPacket != 20*time.Microsecond || c.Queue != 8 {
+	if c := lab.Node("h1").CPU; c == nil || c.Copy != 80*units.Mbps || c.PerPacket != 20*time.Microsecond || c.Queue != 8 {
 		t.Fatalf("h1 cpu %+v", c)
 	}
 	n, err := Build(lab, sched.New())

@@ -3,6 +3,7 @@ package topologies
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"regexp"
@@ -440,14 +441,14 @@ func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 	c := &FrameCPU{}
 	d.mapping(v, key, []field{
 		{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
-		{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
-		{"rate", false, func(key string, v *yaml.Node) { // a copy rate: 8 bits per octet at it
-			var r units.BitRate
-			d.rate(key, v, &r)
-			if r > 0 {
-				c.PerByte = time.Duration(float64(8*time.Second) / float64(r))
+		{"per_byte", false, func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
+			var perByte time.Duration
+			d.duration(key, v, &perByte)
+			if perByte > 0 {
+				c.Copy = units.BitRate(math.Round(8e9 / float64(perByte)))
 			}
 		}},
+		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &c.Copy) }},
 		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	return c

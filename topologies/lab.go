@@ -68,8 +68,9 @@ type Node struct {
 // FrameCPU is the processing cost per frame of a slow host (each frame it
 // sends or receives) or of a software switch (each frame it forwards).
 type FrameCPU struct {
-	PerPacket, PerByte time.Duration
-	Queue              int // frames waiting; 0 = the default
+	PerPacket time.Duration
+	Copy      units.BitRate // a per-octet cost as a copy rate; 0: none
+	Queue     int           // frames waiting; 0 = the default
 }
 
 // build returns the emulator's CPU for c; nil (no limit) for a nil c.
@@ -77,7 +78,7 @@ func (c *FrameCPU) build(s *sched.Scheduler) *emulator.FrameCPU {
 	if c == nil {
 		return nil
 	}
-	return emulator.NewFrameCPU(s, c.PerPacket, c.PerByte, c.Queue)
+	return emulator.NewFrameCPU(s, c.PerPacket, c.Copy, c.Queue)
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/atmlab/atmlab/emulator/units"
 )
 
 const twoHosts = `name: x
@@ -97,7 +99,7 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 		t.Fatalf("slow: %v, %d experiments", err, len(slow.Experiments))
 	}
 	c := slow.Node("h1").CPU
-	if c == nil || c.PerPacket != 50*time.Microsecond || c.PerByte != 125*time.Nanosecond {
+	if c == nil || c.PerPacket != 50*time.Microsecond || c.Copy != 64*units.Mbps {
 		t.Fatalf("slow h1 cpu = %+v", c)
 	}
 	q := slow.Experiments[1].Quick

@@ -178,7 +178,7 @@ func (lab *Lab) apply(name string) error {
 			}
 			if o.CPU != nil {
 				n.CPU = o.CPU
-				if o.CPU.PerPacket == 0 && o.CPU.PerByte == 0 {
+				if o.CPU.PerPacket == 0 && o.CPU.Copy == 0 {
 					n.CPU = nil
 				}
 			}

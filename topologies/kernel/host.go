@@ -154,19 +154,20 @@ type wire struct {
 func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	link := linkWire(lab, e)
 	c := lab.Node(e.Node).CPU
-	if c == nil || c.PerByte <= 0 && c.PerPacket <= 0 {
+	if c == nil || c.Copy <= 0 && c.PerPacket <= 0 {
 		return link
 	}
 	// A host slower than its link: the bucket runs at the host's copy rate,
 	// billing its per-packet cost as octets, so that the host's own queues
 	// hold what its CPU cannot take yet. A host with a per-packet cost only
 	// is billed at 80 Gbit/s (0.1 ns an octet), where length hardly counts.
-	perByte := float64(c.PerByte) // ns per octet
-	if perByte <= 0 {
-		perByte = 0.1
+	copyRate := c.Copy
+	if copyRate <= 0 {
+		copyRate = 80 * units.Gbps
 	}
+	perByte := 8e9 / float64(copyRate) // ns per octet
 	overhead := int(float64(c.PerPacket) / perByte)
-	cpu := wire{units.BitRate(8e9 / perByte), func(int) []string {
+	cpu := wire{copyRate, func(int) []string {
 		return []string{"overhead", strconv.Itoa(overhead), "mpu", "1"} // tc refuses a table that changes nothing
 	}, overhead}
 	frame := float64(lab.Node(e.Node).Interface(e.Port).MTU + emulator.EtherHeader)

@@ -37,7 +37,7 @@ topology:
 	}{
 		{"e1", 100_000_000, "overhead 24 mpu 84"},
 		{"a1", 149_760_000, "linklayer atm overhead 2 mtu 9196 tsize 2048"},
-		{"a2", 77_669_902, "overhead 97 mpu 1"},
+		{"a2", 77_000_000, "overhead 96 mpu 1"}, // 10 µs = 96.25 octets at 77 Mbit/s
 		// A per-packet cost only: 59.4 µs as 594,000 octets at 80 Gbit/s,
 		// slower than the 1G link; 1 µs is faster than the link (12.3 µs).
 		{"p1", 80_000_000_000, "overhead 594000 mpu 1"},
