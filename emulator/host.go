@@ -94,11 +94,11 @@ type FrameCPU struct {
 const DefaultFrameQueue = 64
 
 // NewFrameCPU returns an idle CPU.
-func NewFrameCPU(s *sched.Scheduler, perPacket time.Duration, copy units.BitRate, queue int) *FrameCPU {
+func NewFrameCPU(s *sched.Scheduler, perPacket time.Duration, copyRate units.BitRate, queue int) *FrameCPU {
 	if queue == 0 {
 		queue = DefaultFrameQueue
 	}
-	return &FrameCPU{PerPacket: perPacket, Copy: copy, Queue: queue, s: s}
+	return &FrameCPU{PerPacket: perPacket, Copy: copyRate, Queue: queue, s: s}
 }
 
 // process runs done once the CPU has spent a frame of n octets' cost on
