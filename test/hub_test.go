@@ -230,7 +230,7 @@ func TestHubTaskIINT(t *testing.T) {
 	}
 	// The NT cost adds 69 µs to a transaction in model time; measured it
 	// adds 40-55 µs (ping: +41..56 µs), since on the direct path the loop
-	// wakes late more often: -13 to -28 % in rate.
+	// wakes late more often: -13 to -22 % in rate.
 	if !(rh < 0.95*rs) {
 		t.Errorf("TCP_RR via the hub %.0f/s, want clearly below the switched %.0f/s", rh, rs)
 	}

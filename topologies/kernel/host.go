@@ -165,8 +165,7 @@ func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	if copyRate <= 0 {
 		copyRate = 80 * units.Gbps
 	}
-	perByte := 8e9 / float64(copyRate) // ns per octet
-	overhead := int(float64(c.PerPacket) / perByte)
+	overhead := int(c.PerPacket.Seconds() * float64(copyRate) / 8) // octets copied in that time
 	cpu := wire{copyRate, func(int) []string {
 		return []string{"overhead", strconv.Itoa(overhead), "mpu", "1"} // tc refuses a table that changes nothing
 	}, overhead}
