@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/google/gopacket v1.1.19
-	github.com/songgao/water v0.0.0-20200317203138-2b4b6d7c09d8
 	github.com/spf13/cobra v1.10.2
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/songgao/water"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -43,30 +41,44 @@ const (
 	aal34Ring = 64
 )
 
-// openTAP creates a TAP named name inside ns and returns it with its raw,
-// non-blocking descriptor. The device exists only in ns (it is created
-// there) and disappears when the descriptor is closed, even after kill -9.
-func openTAP(ns netns.NsHandle, name string) (*water.Interface, int, error) {
-	var ifce *water.Interface
+// openTAP creates a TAP named name inside ns and returns its descriptor,
+// non-blocking and owned by the caller alone: it is opened with raw
+// syscalls, not as an os.File, so Go's netpoller never sees it and a frame
+// costs the loop one read or write and nothing else (the netpoller's
+// wake-ups took ~18 % of the process's CPU). flags are added to
+// IFF_TAP|IFF_NO_PI (IFF_VNET_HDR for super-frames). The device exists only
+// in ns (it is created there) and disappears when the descriptor is closed,
+// even after kill -9.
+func openTAP(ns netns.NsHandle, name string, flags uint16) (int, error) {
+	fd := -1
 	err := inNamespace(ns, func() error {
 		var err error
-		ifce, err = water.New(water.Config{DeviceType: water.TAP, PlatformSpecificParams: water.PlatformSpecificParams{Name: name}})
+		fd, err = createTAP(name, flags)
 		return err
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("create tap %s: %w", name, err)
+		return -1, fmt.Errorf("create tap %s: %w", name, err)
 	}
-	fd := -1
-	if f, ok := ifce.ReadWriteCloser.(*os.File); ok {
-		if raw, err := f.SyscallConn(); err == nil {
-			raw.Control(func(p uintptr) { fd = int(p) })
-		}
+	return fd, nil
+}
+
+// createTAP opens /dev/net/tun and attaches a new TAP device named name to
+// it, in the calling thread's network namespace.
+func createTAP(name string, flags uint16) (int, error) {
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open /dev/net/tun: %w (is the tun module loaded?)", err)
 	}
-	if fd < 0 {
-		ifce.Close()
-		return nil, 0, fmt.Errorf("create tap %s: no file descriptor", name)
+	ifr, err := unix.NewIfreq(name)
+	if err == nil {
+		ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI | flags)
+		err = unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr)
 	}
-	return ifce, fd, unix.SetNonblock(fd, true)
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // setupHost gives a host's interfaces their MAC, MTU, addresses, qdisc and

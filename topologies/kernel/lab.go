@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -83,14 +85,14 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 			return nil, err
 		}
 		for _, iface := range node.Interfaces {
-			tapDev, fd, err := openTAP(ns, iface.Name)
+			fd, err := openTAP(ns, iface.Name, 0)
 			if err != nil {
 				ns.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			port := network.Hosts[node.Name+":"+iface.Name]
-			if err := loop.Attach(fd, port, tapDev.Close); err != nil {
-				tapDev.Close()
+			if err := loop.Attach(fd, port, func() error { return unix.Close(fd) }); err != nil {
+				unix.Close(fd)
 				ns.Close()
 				return nil, err
 			}
