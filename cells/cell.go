@@ -1,7 +1,7 @@
 // Package cells is ATM at the byte: 53-byte cells with their UNI or NNI
 // header and HEC (ITU-T I.361, I.432), and AAL5 segmentation and
 // reassembly (I.363.5). Standard library only; decoding never allocates.
-// Facts and test vectors: ../shared/reference/atm.md.
+// Facts and test vectors: docs/reference.md §1-§4.
 package cells
 
 import (

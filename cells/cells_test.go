@@ -20,7 +20,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// HEC vectors of ../shared/reference/atm.md §2.3.
+// HEC vectors of docs/reference.md §1.1.
 func TestHECVectors(t *testing.T) {
 	for _, tc := range []struct {
 		hdr string

@@ -1,6 +1,6 @@
 // Package harness is atmlab's measurement side: the built-in test tool with
 // netperf's tests and their exact definitions (`atmlab perf`), statistics
-// and results. See ../shared/reference/harness.md for the semantics.
+// and results. See docs/reference.md §8 for the semantics.
 //
 //	client ──control (TCP, JSON lines)──> server      request, then results
 //	client ══data (TCP or UDP)═════════> server      the test itself

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// netperf's documented UDP_STREAM example (reference/harness.md §1.3): the
+// netperf's documented UDP_STREAM example (docs/reference.md §8): the
 // receive line, not the send line, is the figure.
 const netperfUDP = `UDP UNIDIRECTIONAL SEND TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to 10.0.0.2 () port 0 AF_INET
 Socket  Message  Elapsed      Messages

@@ -10,7 +10,7 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// Figures from ../shared/reference/ethernet.md §9.
+// Figures from docs/reference.md §6.
 func TestEthernetCeiling(t *testing.T) {
 	for _, tc := range []struct {
 		rate         units.BitRate

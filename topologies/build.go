@@ -14,7 +14,7 @@ import (
 
 // NICRing is the transmit ring of an emulated host NIC, in frames: enough
 // that the NIC never idles between frames the kernel hands over, small
-// enough that the host's own queues hold any excess (DESIGN.md principle 4).
+// enough that the host's own queues hold any excess (docs/design.md, modelling rule 4).
 const NICRing = 64
 
 // Network is a lab's emulated part: every port and link, built on one

@@ -1,4 +1,4 @@
-// Package topologies reads and validates lab files (DESIGN.md, "Lab files")
+// Package topologies reads and validates lab files (docs/design.md, "Lab files")
 // and resolves them into the objects the emulator and the kernel package
 // build. The Linux-only kernel side lives in topologies/kernel.
 package topologies

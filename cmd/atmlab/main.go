@@ -1,5 +1,5 @@
 // Command atmlab builds emulated ATM/Ethernet labs of Linux hosts and
-// measures traffic through them. See DESIGN.md and README.md.
+// measures traffic through them. See docs/design.md and README.md.
 package main
 
 import (

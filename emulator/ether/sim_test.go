@@ -10,7 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
-// The reference BEB simulation of ../shared/reference/ethernet.md §7
+// The reference BEB simulation of docs/reference.md §6.2
 // (τ = 0, saturated stations): utilisation and collisions per success.
 func TestSimAgainstReferenceTable(t *testing.T) {
 	for _, tc := range []struct {

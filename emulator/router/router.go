@@ -3,7 +3,7 @@
 // unreachable and echo, and label push, swap and pop with penultimate-hop
 // popping and the uniform or pipe TTL models (RFC 3032, 3443). A cost model
 // charges each packet CPU time, so that software routers can be reproduced.
-// Facts: ../shared/reference/mpls.md.
+// Facts: docs/reference.md §7.
 package router
 
 import (

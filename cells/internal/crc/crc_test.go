@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Known answers from ../shared/reference/atm.md §0, §2, §3.
+// Known answers from docs/reference.md §1.1, §2, §3.
 func TestCheckValues(t *testing.T) {
 	check := []byte("123456789")
 	if got := CRC8(check) ^ HECCoset; got != 0xA1 {
