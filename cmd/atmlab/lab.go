@@ -47,6 +47,17 @@ func newLabRun(opts *options) *cobra.Command {
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
+			if kernel.NeedsHolder() {
+				labs := []*topologies.Lab{lab}
+				for _, v := range lab.Variants {
+					vlab, err := lab.WithVariant(v.Name)
+					if err != nil {
+						return err
+					}
+					labs = append(labs, vlab)
+				}
+				return runHolder(labs...)
+			}
 			if out == "" {
 				out = filepath.Join("results", lab.Name+"-"+time.Now().Format("20060102-150405"))
 			}

@@ -28,6 +28,9 @@ func newUp(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if kernel.NeedsHolder() {
+				return runHolder(lab)
+			}
 			if profile != "" {
 				f, err := os.Create(profile)
 				if err != nil {

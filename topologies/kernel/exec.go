@@ -16,6 +16,11 @@ import (
 // Exec replaces the current process with argv running inside the lab's
 // host node, as `ip netns exec` does. It returns only on failure.
 func Exec(lab, node string, argv []string) error {
+	if NeedsHolder() {
+		if ok, err := execInHolder(lab, node, argv); ok {
+			return err
+		}
+	}
 	name := lab + "-" + node
 	if owner(name) != OwnerMark(lab) {
 		return fmt.Errorf("no host %s in lab %s (namespace %s not found): is the lab up, and is %s a host?", node, lab, name, node)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -16,11 +15,12 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// RunDir holds each running lab's control socket.
-const RunDir = "/run/atmlab"
+// RunDir holds each running lab's control socket: /run/atmlab for root,
+// StateDir for a normal user's labs (rootless.go).
+var RunDir = runDir()
 
 // SocketPath is where a running lab answers `atmlab stats` and `capture`.
-func SocketPath(lab string) string { return filepath.Join(RunDir, lab+".sock") }
+func SocketPath(lab string) string { return socketPath(lab) }
 
 // Lab is a lab built in the kernel: its namespaces and TAPs, the emulated
 // network between them, and the loop that drives it.
@@ -40,6 +40,9 @@ type Lab struct {
 // first; a lab that is still running is an error.
 func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if err := RequireRoot(); err != nil {
+		return nil, err
+	}
+	if err := prepareHolder(); err != nil {
 		return nil, err
 	}
 	if running(lab.Name) {
@@ -106,6 +109,9 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if k.server, err = listen(k); err != nil {
 		return nil, err
 	}
+	if err := markHolder(lab.Name); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 
@@ -133,6 +139,7 @@ func (k *Lab) Close() error {
 		k.restoreCC()
 		k.restoreCC = nil
 	}
+	unmarkHolder(k.Lab.Name)
 	return errors.Join(append(errs, err)...)
 }
 
@@ -141,8 +148,12 @@ func (k *Lab) Namespaces() []string { return k.namespaces }
 
 // Down removes whatever a run of the lab named name left behind: its marked
 // namespaces (and processes in them) and a stale control socket. It returns
-// the namespaces it removed.
+// the namespaces it removed. For a normal user it stops the lab's holder
+// instead, and whatever the user started in it (rootless.go).
 func Down(name string) ([]string, error) {
+	if NeedsHolder() {
+		return downRootless(name)
+	}
 	owned, err := Owned(name)
 	if err != nil {
 		return nil, err
