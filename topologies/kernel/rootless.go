@@ -16,6 +16,7 @@ package kernel
 // stops the holder and kills what the user started inside it.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -79,11 +80,10 @@ func socketPath(lab string) string {
 	return p
 }
 
-// makeStateDir creates StateDir or checks that it is the user's own: a
+// makeStateDir creates dir (StateDir) or checks that it is the user's own: a
 // directory (not a link) that only they can enter, since another user could
 // otherwise place it in /tmp first and read the lab's socket.
-func makeStateDir() (string, error) {
-	dir := StateDir()
+func makeStateDir(dir string) (string, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("state directory: %w", err)
 	}
@@ -193,7 +193,7 @@ func RunHolder(args []string, labs ...*topologies.Lab) (int, error) {
 	if err := checkRootless(labs...); err != nil {
 		return 1, err
 	}
-	dir, err := makeStateDir()
+	dir, err := makeStateDir(StateDir())
 	if err != nil {
 		return 1, err
 	}
@@ -327,10 +327,25 @@ func findHolder(lab string) (h holder, recorded bool) {
 	}
 	h.pid, _ = strconv.Atoi(f[0])
 	h.userNS, _ = strconv.ParseUint(f[1], 10, 64)
-	if ino, err := userNS(h.pid); err != nil || ino != h.userNS || h.pid <= 0 {
+	if h.pid <= 0 || !alive(h.pid, h.userNS) {
 		h.pid = 0
 	}
 	return h, true
+}
+
+// alive reports whether process pid runs in the user namespace ino: not
+// ended, not a zombie (which keeps its user namespace but no other), and
+// not a pid reused by an unrelated process.
+func alive(pid int, ino uint64) bool {
+	if n, err := userNS(pid); err != nil || n != ino {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := bytes.Cut(stat, []byte(") ")) // the state follows the command's name
+	return len(after) > 0 && after[0] != 'Z' && after[0] != 'X'
 }
 
 // execInHolder replaces this process with `atmlab exec` inside lab's holder
@@ -338,9 +353,12 @@ func findHolder(lab string) (h holder, recorded bool) {
 // directory. It returns only on failure; ok is false when lab has no
 // rootless holder of this user.
 func execInHolder(lab, node string, argv []string) (ok bool, err error) {
-	h, _ := findHolder(lab)
-	if h.pid == 0 {
+	h, recorded := findHolder(lab)
+	if !recorded {
 		return false, nil
+	}
+	if h.pid == 0 {
+		return true, fmt.Errorf("lab %s is not running (its holder is gone): `atmlab down %s` removes what is left of it", lab, lab)
 	}
 	nsenter, err := exec.LookPath("nsenter")
 	if err != nil {
@@ -422,7 +440,7 @@ func processesIn(ino uint64) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if n, err := userNS(pid); err == nil && n == ino {
+		if alive(pid, ino) {
 			pids = append(pids, pid)
 		}
 	}
@@ -432,7 +450,7 @@ func processesIn(ino uint64) []int {
 // waitGone waits up to d for process pid (in user namespace ino) to end.
 func waitGone(pid int, ino uint64, d time.Duration) bool {
 	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
-		if n, err := userNS(pid); err != nil || n != ino {
+		if !alive(pid, ino) {
 			return true
 		}
 		if time.Now().After(deadline) {
