@@ -1,0 +1,280 @@
+//go:build integration
+
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+// rootlessUID is the unprivileged user the rootless test runs atmlab as:
+// an id no account uses, so the test needs no user made for it.
+const rootlessUID = 47913
+
+// rootless runs atmlab as a normal user (uid and gid rootlessUID, no
+// groups, no capabilities) in its own working directory.
+type rootless struct {
+	t   *testing.T
+	dir string // the user's working directory
+	tun string // a /dev/net/tun node bound over the real one for up and lab run
+}
+
+// newRootless makes the user's directory and a private /dev/net/tun node
+// of the given mode: devtmpfs makes the real one 0600 and udev's default
+// rule 0666, so the test brings its own rather than depend on (or change)
+// the machine's.
+func newRootless(t *testing.T, tunMode uint32) *rootless {
+	t.Helper()
+	requireRoot(t, "ping", "unshare", "setpriv", "nsenter")
+	// TestMain builds atmlab in a 0700 directory of root's.
+	if err := os.Chmod(filepath.Dir(atmlab), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := &rootless{t: t, dir: t.TempDir()}
+	os.Chmod(filepath.Dir(u.dir), 0o755)
+	if err := os.Chown(u.dir, rootlessUID, rootlessUID); err != nil {
+		t.Fatal(err)
+	}
+	u.tun = filepath.Join(t.TempDir(), "tun")
+	if err := unix.Mknod(u.tun, unix.S_IFCHR|tunMode, int(unix.Mkdev(10, 200))); err != nil {
+		t.Fatalf("make a tun node: %v", err)
+	}
+	os.Chmod(u.tun, os.FileMode(tunMode))
+	t.Cleanup(func() {
+		// Whatever a failed test left of the user's labs.
+		u.command("sh", "-c", "pkill -KILL -u "+fmt.Sprint(rootlessUID)).Run()
+		os.RemoveAll(fmt.Sprintf("/tmp/atmlab-%d", rootlessUID))
+	})
+	return u
+}
+
+// command runs argv as the user.
+func (u *rootless) command(argv ...string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = u.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: rootlessUID, Gid: rootlessUID}}
+	return cmd
+}
+
+// building runs atmlab args as the user with the test's tun node in place
+// of /dev/net/tun (in a mount namespace of its own; the user's other
+// commands need no tun). The process the test holds is atmlab itself:
+// unshare and setpriv exec it.
+func (u *rootless) building(args ...string) *exec.Cmd {
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$0" /dev/net/tun && exec setpriv --reuid=` + fmt.Sprint(rootlessUID) + ` --regid=` + fmt.Sprint(rootlessUID) + ` --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
+		u.tun, atmlab}, args...)...)
+	cmd.Dir = u.dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}
+	return cmd
+}
+
+// up starts `atmlab up` as the user and waits for its ready line.
+func (u *rootless) up(file string) (*exec.Cmd, *bytes.Buffer, chan error) {
+	t := u.t
+	t.Helper()
+	cmd := u.building("up", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready, done := make(chan bool, 1), make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "ready") {
+				ready <- true
+			}
+		}
+		ready <- false
+		done <- cmd.Wait()
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("rootless atmlab up exited before ready: %v\n%s", <-done, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rootless atmlab up not ready after 30s: %s", stderr.String())
+	}
+	return cmd, &stderr, done
+}
+
+// run runs atmlab args as the user and returns its output; it fails the
+// test on error.
+func (u *rootless) run(args ...string) string {
+	u.t.Helper()
+	out, err := u.command(append([]string{atmlab}, args...)...).CombinedOutput()
+	if err != nil {
+		u.t.Fatalf("atmlab %s as uid %d: %v\n%s", strings.Join(args, " "), rootlessUID, err, out)
+	}
+	return string(out)
+}
+
+// userProcesses lists the user's processes.
+func userProcesses() []string {
+	out, _ := exec.Command("pgrep", "-a", "-u", fmt.Sprint(rootlessUID)).Output()
+	return strings.Fields(strings.TrimSpace(string(out)))
+}
+
+// checkGone checks that nothing of a rootless lab remains: no process of
+// the user, nothing in its state directory, no namespace in root's view.
+func checkGone(t *testing.T, name, when string) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if left = userProcesses(); len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("%s: the user's processes remain: %v", when, left)
+	}
+	entries, _ := os.ReadDir(fmt.Sprintf("/tmp/atmlab-%d", rootlessUID))
+	for _, e := range entries {
+		t.Errorf("%s: the state directory still holds %s", when, e.Name())
+	}
+	if ns := namespaces(name); len(ns) > 0 {
+		t.Errorf("%s: namespaces in %s: %v", when, kernel.NetnsDir, ns)
+	}
+}
+
+// Issue 13, must-show 5 (first half): a lab runs as an unprivileged user.
+// `atmlab up` builds it in a user namespace of its own; the user's `exec`
+// carries real traffic between its hosts, `stats` and `capture` read it,
+// and it is gone after SIGINT, and after kill -9 and `down`, with a server
+// the user started in it. `lab run` measures a stream through the emulator
+// as root's would.
+func TestRootlessLab(t *testing.T) {
+	u := newRootless(t, 0o666)
+	name := labName()
+	file := filepath.Join(u.dir, "lab.yaml")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(pair100, "NAME", name)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Up, traffic, stats, capture; SIGINT tears down, the server too.
+	cmd, stderr, done := u.up(file)
+	if ns := namespaces(name); len(ns) > 0 {
+		t.Errorf("a rootless lab's namespaces are in root's %s: %v", kernel.NetnsDir, ns)
+	}
+	ping := u.run("exec", name, "h1", "--", "ping", "-c", "5", "-i", "0.2", "-W", "1", "10.0.0.2")
+	if !strings.Contains(ping, "5 received") {
+		t.Errorf("ping between the rootless lab's hosts:\n%s", ping)
+	}
+	server := u.command(atmlab, "exec", name, "h2", "--", "sleep", "600")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Kill()
+	capture := u.command(atmlab, "capture", name, "h1:eth0", "-w", "c.pcap", "-c", "4")
+	var capOut bytes.Buffer
+	capture.Stderr = &capOut
+	if err := capture.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	u.run("exec", name, "h1", "--", "ping", "-c", "2", "-i", "0.2", "10.0.0.2")
+	if err := capture.Wait(); err != nil || !strings.Contains(capOut.String(), "4 records written") {
+		t.Errorf("rootless capture: %v: %s", err, capOut.String())
+	}
+	var st kernel.Stats
+	if err := json.Unmarshal([]byte(u.run("stats", name, "-o", "json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	// 7 echo requests went out of h1 and 7 replies into it, with ARP.
+	if row := port(t, st, "h1:eth0"); row.Rx < 7 || row.Tx < 7 {
+		t.Errorf("stats h1:eth0: %+v, want at least the 7 requests and 7 replies", row)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(stderr.String(), "lab "+name+" removed") {
+			t.Errorf("rootless up after SIGINT: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rootless up did not stop within 15s of SIGINT")
+	}
+	server.Wait()
+	checkGone(t, name, "after SIGINT")
+
+	// kill -9: the holder dies with atmlab; the user's server keeps the
+	// namespaces until `down` kills it.
+	cmd, _, done = u.up(file)
+	server = u.command(atmlab, "exec", name, "h2", "--", "sleep", "600")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Process.Kill()
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Kill()
+	<-done
+	if out, err := u.command(atmlab, "exec", name, "h1", "--", "true").CombinedOutput(); err == nil || !strings.Contains(string(out), "atmlab down "+name) {
+		t.Errorf("exec after kill -9: %v: %s, want the advice to run down", err, out)
+	}
+	if down := u.run("down", name); !strings.Contains(down, "removed "+name+"-h1 "+name+"-h2") {
+		t.Errorf("down after kill -9: %s", down)
+	}
+	server.Wait()
+	checkGone(t, name, "after kill -9 and down")
+
+	// lab run as the user: one TCP stream, results and report in the
+	// user's directory.
+	os.WriteFile(file, []byte(strings.ReplaceAll(pair100, "NAME", name)+`experiments:
+  - {name: tcp, from: h1, to: h2, tests: [TCP_STREAM], duration: 3s}
+`), 0o644)
+	run := u.building("lab", "run", file, "--out", "out")
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("rootless lab run: %v\n%s", err, b)
+	}
+	recs, err := harness.ReadRecords(filepath.Join(u.dir, "out"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("rootless lab run: %d records (%v), want 1", len(recs), err)
+	}
+	got, want := recs[0].Result.ThroughputBps, ceiling(100e6, 1448, 52)
+	t.Logf("rootless lab run: TCP %.2f Mbit/s (the wire allows %.2f)", got/1e6, want/1e6)
+	if got > want*1.01 || got < want*0.85 {
+		t.Errorf("rootless TCP stream %.2f Mbit/s, want the 100M wire's %.2f (at most 1 %% above, 15 %% below)", got/1e6, want/1e6)
+	}
+	var fs unix.Stat_t
+	if unix.Stat(filepath.Join(u.dir, "out", "report.html"), &fs) != nil || fs.Uid != rootlessUID {
+		t.Errorf("report.html missing or not the user's (uid %d)", fs.Uid)
+	}
+	checkGone(t, name, "after lab run")
+}
+
+// Where the user may not open /dev/net/tun, a rootless up says how to
+// allow it and leaves nothing behind.
+func TestRootlessRefused(t *testing.T) {
+	u := newRootless(t, 0o600)
+	name := labName()
+	file := filepath.Join(u.dir, "lab.yaml")
+	os.WriteFile(file, []byte(strings.ReplaceAll(pair100, "NAME", name)), 0o644)
+	out, err := u.building("up", file).CombinedOutput()
+	if want := "`sudo chmod 0666 /dev/net/tun`, or run atmlab as root"; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("rootless up without /dev/net/tun: %v: %s, want %q", err, out, want)
+	}
+	if down := u.run("down", name); !strings.Contains(down, "nothing to remove") {
+		t.Errorf("down: %s", down)
+	}
+	checkGone(t, name, "after a refused up")
+}
