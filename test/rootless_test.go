@@ -277,4 +277,18 @@ func TestRootlessRefused(t *testing.T) {
 		t.Errorf("down: %s", down)
 	}
 	checkGone(t, name, "after a refused up")
+
+	// The user's down of a lab name that root's namespaces carry says
+	// to use sudo (and touches nothing).
+	if out, err := exec.Command("ip", "netns", "add", name+"-h1").CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", name+"-h1").Run()
+	out, err = u.command(atmlab, "down", name).CombinedOutput()
+	if want := "run `sudo atmlab down " + name + "`"; err == nil || !strings.Contains(string(out), want) || strings.Contains(string(out), "nothing to remove") {
+		t.Errorf("user's down of root's namespaces: %v: %s, want %q", err, out, want)
+	}
+	if _, err := os.Stat(filepath.Join(kernel.NetnsDir, name+"-h1")); err != nil {
+		t.Errorf("root's namespace is gone after the user's down: %v", err)
+	}
 }

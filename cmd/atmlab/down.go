@@ -33,10 +33,10 @@ func newDown(opts *options) *cobra.Command {
 			removed, err := kernel.Down(name)
 			if opts.output == "json" {
 				printJSON(cmd.OutOrStdout(), map[string]any{"lab": name, "removed": removed})
-			} else if len(removed) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "lab %s: nothing to remove\n", name)
-			} else {
+			} else if len(removed) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "lab %s: removed %s\n", name, strings.Join(removed, " "))
+			} else if err == nil { // a failure says so itself
+				fmt.Fprintf(cmd.OutOrStdout(), "lab %s: nothing to remove\n", name)
 			}
 			return err
 		},

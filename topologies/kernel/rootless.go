@@ -386,8 +386,12 @@ func execInHolder(lab, node string, argv []string) (ok bool, err error) {
 func downRootless(lab string) ([]string, error) {
 	h, recorded := findHolder(lab)
 	if !recorded {
-		if owned, _ := Owned(lab); len(owned) > 0 {
-			return nil, fmt.Errorf("lab %s was started by root (its namespaces are in %s): run `sudo atmlab down %s`", lab, NetnsDir, lab)
+		// A normal user cannot read a root lab's mark: the names say it.
+		entries, _ := os.ReadDir(NetnsDir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), lab+"-") {
+				return nil, fmt.Errorf("you have no lab %s, but root has namespaces named %s-* in %s: if they are a lab's, run `sudo atmlab down %s`", lab, lab, NetnsDir, lab)
+			}
 		}
 		return nil, nil
 	}
