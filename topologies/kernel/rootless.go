@@ -41,8 +41,22 @@ import (
 const holderEnv = "ATMLAB_HOLDER"
 
 // InHolder reports whether this process is a rootless lab's holder, or a
-// command entered into one.
-func InHolder() bool { return os.Getenv(holderEnv) != "" && os.Geteuid() == 0 }
+// command entered into one. The variable alone does not make a holder: a
+// process of the machine's own root (the initial user namespace, whose
+// uid_map maps every id to itself) never is one, so that a stray variable
+// cannot make it mount over the real /run/netns.
+func InHolder() bool {
+	if os.Getenv(holderEnv) == "" || os.Geteuid() != 0 {
+		return false
+	}
+	m, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && !initialUserNS(string(m))
+}
+
+// initialUserNS reports whether a uid_map is the initial user namespace's.
+func initialUserNS(uidMap string) bool {
+	return slices.Equal(strings.Fields(uidMap), []string{"0", "0", "4294967295"})
+}
 
 // NeedsHolder reports whether building a lab here needs a holder: the user
 // is not root and is not inside one already.

@@ -118,3 +118,18 @@ func TestAlive(t *testing.T) {
 		t.Errorf("reaped child is alive")
 	}
 }
+
+// Only a user namespace of atmlab's makes a holder: the machine's root
+// with the holder's variable set is not one.
+func TestInHolder(t *testing.T) {
+	if !initialUserNS("         0          0 4294967295\n") {
+		t.Errorf("the initial user namespace's map is not recognised")
+	}
+	if initialUserNS("         0       1000          1\n") {
+		t.Errorf("a holder's map is taken for the initial namespace's")
+	}
+	t.Setenv(holderEnv, t.TempDir())
+	if m, _ := os.ReadFile("/proc/self/uid_map"); initialUserNS(string(m)) && InHolder() {
+		t.Errorf("a process in the initial user namespace counts as a holder")
+	}
+}
