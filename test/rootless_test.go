@@ -39,7 +39,7 @@ type rootless struct {
 // the machine's.
 func newRootless(t *testing.T, tunMode uint32) *rootless {
 	t.Helper()
-	requireRoot(t, "ping", "unshare", "setpriv", "nsenter")
+	requireRoot(t, "ping", "unshare", "setpriv", "nsenter", "pgrep")
 	// TestMain builds atmlab in a 0700 directory of root's.
 	if err := os.Chmod(filepath.Dir(atmlab), 0o755); err != nil {
 		t.Fatal(err)
@@ -66,6 +66,11 @@ func tunNode(t *testing.T, mode uint32) string {
 		t.Fatalf("make a tun node: %v", err)
 	}
 	os.Chmod(path, os.FileMode(mode)) // past the umask
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open the tun node %s as root: %v (is its file system mounted nodev? point TMPDIR elsewhere)", path, err)
+	}
+	f.Close()
 	return path
 }
 
