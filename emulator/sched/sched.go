@@ -116,6 +116,25 @@ func (s *Scheduler) RunUntil(t time.Duration) {
 	}
 }
 
+// RunDue runs at most n of the events due at or before t, each at its own
+// time, and returns how many it ran and whether that was all of them; only
+// then does the clock move to t. A real-time driver that must stay
+// responsive when the model needs more CPU than the wall clock gives (a
+// broadcast storm) bounds its work per pass with it: RunUntil would chase a
+// wall clock it never catches.
+func (s *Scheduler) RunDue(t time.Duration, n int) (ran int, all bool) {
+	for ; ran < n && len(s.events) > 0 && s.events[0].at <= t; ran++ {
+		s.Step()
+	}
+	if len(s.events) > 0 && s.events[0].at <= t {
+		return ran, false
+	}
+	if t > s.now {
+		s.now = t
+	}
+	return ran, true
+}
+
 // RunFor runs events for d of model time.
 func (s *Scheduler) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
 

@@ -86,3 +86,30 @@ func TestTimerReset(t *testing.T) {
 		t.Error("Reset allocates")
 	}
 }
+
+// RunDue stops after n events, leaving the clock at the last one's time
+// until every due event has run.
+func TestRunDue(t *testing.T) {
+	s := New()
+	var ran []time.Duration
+	for i := 1; i <= 5; i++ {
+		s.At(time.Duration(i), func() { ran = append(ran, s.Now()) })
+	}
+	check := func(t time.Duration, n, wantRan int, wantAll bool, wantNow time.Duration) {
+		if got, all := s.RunDue(t, n); got != wantRan || all != wantAll || s.Now() != wantNow {
+			panic(fmt.Sprintf("RunDue(%v, %d) = %d, %v with clock %v; want %d, %v, %v", t, n, got, all, s.Now(), wantRan, wantAll, wantNow))
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatal(p)
+		}
+	}()
+	check(4, 2, 2, false, 2)
+	check(4, 2, 2, true, 4)
+	check(10, 5, 1, true, 10)
+	check(20, 0, 0, true, 20)
+	if len(ran) != 5 || ran[4] != 5 {
+		t.Fatalf("events ran at %v, want 1ns..5ns", ran)
+	}
+}

@@ -157,6 +157,12 @@ func (l *Loop) Query(ctx context.Context, f func()) error {
 
 // Run drives the scheduler until ctx is cancelled. It locks its OS thread:
 // the loop's waits are blocking syscalls, not the Go netpoller.
+//
+// A pass of the loop runs at most passEvents events, so that when the model
+// needs more CPU than the wall clock gives (a broadcast storm in a loop of
+// switches) the loop still comes back to epoll between passes and serves
+// signals, stats and captures; the model then runs behind the wall clock,
+// which its lateness shows.
 func (l *Loop) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -164,9 +170,12 @@ func (l *Loop) Run(ctx context.Context) error {
 	defer stop()
 	l.cpuStart, l.wallStart = processCPU(), time.Now()
 	events := make([]unix.EpollEvent, 64)
+	behind := false
 	for !l.stopped {
 		timeout := -1
-		if next, ok := l.s.Next(); ok {
+		if behind {
+			timeout = 0
+		} else if next, ok := l.s.Next(); ok {
 			// One early sleep per event, then spin: a second sleep after
 			// waking early would wake late (frames out of a 5 ms delay were
 			// released 41 µs late at the median; now 1-2 µs).
@@ -184,7 +193,8 @@ func (l *Loop) Run(ctx context.Context) error {
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			return err
 		}
-		l.s.RunUntil(l.Now())
+		budget := passEvents
+		behind = !l.runDue(&budget)
 		for _, ev := range events[:max(n, 0)] {
 			switch int(ev.Fd) {
 			case l.tfd:
@@ -201,17 +211,29 @@ func (l *Loop) Run(ctx context.Context) error {
 				}
 			}
 		}
-		l.s.RunUntil(l.Now())
-		for len(l.resumed) > 0 {
+		behind = !l.runDue(&budget)
+		for len(l.resumed) > 0 && !behind {
 			resumed := l.resumed
 			l.resumed = nil
 			for _, t := range resumed {
 				l.read(t)
 			}
-			l.s.RunUntil(l.Now())
+			behind = !l.runDue(&budget)
 		}
 	}
 	return nil
+}
+
+// passEvents is the most events one pass of the loop runs before it serves
+// epoll again: ~1 ms of work at a microsecond an event.
+const passEvents = 1000
+
+// runDue runs the events due now, at most *budget of them, and reports
+// whether it ran them all.
+func (l *Loop) runDue(budget *int) bool {
+	ran, all := l.s.RunDue(l.Now(), *budget)
+	*budget -= ran
+	return all
 }
 
 // earlyWake is how long before an event the loop asks to be woken, then
