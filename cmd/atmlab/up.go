@@ -13,7 +13,7 @@ import (
 )
 
 func newUp(opts *options) *cobra.Command {
-	spin, linger := kernel.DefaultSpin, kernel.DefaultLinger
+	spin, linger, idleSpin := kernel.DefaultSpin, kernel.DefaultLinger, kernel.DefaultIdleSpin
 	var profile string
 	c := &cobra.Command{
 		Use:   "up FILE",
@@ -47,7 +47,7 @@ func newUp(opts *options) *cobra.Command {
 				return err
 			}
 			defer k.Close()
-			k.Loop.Spin, k.Loop.Linger = spin, linger
+			k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = spin, linger, idleSpin
 			for _, n := range k.Notes {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 			}
@@ -67,6 +67,7 @@ func newUp(opts *options) *cobra.Command {
 	}
 	c.Flags().DurationVar(&spin, "spin", spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
 	c.Flags().DurationVar(&linger, "linger", linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
+	c.Flags().DurationVar(&idleSpin, "idle-spin", idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }
