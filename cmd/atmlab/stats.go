@@ -59,8 +59,8 @@ func newStats(opts *options) *cobra.Command {
 				return routerLine(p.Port, p.Router), true
 			})
 			l := st.Loop
-			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%%, release lateness p50 %v p99 %v max %v over %d releases\n",
-				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling at idle priority), release lateness p50 %v p99 %v max %v over %d releases\n",
+				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
 			if n := st.HostDrops(); n > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU), or on an AAL3/4 link the host outran its NIC\n", n)
 			}

@@ -179,3 +179,26 @@ topology:
 		last = rx
 	}
 }
+
+// After a frame the loop polls at idle priority for IdleSpin, then sleeps:
+// its idle spinning is bounded and not counted as the emulator's CPU.
+func TestLoopIdleSpinEnds(t *testing.T) {
+	loop, _, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
+	if _, err := unix.Write(host[0], make([]byte, 60)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(DefaultIdleSpin + 80*time.Millisecond) // the frame's 2 ms delay, then the spin, then quiet
+	stats := func() (st LoopStats) {
+		loop.Query(context.Background(), func() { st = loop.Stats() })
+		return st
+	}
+	a := stats()
+	time.Sleep(100 * time.Millisecond)
+	b := stats()
+	if a.IdleSpin > DefaultIdleSpin+5*time.Millisecond || b.IdleSpin != a.IdleSpin {
+		t.Errorf("idle spin %v, then %v: want at most %v, and no more once quiet", a.IdleSpin, b.IdleSpin, DefaultIdleSpin)
+	}
+	if busy := b.CPUTime - a.CPUTime; busy > 20*time.Millisecond {
+		t.Errorf("the process used %v of CPU in 100 ms of quiet: the loop did not sleep", busy)
+	}
+}
