@@ -183,6 +183,9 @@ func (l *Loop) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { l.Do(func() { l.stopped = true }) })
 	defer stop()
 	l.cpuStart, l.wallStart = processCPU(), time.Now()
+	if l.IdleSpin > 0 && !canLeaveIdle() {
+		l.IdleSpin = 0
+	}
 	events := make([]unix.EpollEvent, 64)
 	behind := false
 	for !l.stopped {
@@ -247,6 +250,25 @@ func (l *Loop) Run(ctx context.Context) error {
 	return nil
 }
 
+// canLeaveIdle reports whether a thread of this process that moves to
+// SCHED_IDLE may move back to normal priority: a process without
+// CAP_SYS_NICE in the machine's user namespace and with RLIMIT_NICE 0 (a
+// rootless lab) may not, so the loop polls idle only where it can. The
+// probe's thread is thrown away: a goroutine that exits locked to its
+// thread ends that thread.
+func canLeaveIdle() bool {
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		if unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}, 0) != nil {
+			ok <- false
+			return
+		}
+		ok <- unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0) == nil
+	}()
+	return <-ok
+}
+
 // setIdle moves the loop's thread to SCHED_IDLE while it spins with
 // nothing to do, and back to normal priority for work.
 func (l *Loop) setIdle(idle bool) {
@@ -261,7 +283,9 @@ func (l *Loop) setIdle(idle bool) {
 	} else {
 		l.idleCPU += threadCPU() - l.idleFrom
 	}
-	unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: policy}, 0)
+	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: policy}, 0); err != nil && !idle {
+		l.IdleSpin = 0 // stuck at idle priority: canLeaveIdle said otherwise
+	}
 }
 
 // passEvents is the most events one pass of the loop runs before it serves

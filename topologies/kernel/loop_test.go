@@ -198,6 +198,9 @@ func TestLoopIdleSpinEnds(t *testing.T) {
 	if a.IdleSpin > DefaultIdleSpin+5*time.Millisecond || b.IdleSpin != a.IdleSpin {
 		t.Errorf("idle spin %v, then %v: want at most %v, and no more once quiet", a.IdleSpin, b.IdleSpin, DefaultIdleSpin)
 	}
+	if canLeaveIdle() && a.IdleSpin == 0 {
+		t.Error("the loop never polled at idle priority, though it may")
+	}
 	if busy := b.CPUTime - a.CPUTime; busy > 20*time.Millisecond {
 		t.Errorf("the process used %v of CPU in 100 ms of quiet: the loop did not sleep", busy)
 	}
