@@ -232,3 +232,51 @@ func TestImpairJitterKeepsOrder(t *testing.T) {
 		prev = a.at
 	}
 }
+
+// TestImpairDefaultLimit: a delay of an hour at line rate holds netem's
+// default 1000 frames, not an hour of traffic (607 MB in 40 s before), and
+// counts the rest as limit drops.
+func TestImpairDefaultLimit(t *testing.T) {
+	s := sched.New()
+	c := &collector{s: s}
+	ch := NewChannel(s, ChannelConfig{Rate: 100 * units.Mbps, QueueFrames: 64, Impair: Impair{Delay: time.Hour}}, c)
+	const n, slot = 10000, 123040 * time.Nanosecond // a 1514-byte frame's 1538 octets at 100M
+	for i := range n {
+		s.At(time.Duration(i)*slot, func() { ch.Send(frame(uint64(i), 1514)) })
+	}
+	s.RunUntil(n * slot)
+	if st := ch.Stats(); st.TxFrames != n || st.LimitDrops != n-DefaultLimit || st.QueueDrops != 0 || st.Delivered != 0 || s.Pending() != DefaultLimit {
+		t.Fatalf("after %v: %+v, %d events pending; want %d sent, %d limit drops, %d in the pipe", s.Now(), st, s.Pending(), n, n-DefaultLimit, DefaultLimit)
+	}
+	s.Run()
+	if st := ch.Stats(); st.Delivered != DefaultLimit || len(c.got) != DefaultLimit {
+		t.Fatalf("delivered %d, want %d", st.Delivered, DefaultLimit)
+	}
+	first, last := c.got[0], c.got[DefaultLimit-1]
+	if first.id != 0 || first.at != time.Hour+122080*time.Nanosecond || last.id != DefaultLimit-1 || last.at != time.Hour+(DefaultLimit-1)*slot+122080*time.Nanosecond {
+		t.Fatalf("first %+v, last %+v", first, last)
+	}
+}
+
+// TestImpairHugeJitter: jitter of 1281023h or more panicked (2*jitter
+// overflowed Int64N's argument); any jitter keeps delivery times in order
+// and never before the frame left.
+func TestImpairHugeJitter(t *testing.T) {
+	for _, j := range []time.Duration{1281023 * time.Hour, math.MaxInt64} {
+		s := sched.New()
+		c := &collector{s: s}
+		ch := NewChannel(s, ChannelConfig{Rate: units.Gbps, Impair: Impair{Delay: time.Hour, Jitter: j}, Seed: 3}, c)
+		for i := range 20 {
+			ch.Send(frame(uint64(i), 100))
+		}
+		s.Run()
+		if len(c.got) != 20 {
+			t.Fatalf("jitter %v: delivered %d of 20", j, len(c.got))
+		}
+		for i, a := range c.got {
+			if a.id != uint64(i) || a.at <= 0 || i > 0 && a.at < c.got[i-1].at {
+				t.Fatalf("jitter %v: frame %d (id %d) at %v after %v", j, i, a.id, a.at, c.got[max(i-1, 0)].at)
+			}
+		}
+	}
+}

@@ -17,6 +17,11 @@ import (
 // enough that the host's own queues hold any excess (docs/design.md, modelling rule 4).
 const NICRing = 64
 
+// RouterQueue is a router interface's output queue, in frames: Linux's
+// default txqueuelen. A router feeding a slower link queues at most this
+// much and counts the rest as drops.
+const RouterQueue = 1000
+
 // Network is a lab's emulated part: every port and link, built on one
 // scheduler. Hosts' ports are HostPorts whose TAP side the kernel package
 // (or a test) attaches.
@@ -187,6 +192,8 @@ func channelConfig(lab *Lab, from Endpoint, dir Direction, l *Link) emulator.Cha
 		cfg.QueueFrames = NICRing
 	case KindSwitch:
 		cfg.QueueBytes = int(node.Buffer)
+	case KindRouter:
+		cfg.QueueFrames = RouterQueue
 	}
 	return cfg
 }

@@ -5,6 +5,7 @@ package units
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -29,9 +30,18 @@ var namedPHYs = map[string]BitRate{
 	"atm25": 25_600_000,
 }
 
+// The rates a lab may use: tc's token bucket, in front of every host, takes
+// whole octets per second (1 bit/s is 0 to it) and a burst of 2 ms of line
+// rate in 32 bits.
+const (
+	MinRate = Kbps
+	MaxRate = 1000 * Gbps
+)
+
 // ParseRate parses a rate: a decimal number with an optional SI suffix
 // (k, M, G, with optional "bps", "bit" or "b/s"), or a named PHY (oc3, oc12,
-// ds3, atm25). "100M" is 100 Mbit/s; "155.52M" is OC-3's line rate.
+// ds3, atm25). "100M" is 100 Mbit/s; "155.52M" is OC-3's line rate. A rate
+// is from MinRate to MaxRate.
 func ParseRate(s string) (BitRate, error) {
 	in := strings.TrimSpace(s)
 	if r, ok := namedPHYs[strings.ToLower(in)]; ok {
@@ -54,11 +64,11 @@ func ParseRate(s string) (BitRate, error) {
 	if err != nil || num == "" {
 		return 0, fmt.Errorf("bad rate %q: write a number with k, M or G (100M, 155.52M) or a PHY name (oc3, oc12, ds3, atm25)", s)
 	}
-	r := BitRate(v*mult + 0.5)
-	if r <= 0 {
-		return 0, fmt.Errorf("bad rate %q: must be positive", s)
+	v *= mult
+	if !(v+0.5 >= float64(MinRate) && v+0.5 < float64(MaxRate)+1) { // NaN fails too
+		return 0, fmt.Errorf("bad rate %q: from 1k to 1000G (1 kbit/s to 1 Tbit/s)", s)
 	}
-	return r, nil
+	return BitRate(v + 0.5), nil
 }
 
 // String formats the rate with the largest SI unit that keeps it readable.
@@ -107,6 +117,9 @@ func ParseSize(s string) (Size, error) {
 	v, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || v < 0 {
 		return 0, fmt.Errorf("bad size %q: write a whole number with B, KiB or MiB (128KiB)", s)
+	}
+	if v > math.MaxInt64/mult {
+		return 0, fmt.Errorf("bad size %q: too large", s)
 	}
 	return Size(v * mult), nil
 }

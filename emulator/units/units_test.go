@@ -12,14 +12,16 @@ func TestParseRate(t *testing.T) {
 	}{
 		{"10M", 10 * Mbps}, {"100M", 100 * Mbps}, {"1G", Gbps}, {"155.52M", 155_520_000},
 		{"oc3", 155_520_000}, {"OC12", 622_080_000}, {"ds3", 44_736_000}, {"atm25", 25_600_000},
-		{"100Mbps", 100 * Mbps}, {"64kbit", 64 * Kbps}, {"1500", 1500},
+		{"100Mbps", 100 * Mbps}, {"64kbit", 64 * Kbps}, {"1500", 1500}, {"1k", MinRate}, {"1000G", MaxRate},
 	} {
 		got, err := ParseRate(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseRate(%q) = %v, %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "fast", "-10M", "0", "10X"} {
+	// tc takes whole octets a second and a 32-bit burst: 1 bit/s and 9e18
+	// failed only in `up`; NaN and inf wrapped to nonsense.
+	for _, bad := range []string{"", "fast", "-10M", "0", "10X", "1", "999", "9e18", "1001G", "NaN", "inf", "1e30"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q) succeeded, want an error", bad)
 		}
@@ -36,7 +38,8 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %v, %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "1.5KiB", "-1", "lots"} {
+	// 17179869185GiB wrapped to 1 GiB.
+	for _, bad := range []string{"", "1.5KiB", "-1", "lots", "17179869185GiB", "9223372036854775808"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded, want an error", bad)
 		}
