@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ func ResolveReferences(lab *topologies.Lab) []HardwareFigure {
 		if r.File == "" {
 			h.Value, h.As = r.Normalized(), r.Label()
 		} else {
-			data, err := os.ReadFile(r.File)
+			data, err := r.Read() // bounded, and only under the lab file's directory
 			if err == nil {
 				if r.Format == "iperf3" {
 					h.Value, err = fromIperf3(data)

@@ -1,8 +1,10 @@
 package topologies
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/netip"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,7 +37,12 @@ func (e *Error) Error() string {
 // Load reads and validates a lab file. All problems come back at once, joined,
 // each an *Error.
 func Load(path string) (*Lab, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read lab file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1)) // /dev/zero ends too
 	if err != nil {
 		return nil, fmt.Errorf("read lab file: %w", err)
 	}
@@ -43,14 +51,44 @@ func Load(path string) (*Lab, error) {
 
 // Parse validates a lab file's contents; file names it in errors.
 func Parse(file string, data []byte) (*Lab, error) {
+	if err := checkSize(file, data); err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(data) && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		bad := 0
+		for bad < len(data) {
+			r, n := utf8.DecodeRune(data[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		return nil, &Error{File: file, Line: 1 + bytes.Count(data[:bad], []byte("\n")), Key: "yaml",
+			Msg: fmt.Sprintf("byte 0x%02x at column %d is not UTF-8: save the file as UTF-8", data[bad], bad-bytes.LastIndexByte(data[:bad], '\n'))}
+	}
 	d := &decoder{file: file}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	yamlError := func(err error) error {
 		line := 1
 		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		return nil, &Error{File: file, Line: line, Key: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return &Error{File: file, Line: line, Key: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
+		return nil, yamlError(err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		return nil, &Error{File: file, Line: line, Key: "yaml", Msg: "a second YAML document: a lab file is one document; remove the --- and what follows, or put it in its own file"}
+	case err != io.EOF:
+		return nil, yamlError(err)
 	}
 	lab := &Lab{File: file}
 	if len(root.Content) == 0 {
@@ -168,15 +206,9 @@ func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
 	}
 }
 
+// duration decodes a Go duration from 0 to MaxDuration.
 func (d *decoder) duration(key string, v *yaml.Node, into *time.Duration) {
-	if s, ok := d.scalar(key, v); ok {
-		t, err := time.ParseDuration(s)
-		if err != nil || t < 0 {
-			d.errorf(v, key, "bad duration %q: use Go syntax such as 10ms, 100us, 1.5s", s)
-			return
-		}
-		*into = t
-	}
+	d.durationIn(key, v, MaxDuration, into)
 }
 
 func (d *decoder) boolean(key string, v *yaml.Node, into *bool) {
@@ -261,6 +293,10 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 		d.errorf(n, "topology.nodes", "want a mapping of node names to nodes, got %s", kindName(n))
 		return
 	}
+	if len(n.Content)/2 > MaxNodes {
+		d.errorf(n, "topology.nodes", "%d nodes: a lab holds at most %d; split the lab", len(n.Content)/2, MaxNodes)
+		return
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := "topology.nodes." + k.Value
@@ -272,7 +308,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 			continue
 		}
 		node := &Node{Name: k.Value, Line: k.Line}
-		lab.Nodes = append(lab.Nodes, node)
+		lab.addNode(node)
 		d.node(key, v, node)
 	}
 }
@@ -337,15 +373,15 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 					continue
 				}
 				if s, ok := d.scalar(key+"."+k.Value, val); ok {
-					node.Sysctls = append(node.Sysctls, Sysctl{k.Value, s})
+					node.Sysctls = append(node.Sysctls, Sysctl{Key: k.Value, Value: s, Line: k.Line})
 				}
 			}
 		}},
 		"buffer": {"buffer", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				b, err := units.ParseSize(s)
-				if err != nil || b < 1518 {
-					d.errorf(v, key, "bad buffer %q: a size of at least one frame, such as 128KiB", s)
+				if err != nil || b < 1518 || b > MaxBuffer {
+					d.errorf(v, key, "bad buffer %q: a size from one frame (1518B) to 1GiB, such as 128KiB", s)
 					return
 				}
 				node.Buffer = b
@@ -379,11 +415,11 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			c := &node.Router.Cost
 			var cpu string
 			d.mapping(v, key, []field{
-				{"ip", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.IP) }},
-				{"push", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Push) }},
-				{"swap", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Swap) }},
-				{"pop", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.Pop) }},
-				{"per_byte", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerByte) }},
+				{"ip", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.IP) }},
+				{"push", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Push) }},
+				{"swap", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Swap) }},
+				{"pop", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Pop) }},
+				{"per_byte", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerByte) }},
 				{"cpu", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &cpu, "own", "shared") }},
 				{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
 			})
@@ -440,10 +476,10 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 	c := &FrameCPU{}
 	d.mapping(v, key, []field{
-		{"per_packet", false, func(key string, v *yaml.Node) { d.duration(key, v, &c.PerPacket) }},
+		{"per_packet", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerPacket) }},
 		{"per_byte", false, func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
 			var perByte time.Duration
-			d.duration(key, v, &perByte)
+			d.durationIn(key, v, maxPerByte, &perByte)
 			if perByte > 0 {
 				c.Copy = units.BitRate(math.Round(8e9 / float64(perByte)))
 			}

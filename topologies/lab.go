@@ -46,6 +46,13 @@ type Lab struct {
 	Grades      *Grades       // a study's letter grades for tools, if any
 	Notes       string        // Markdown the report shows under its title
 	Figures     []*Figure     // plots beside the report's default ones
+	Warnings    []*Error      // what is valid but likely a mistake: loops of switches
+
+	// Indexes by name and endpoint, so that validation stays linear; they
+	// catch up with whatever was appended to Nodes and Links since.
+	nodeIndex              map[string]*Node
+	linkIndex              map[Endpoint]*Link
+	nodesIndexed, linksIdx int
 }
 
 // Node is a host or a device.
@@ -138,7 +145,10 @@ type Route struct {
 }
 
 // Sysctl is a setting written in the host's namespace (net.* only).
-type Sysctl struct{ Key, Value string }
+type Sysctl struct {
+	Key, Value string
+	Line       int
+}
 
 // Endpoint names one end of a link: node and interface or port.
 type Endpoint struct{ Node, Port string }
@@ -184,24 +194,38 @@ type Link struct {
 	ATM         *ATM          // nil for Ethernet
 }
 
-// Node returns the node named name, or nil.
+// Node returns the node named name (the first, if two share it), or nil.
 func (l *Lab) Node(name string) *Node {
-	for _, n := range l.Nodes {
-		if n.Name == name {
-			return n
+	if l.nodeIndex == nil || l.nodesIndexed > len(l.Nodes) {
+		l.nodeIndex, l.nodesIndexed = map[string]*Node{}, 0
+	}
+	for ; l.nodesIndexed < len(l.Nodes); l.nodesIndexed++ {
+		n := l.Nodes[l.nodesIndexed]
+		if _, dup := l.nodeIndex[n.Name]; !dup {
+			l.nodeIndex[n.Name] = n
 		}
 	}
-	return nil
+	return l.nodeIndex[name]
 }
 
-// LinkOf returns the link that has endpoint e, or nil.
+// addNode appends a node.
+func (l *Lab) addNode(n *Node) { l.Nodes = append(l.Nodes, n) }
+
+// LinkOf returns the link that has endpoint e (the first, if two share
+// it), or nil.
 func (l *Lab) LinkOf(e Endpoint) *Link {
-	for _, k := range l.Links {
-		if k.A == e || k.B == e {
-			return k
+	if l.linkIndex == nil || l.linksIdx > len(l.Links) {
+		l.linkIndex, l.linksIdx = map[Endpoint]*Link{}, 0
+	}
+	for ; l.linksIdx < len(l.Links); l.linksIdx++ {
+		k := l.Links[l.linksIdx]
+		for _, end := range []Endpoint{k.A, k.B} {
+			if _, dup := l.linkIndex[end]; !dup {
+				l.linkIndex[end] = k
+			}
 		}
 	}
-	return nil
+	return l.linkIndex[e]
 }
 
 // Interface returns the interface named name, or nil.

@@ -2,9 +2,9 @@ package topologies
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +17,10 @@ import (
 func (d *decoder) links(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
 		d.errorf(n, "topology.links", "want a list of links, each with endpoints: [\"h1:eth0\", \"sw1:p1\"]")
+		return
+	}
+	if len(n.Content) > MaxLinks {
+		d.errorf(n, "topology.links", "%d links: a lab holds at most %d; split the lab", len(n.Content), MaxLinks)
 		return
 	}
 	for i, v := range n.Content {
@@ -50,12 +54,12 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				}},
 				{"cable", false, func(key string, v *yaml.Node) {
 					if s, ok := d.scalar(key, v); ok {
-						m, err := strconv.ParseFloat(strings.TrimSuffix(s, "m"), 64)
-						if err != nil || m < 0 || !strings.HasSuffix(s, "m") {
-							d.errorf(v, key, "bad cable length %q: write metres, such as 100m", s)
+						m, ok := floatIn(strings.TrimSuffix(s, "m"), 0, MaxCable)
+						if !ok || !strings.HasSuffix(s, "m") {
+							d.errorf(v, key, "bad cable length %q: metres from 0m to 100000000m (100,000 km), such as 100m", s)
 							return
 						}
-						l.Propagation = time.Duration(m * 5) // about 5 ns per metre in copper and fibre
+						l.Propagation = time.Duration(m * nsPerMetre)
 					}
 				}},
 			})
@@ -71,9 +75,9 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
 				{"pcr", false, func(key string, v *yaml.Node) {
 					if s, ok := d.scalar(key, v); ok {
-						r, err := strconv.ParseFloat(s, 64)
-						if err != nil || r <= 0 {
-							d.errorf(v, key, "bad peak cell rate %q: cells per second, such as 100000", s)
+						r, ok := floatIn(s, 1, math.MaxFloat64)
+						if !ok {
+							d.errorf(v, key, "bad peak cell rate %q: cells per second from 1 to the PHY's cell rate, such as 100000", s)
 							return
 						}
 						a.PCR = r
@@ -82,6 +86,9 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			})
 			if phy, ok := atm.PHYs[a.PHY]; ok {
 				l.AB.Rate, l.BA.Rate = phy.LineRate, phy.LineRate
+				if a.PCR > phy.CellRate() {
+					d.errorf(v, key+".pcr", "peak cell rate %g is above %s's %.0f cells/s: give 1 to %.0f, or leave pcr: out for line rate", a.PCR, a.PHY, math.Floor(phy.CellRate()), math.Floor(phy.CellRate()))
+				}
 			}
 		}},
 		{"impair", false, func(key string, v *yaml.Node) { d.impair(key, v, &both) }},
@@ -150,7 +157,7 @@ func (d *decoder) impair(path string, n *yaml.Node, im *emulator.Impair) {
 		{"delay", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Delay) }},
 		{"jitter", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Jitter) }},
 		{"loss", false, func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
-		{"limit", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<30, &im.Limit) }},
+		{"limit", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, MaxLimit, &im.Limit) }},
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
 	})
 }
@@ -186,6 +193,7 @@ func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) 
 // kinds and links that fit together.
 func (d *decoder) check(lab *Lab) {
 	used := map[Endpoint]int{}
+	hubFirst := map[string]*Link{}
 	for _, l := range lab.Links {
 		for _, e := range []Endpoint{l.A, l.B} {
 			if prev, ok := used[e]; ok {
@@ -203,7 +211,7 @@ func (d *decoder) check(lab *Lab) {
 		if l.A == l.B {
 			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link joins %s to itself", l.A)
 		}
-		d.checkHubLink(lab, l)
+		d.checkHubLink(lab, l, hubFirst)
 		d.checkATMLink(lab, l)
 	}
 	for _, n := range lab.Nodes {
@@ -237,6 +245,9 @@ func (d *decoder) check(lab *Lab) {
 			}
 			addrs[i.IPv4.Addr()] = where
 		}
+		for _, s := range n.Sysctls {
+			d.checkSysctl(n, s)
+		}
 		for _, r := range n.Routes {
 			onLink := slices.ContainsFunc(n.Interfaces, func(i *Interface) bool {
 				return i.IPv4.IsValid() && i.IPv4.Masked().Contains(r.Via)
@@ -253,36 +264,61 @@ func (d *decoder) check(lab *Lab) {
 			}
 		}
 	}
+	d.checkPVCs(lab)
 	defaultRoutes(lab)
+	lab.Warnings = loopWarnings(lab)
 }
 
 // defaultRoutes gives a host without routes a default route through a
-// router on one of its subnets, if there is one.
+// router on one of its subnets, if there is one: the first router, in file
+// order, with an address in the subnet of the host's first interface that
+// has one. Routers' addresses are indexed by subnet, one table per prefix
+// length the hosts use, so that this stays linear.
 func defaultRoutes(lab *Lab) {
+	var routerAddrs []netip.Addr
+	for _, r := range lab.Nodes {
+		if r.Kind != KindRouter {
+			continue
+		}
+		for _, ri := range r.Interfaces {
+			if ri.IPv4.IsValid() {
+				routerAddrs = append(routerAddrs, ri.IPv4.Addr())
+			}
+		}
+	}
+	bySubnet := map[int]map[netip.Prefix]netip.Addr{} // prefix length -> subnet -> first router address
 	for _, h := range lab.Nodes {
 		if h.Kind != KindHost || len(h.Routes) > 0 {
 			continue
 		}
-	search:
 		for _, hi := range h.Interfaces {
-			for _, r := range lab.Nodes {
-				if r.Kind != KindRouter || !hi.IPv4.IsValid() {
-					continue
-				}
-				for _, ri := range r.Interfaces {
-					if ri.IPv4.IsValid() && hi.IPv4.Masked().Contains(ri.IPv4.Addr()) {
-						h.Routes = append(h.Routes, Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: ri.IPv4.Addr(), Line: hi.Line})
-						break search
+			if !hi.IPv4.IsValid() {
+				continue
+			}
+			bits := hi.IPv4.Bits()
+			table, ok := bySubnet[bits]
+			if !ok {
+				table = map[netip.Prefix]netip.Addr{}
+				for _, a := range routerAddrs {
+					p := netip.PrefixFrom(a, bits).Masked()
+					if _, dup := table[p]; !dup {
+						table[p] = a
 					}
 				}
+				bySubnet[bits] = table
+			}
+			if via, ok := table[hi.IPv4.Masked()]; ok {
+				h.Routes = append(h.Routes, Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: via, Line: hi.Line})
+				break
 			}
 		}
 	}
 }
 
 // checkHubLink validates a link to a hub: one shared medium has one rate, no
-// per-link impairments, and hubs are not cascaded in this version.
-func (d *decoder) checkHubLink(lab *Lab, l *Link) {
+// per-link impairments, and hubs are not cascaded in this version. first
+// holds each hub's first link, which later ones are compared with.
+func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 	a, b := lab.Node(l.A.Node), lab.Node(l.B.Node)
 	if a.Kind != KindHub && b.Kind != KindHub {
 		return
@@ -300,19 +336,18 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link) {
 	if b.Kind == KindHub {
 		hub = b
 	}
-	for _, o := range lab.Links {
-		if o != l && (o.A.Node == hub.Name || o.B.Node == hub.Name) && o.AB.Rate != l.AB.Rate {
-			d.errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
-			return
-		}
+	if o, ok := first[hub.Name]; !ok {
+		first[hub.Name] = l
+	} else if o.AB.Rate != l.AB.Rate {
+		d.errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
 	}
 }
 
 // loss reads a percentage ("0.1%" or 0.1) into a probability.
 func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
 	if s, ok := d.scalar(key, v); ok {
-		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-		if err != nil || p < 0 || p > 100 {
+		p, ok := floatIn(strings.TrimSuffix(strings.TrimSpace(s), "%"), 0, 100)
+		if !ok {
 			d.errorf(v, key, "bad loss %q: a percentage from 0 to 100, such as 0.1%%", s)
 			return
 		}

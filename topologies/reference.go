@@ -1,7 +1,9 @@
 package topologies
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +26,68 @@ type Reference struct {
 	File       string // iperf3 -J output or netperf's classic output
 	Format     string // iperf3 or netperf
 	Source     string
+	dir        string // the lab file's directory, which File must be under
+}
+
+// MaxReferenceBytes bounds a reference's result file: iperf3 -J output of
+// a long run with interval reports is a few MB.
+const MaxReferenceBytes = 16 << 20
+
+// referenceFile resolves a reference's file: a regular file under dir
+// (symbolic links followed, then checked), of at most MaxReferenceBytes.
+// It returns the path as given, joined to dir when relative.
+func referenceFile(dir, name string) (string, error) {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, name)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return path, fmt.Errorf("cannot read the lab file's directory %s: %v", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	if rel, err := filepath.Rel(realDir, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path, fmt.Errorf("%s is outside the lab file's directory %s: copy the result file next to the lab file", name, dir)
+	}
+	st, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return path, fmt.Errorf("cannot read %s: %v", path, err)
+	case !st.Mode().IsRegular():
+		return path, fmt.Errorf("%s is not a regular file: give a result file (iperf3 -J or netperf output)", name)
+	case st.Size() > MaxReferenceBytes:
+		return path, fmt.Errorf("%s is %d bytes: a result file holds at most %d (16 MiB)", name, st.Size(), MaxReferenceBytes)
+	}
+	return path, nil
+}
+
+// Read returns the contents of the reference's result file, checked again
+// as validation checked it (it may have changed since), read no further
+// than MaxReferenceBytes.
+func (r *Reference) Read() ([]byte, error) {
+	dir := r.dir
+	if dir == "" { // a Reference not from a lab file
+		dir = filepath.Dir(r.File)
+	}
+	if _, err := referenceFile(dir, r.File); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(r.File)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", r.File)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxReferenceBytes+1))
+	if err == nil && len(data) > MaxReferenceBytes {
+		err = fmt.Errorf("%s is larger than %d bytes", r.File, MaxReferenceBytes)
+	}
+	return data, err
 }
 
 // refUnits converts reference units to bits/s or transactions/s. netperf's
@@ -48,7 +112,7 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 	dir := filepath.Dir(lab.File)
 	for i, v := range n.Content {
 		path := fmt.Sprintf("reference[%d]", i)
-		r := &Reference{Line: v.Line, Tool: "atmlab"}
+		r := &Reference{Line: v.Line, Tool: "atmlab", dir: dir}
 		d.mapping(v, path, []field{
 			{"experiment", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
@@ -67,13 +131,11 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 			{"unit", false, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{"file", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
-					if !filepath.IsAbs(s) {
-						s = filepath.Join(dir, s)
+					path, err := referenceFile(dir, s)
+					if err != nil {
+						d.errorf(v, key, "%v", err)
 					}
-					if _, err := os.Stat(s); err != nil {
-						d.errorf(v, key, "cannot read %s: %v", s, err)
-					}
-					r.File = s
+					r.File = path
 				}
 			}},
 			{"format", false, func(key string, v *yaml.Node) {

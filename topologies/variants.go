@@ -207,9 +207,11 @@ func (lab *Lab) apply(name string) error {
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).
 	d := &decoder{file: lab.File}
+	hubFirst := map[string]*Link{}
 	for _, link := range lab.Links {
-		d.checkHubLink(lab, link)
+		d.checkHubLink(lab, link, hubFirst)
 	}
+	d.checkPVCs(lab)
 	if len(d.errs) > 0 {
 		return fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
 	}

@@ -1,0 +1,116 @@
+package topologies
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Size limits of a lab file: validation is linear, but a lab is namespaces,
+// TAPs and goroutines on one machine, and a file beyond these is a mistake
+// or an attack.
+const (
+	MaxFileBytes = 4 << 20
+	MaxNodes     = 4096
+	MaxLinks     = 8192
+)
+
+// Value ranges the decoder enforces (README, "Lab files").
+const (
+	MaxDuration = 24 * time.Hour       // delay, jitter, ageing, an experiment's duration
+	MaxCost     = time.Second          // a CPU's or router's cost per packet
+	MaxCable    = 100_000_000.0        // metres: 100,000 km, 0.5 s of propagation
+	MaxLimit    = 1 << 20              // frames in an impairment pipe
+	MaxBuffer   = 1 << 30              // a switch's buffer per port, bytes
+	nsPerMetre  = 5                    // about 5 ns per metre in copper and fibre
+	maxPerByte  = 8 * time.Millisecond // per_byte: 1 kbit/s
+)
+
+// durationIn decodes a Go duration from 0 to hi.
+func (d *decoder) durationIn(key string, v *yaml.Node, hi time.Duration, into *time.Duration) {
+	if s, ok := d.scalar(key, v); ok {
+		t, err := time.ParseDuration(s)
+		if err != nil || t < 0 || t > hi {
+			d.errorf(v, key, "bad duration %q: from 0 to %v in Go syntax, such as 10ms, 100us, 1.5s", s, hi)
+			return
+		}
+		*into = t
+	}
+}
+
+// floatIn parses a decimal number from lo to hi; NaN and infinities are
+// outside every range.
+func floatIn(s string, lo, hi float64) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return f, err == nil && f >= lo && f <= hi
+}
+
+//go:embed sysctls.txt
+var sysctlList string
+
+// nsSysctls are the patterns of sysctls a network namespace can write.
+var nsSysctls = func() []string {
+	var out []string
+	for _, l := range strings.Split(sysctlList, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}()
+
+// congestionControls are Linux's TCP congestion control modules (net/ipv4
+// tcp_*.c); `up` makes the ones a lab names selectable in its namespaces.
+var congestionControls = []string{"bbr", "bic", "cdg", "cubic", "dctcp", "highspeed", "htcp", "hybla", "illinois", "lp", "nv", "reno", "scalable", "vegas", "veno", "westwood", "yeah"}
+
+// checkSysctl refuses what `up` could not write in the host's namespace: a
+// host-wide key (net.core.rmem_max), an unknown one, an interface the host
+// lacks, or an unknown congestion control.
+func (d *decoder) checkSysctl(n *Node, s Sysctl) {
+	at, key := &yaml.Node{Line: s.Line}, "topology.nodes."+n.Name+".sysctls."+s.Key
+	parts := strings.Split(s.Key, ".")
+	known := slices.ContainsFunc(nsSysctls, func(p string) bool {
+		pp := strings.Split(p, ".")
+		if len(pp) != len(parts) {
+			return false
+		}
+		for i := range pp {
+			if pp[i] == "*" {
+				if parts[i] != "all" && parts[i] != "default" && parts[i] != "lo" && n.Interface(parts[i]) == nil {
+					return false
+				}
+			} else if pp[i] != parts[i] {
+				return false
+			}
+		}
+		return true
+	})
+	if !known {
+		d.errorf(at, key, "not a sysctl a host's own namespace can write (host-wide keys such as net.core.rmem_max cannot be set per host; per-interface keys name one of %s's interfaces, all or default)", n.Name)
+		return
+	}
+	if strings.ContainsAny(s.Value, "\n\x00") || s.Value == "" {
+		d.errorf(at, key, "want one line of value, got %q", s.Value)
+		return
+	}
+	if s.Key == "net.ipv4.tcp_congestion_control" && !slices.Contains(congestionControls, s.Value) {
+		d.errorf(at, key, "unknown congestion control %q: use one of %s", s.Value, strings.Join(congestionControls, ", "))
+	}
+}
+
+// checkSize refuses a lab file beyond the size limits before it is parsed.
+func checkSize(file string, data []byte) error {
+	if len(data) > MaxFileBytes {
+		return &Error{File: file, Line: 1, Key: "file", Msg: fmt.Sprintf("%d bytes: a lab file holds at most %d (4 MiB); split the lab", len(data), MaxFileBytes)}
+	}
+	return nil
+}
+
+// finite reports whether f is a number (not NaN or an infinity).
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
