@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
@@ -24,8 +23,8 @@ const (
 type Ceiling struct {
 	Proto      string  `json:"proto"` // udp, tcp (timestamps on, as Linux) or tcp-nots
 	Payload    int     `json:"payload_bytes"`
-	Frames     int     `json:"frames_per_message"` // IP fragments for UDP, segments for TCP
-	WireBytes  int     `json:"wire_bytes"`         // per message, all framing included
+	Frames     float64 `json:"frames_per_message"` // IP fragments for UDP; for a TCP stream the message's share of full segments
+	WireBytes  float64 `json:"wire_bytes"`         // per message (its share, for TCP), all framing included
 	Efficiency float64 `json:"efficiency"`         // payload / wire bytes
 	Goodput    float64 `json:"goodput_bps"`
 }
@@ -63,11 +62,14 @@ func ATMCeiling(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, payload int, p
 // whose framing turns an IP packet of n bytes into wire(n) bytes.
 func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip int) int) (Ceiling, error) {
 	c := Ceiling{Proto: proto, Payload: payload}
-	if payload <= 0 || mtu < 68 {
-		return c, fmt.Errorf("need a payload ≥ 1 byte and an MTU ≥ 68")
+	if payload <= 0 || mtu < 68 || mtu > 65535 {
+		return c, fmt.Errorf("need a payload ≥ 1 byte and an MTU from 68 to 65535")
 	}
 	switch proto {
 	case "udp":
+		if payload > MaxUDPPayload {
+			return c, fmt.Errorf("a UDP payload of %d bytes does not fit: an IPv4 datagram carries at most %d", payload, MaxUDPPayload)
+		}
 		data := payload + UDPHeader
 		perFrag := mtu - IPv4Header
 		if data > perFrag {
@@ -75,9 +77,9 @@ func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip in
 		}
 		for left := data; left > 0; left -= perFrag {
 			c.Frames++
-			c.WireBytes += wire(IPv4Header + min(left, perFrag))
+			c.WireBytes += float64(wire(IPv4Header + min(left, perFrag)))
 		}
-		c.Efficiency = float64(payload) / float64(c.WireBytes)
+		c.Efficiency = float64(payload) / c.WireBytes
 	case "tcp", "tcp-nots":
 		// A stream is cut into full MSS segments whatever the message size.
 		hdr := IPv4Header + TCPHeader
@@ -85,8 +87,8 @@ func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip in
 			hdr += TCPTimestamps
 		}
 		mss := mtu - hdr
-		c.Frames = (payload + mss - 1) / mss
-		c.WireBytes = int(math.Round(float64(payload) / float64(mss) * float64(wire(hdr+mss))))
+		c.Frames = float64(payload) / float64(mss)
+		c.WireBytes = c.Frames * float64(wire(hdr+mss))
 		c.Efficiency = float64(mss) / float64(wire(hdr+mss))
 	default:
 		return c, fmt.Errorf("proto %q: use udp, tcp or tcp-nots", proto)
@@ -121,7 +123,7 @@ func Sawtooth(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, from, to int) ([
 			return nil, err
 		}
 		if c.WireBytes > prev.WireBytes && c.Frames == prev.Frames && n-1 >= from {
-			steps = append(steps, Step{Size: n - 1, Cells: prev.WireBytes / phy.CellOctets, Goodput: prev.Goodput, Next: c.Goodput, Drop: 1 - c.Goodput/prev.Goodput})
+			steps = append(steps, Step{Size: n - 1, Cells: int(prev.WireBytes) / phy.CellOctets, Goodput: prev.Goodput, Next: c.Goodput, Drop: 1 - c.Goodput/prev.Goodput})
 		}
 		prev = c
 	}

@@ -17,7 +17,7 @@ func TestEthernetCeiling(t *testing.T) {
 		mtu, payload int
 		proto        string
 		want         float64 // Mbit/s
-		frames       int
+		frames       float64
 	}{
 		{10 * units.Mbps, 1500, 1472, "udp", 9.571, 1},
 		{100 * units.Mbps, 1500, 1472, "udp", 95.709, 1},
@@ -28,7 +28,8 @@ func TestEthernetCeiling(t *testing.T) {
 		{100 * units.Mbps, 1500, 8192, "udp", 95.84, 6}, // 6 fragments
 		{units.Gbps, 9000, 8972, "udp", 992.70, 1},      // jumbo
 		{units.Gbps, 9000, 8948, "tcp", 990.04, 1},
-		{100 * units.Mbps, 1500, 65536, "tcp", 94.15, 46}, // a large message is MSS segments
+		{100 * units.Mbps, 1500, 65536, "tcp", 94.15, 65536.0 / 1448}, // a message's share of MSS segments
+		{100 * units.Mbps, 1500, 1, "tcp", 94.148, 1.0 / 1448},        // was 1 frame of 1 wire byte
 	} {
 		c, err := EthernetCeiling(tc.rate, tc.mtu, tc.payload, tc.proto)
 		if err != nil {
@@ -38,7 +39,7 @@ func TestEthernetCeiling(t *testing.T) {
 			t.Errorf("EthernetCeiling(%v, %d, %d, %s) = %.3f Mbit/s, want %.3f", tc.rate, tc.mtu, tc.payload, tc.proto, got, tc.want)
 		}
 		if c.Frames != tc.frames {
-			t.Errorf("EthernetCeiling(%v, %d, %d, %s): %d frames, want %d", tc.rate, tc.mtu, tc.payload, tc.proto, c.Frames, tc.frames)
+			t.Errorf("EthernetCeiling(%v, %d, %d, %s): %g frames, want %g", tc.rate, tc.mtu, tc.payload, tc.proto, c.Frames, tc.frames)
 		}
 	}
 	if _, err := EthernetCeiling(units.Gbps, 1500, 100, "sctp"); err == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -31,10 +32,53 @@ func (p *calcPath) ceiling(payload int) (harness.Ceiling, error) {
 	if p.phy != nil {
 		return harness.ATMCeiling(*p.phy, p.aal, p.encap, p.mtu, payload, p.proto)
 	}
-	return harness.MPLSCeiling(p.rate, p.mtu, p.labels, payload, p.proto)
+	c, err := harness.MPLSCeiling(p.rate, p.mtu, p.labels, payload, p.proto)
+	if err == nil && p.labels > 0 {
+		// The largest IP packet of a message: a full segment, a datagram or
+		// its first fragment, all at most the MTU. Its labels must fit the
+		// routers' MTU too, the larger of 1500 and --mtu (routers refuse
+		// what does not: ICMP "fragmentation needed").
+		ip := p.mtu
+		if p.proto == "udp" {
+			ip = min(payload+harness.IPv4Header+harness.UDPHeader, p.mtu)
+		}
+		if link := max(1500, p.mtu); ip+4*p.labels > link {
+			return c, fmt.Errorf("payload %d does not fit: a %d-byte IP packet with %d label(s) is %d bytes, over the routers' %d-byte MTU; give --mtu %d (labels ride on top of the hosts' MTU) or a smaller payload",
+				payload, ip, p.labels, ip+4*p.labels, link, link-4*p.labels)
+		}
+	}
+	return c, err
+}
+
+// mss is a TCP stream's segment payload on the path.
+func (p *calcPath) mss() int {
+	mss := p.mtu - harness.IPv4Header - harness.TCPHeader
+	if p.proto == "tcp" {
+		mss -= harness.TCPTimestamps
+	}
+	return mss
+}
+
+// number prints a count: whole for UDP's frames and bytes, with decimals
+// for a TCP message's share of a stream's segments.
+func number(f float64) string {
+	switch {
+	case f == math.Trunc(f):
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case f >= 100:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 4, 64)
 }
 
 func (p *calcPath) String() string {
+	if p.proto != "udp" {
+		return p.medium() + fmt.Sprintf(" (a stream of %d-byte segments: a message's frames and bytes are its share of them)", p.mss())
+	}
+	return p.medium()
+}
+
+func (p *calcPath) medium() string {
 	if p.phy != nil {
 		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", p.phy.Name, p.phy.CellRate(), p.aal, p.encap, p.mtu, p.proto)
 	}
@@ -59,7 +103,9 @@ func newCalc(opts *options) *cobra.Command {
 			"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
 			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
 			"costs a cell, with the goodput before and after the step.\n\n" +
-			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame.\n\n" +
+			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame; labelled\n" +
+			"packets must fit the routers' MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
+			"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
 			"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
 			"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
 			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100",
@@ -125,6 +171,9 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 	if !mtuGiven {
 		p.mtu = 9180
 	}
+	if sdu := p.mtu + p.encap.Overhead(); sdu > 65535 {
+		return fmt.Errorf("--mtu %d does not fit: with %v an AAL SDU of %d bytes is over 65535; give --mtu %d or less", p.mtu, p.encap, sdu, 65535-p.encap.Overhead())
+	}
 	return nil
 }
 
@@ -133,7 +182,7 @@ func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceili
 		if p.phy == nil {
 			return ""
 		}
-		return strconv.Itoa(c.WireBytes / p.phy.CellOctets)
+		return number(c.WireBytes / float64(p.phy.CellOctets))
 	}
 	switch opts.output {
 	case "json":
@@ -151,8 +200,8 @@ func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceili
 			medium, rate = p.phy.Name+"/"+p.aal.String()+"/"+p.encap.String(), int64(p.phy.LineRate)
 		}
 		for _, c := range rows {
-			w.Write([]string{strconv.FormatInt(rate, 10), strconv.Itoa(p.mtu), c.Proto, strconv.Itoa(c.Payload), strconv.Itoa(c.Frames),
-				strconv.Itoa(c.WireBytes), f(c.Efficiency), f(c.Goodput), medium, cellsOf(c)})
+			w.Write([]string{strconv.FormatInt(rate, 10), strconv.Itoa(p.mtu), c.Proto, strconv.Itoa(c.Payload), number(c.Frames),
+				number(c.WireBytes), f(c.Efficiency), f(c.Goodput), medium, cellsOf(c)})
 		}
 		w.Flush()
 		return w.Error()
@@ -162,13 +211,13 @@ func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceili
 	if p.phy != nil {
 		fmt.Fprintln(w, "payload B\tpackets\tcells\tline B\tefficiency\tgoodput Mbit/s\t")
 		for _, c := range rows {
-			fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%.4f\t%.3f\t\n", c.Payload, c.Frames, cellsOf(c), c.WireBytes, c.Efficiency, c.Goodput/1e6)
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%.4f\t%.3f\t\n", c.Payload, number(c.Frames), cellsOf(c), number(c.WireBytes), c.Efficiency, c.Goodput/1e6)
 		}
 		return w.Flush()
 	}
 	fmt.Fprintln(w, "payload B\tframes\twire B\tefficiency\tgoodput Mbit/s\t")
 	for _, c := range rows {
-		fmt.Fprintf(w, "%d\t%d\t%d\t%.4f\t%.3f\t\n", c.Payload, c.Frames, c.WireBytes, c.Efficiency, c.Goodput/1e6)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%.4f\t%.3f\t\n", c.Payload, number(c.Frames), number(c.WireBytes), c.Efficiency, c.Goodput/1e6)
 	}
 	return w.Flush()
 }

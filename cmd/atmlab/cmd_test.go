@@ -54,6 +54,26 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// A loop of switches is valid but warned about, naming it (it passed
+// silently, then stormed).
+func TestValidateWarnsOfLoops(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "loop.yaml")
+	os.WriteFile(file, []byte("name: x\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    sw1: {kind: switch}\n  links:\n    - endpoints: [\"h1:eth0\", \"sw1:p1\"]\n    - endpoints: [\"sw1:p3\", \"sw1:p4\"]\n"), 0o644)
+	out, errOut, err := run(t, "validate", file)
+	if err != nil || !strings.Contains(out, "lab x is valid: 2 nodes, 2 links (1 warning(s))") ||
+		!strings.Contains(errOut, file+":8: warning: topology.links: loop: link sw1:p3-sw1:p4 joins sw1 to itself") {
+		t.Fatalf("validate: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	out, _, err = run(t, "validate", "-o", "json", file)
+	var v struct {
+		Valid    bool     `json:"valid"`
+		Warnings []string `json:"warnings"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &v) != nil || !v.Valid || len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "joins sw1 to itself") {
+		t.Fatalf("validate -o json: %v %q", err, out)
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"validate"},
@@ -199,6 +219,37 @@ func TestCalc(t *testing.T) {
 	out, _, err = run(t, "calc", "--labels", "1", "--mtu", "1496", "1468")
 	if err != nil || !strings.Contains(out, "95.449") || !strings.Contains(out, "1 MPLS label") {
 		t.Fatalf("calc --labels: %v\n%s", err, out)
+	}
+	// A TCP stream's message is its share of full segments: a 1-byte one
+	// printed "frames 1, wire B 1" (and cells 0 on ATM).
+	out, _, err = run(t, "calc", "--proto", "tcp", "1")
+	if err != nil || !strings.Contains(out, "a stream of 1448-byte segments") || !strings.Contains(out, "0.0006906   1.062") {
+		t.Fatalf("calc --proto tcp 1: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "calc", "--phy", "oc3", "--proto", "tcp", "1")
+	if err != nil || !strings.Contains(out, "0.0001096  0.02103   1.115") {
+		t.Fatalf("calc --phy oc3 --proto tcp 1: %v\n%s", err, out)
+	}
+	// Sizes that do not fit are errors that say so: a labelled 1500-byte
+	// packet (the routers refuse it), a UDP payload over 65507, an AAL SDU
+	// over 65535; a small labelled datagram fits.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--labels", "1", "1472"}, "payload 1472 does not fit: a 1500-byte IP packet with 1 label(s) is 1504 bytes, over the routers' 1500-byte MTU; give --mtu 1496"},
+		{[]string{"--proto", "tcp", "--labels", "2", "100"}, "give --mtu 1492"},
+		{[]string{"65508"}, "a UDP payload of 65508 bytes does not fit"},
+		{[]string{"--phy", "oc3", "--mtu", "65535", "100"}, "--mtu 65535 does not fit: with llc an AAL SDU of 65543 bytes is over 65535; give --mtu 65527 or less"},
+	} {
+		_, _, err := run(t, append([]string{"calc"}, tc.args...)...)
+		var u usageError
+		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("calc %v: %v, want a usage error containing %q", tc.args, err, tc.want)
+		}
+	}
+	if out, _, err = run(t, "calc", "--labels", "1", "100"); err != nil || !strings.Contains(out, "58.824") {
+		t.Fatalf("calc --labels 1 100: %v\n%s", err, out)
 	}
 	// ATM: the sawtooth's neighbours 1444 and 1445 on OC-3c (atm.md §8).
 	out, _, err = run(t, "calc", "--phy", "oc3", "1444", "1445")

@@ -12,8 +12,10 @@ func newValidate(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a lab file and print every problem in it",
-		Long:  "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n" +
+			"Warnings (FILE:LINE: warning: ...) name what is valid but likely a mistake, such as a loop of\n" +
+			"switches, where one broadcast storms; the lab is still valid.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			lab, err := topologies.Load(a[0])
 			if opts.output == "json" {
@@ -21,7 +23,13 @@ func newValidate(opts *options) *cobra.Command {
 				for _, e := range flatten(err) {
 					problems = append(problems, e.Error())
 				}
-				printJSON(cmd.OutOrStdout(), map[string]any{"file": a[0], "valid": err == nil, "problems": problems})
+				var warnings []string
+				if lab != nil {
+					for _, w := range lab.Warnings {
+						warnings = append(warnings, w.Error())
+					}
+				}
+				printJSON(cmd.OutOrStdout(), map[string]any{"file": a[0], "valid": err == nil, "problems": problems, "warnings": warnings})
 			}
 			if err != nil {
 				if opts.output == "table" {
@@ -32,7 +40,14 @@ func newValidate(opts *options) *cobra.Command {
 				return fmt.Errorf("%s: %d problem(s)", a[0], len(flatten(err)))
 			}
 			if opts.output == "table" {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: lab %s is valid: %d nodes, %d links\n", a[0], lab.Name, len(lab.Nodes), len(lab.Links))
+				for _, w := range lab.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d: warning: %s: %s\n", w.File, w.Line, w.Key, w.Msg)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: lab %s is valid: %d nodes, %d links", a[0], lab.Name, len(lab.Nodes), len(lab.Links))
+				if len(lab.Warnings) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), " (%d warning(s))", len(lab.Warnings))
+				}
+				fmt.Fprintln(cmd.OutOrStdout())
 			}
 			return nil
 		},
