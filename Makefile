@@ -44,7 +44,8 @@ demo: deps build
 	./bin/atmlab lab run topologies/praktikum.yaml --quick --out results/praktikum-demo
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./topologies/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./topologies/
+	$(GO) test -run '^$$' -fuzz FuzzParseBuild -fuzztime 30s ./topologies/
 	$(GO) test -run '^$$' -fuzz FuzzHeader -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -163,6 +164,52 @@ func FuzzParse(f *testing.F) {
 		lab, err := Parse("fuzz.yaml", data)
 		if err == nil && lab.Name == "" {
 			t.Fatal("a lab without a name was accepted")
+		}
+	})
+}
+
+// FuzzParseBuild runs what `up` runs on whatever Parse accepts: Build, then
+// a broadcast frame from every host through the network for a bounded
+// number of events. A lab Parse accepts must build (what `up` would refuse,
+// validate refuses) and never panic: jitter of 1281023h did, on the first
+// frame; NaN loss, cable and pcr silently meant nothing.
+func FuzzParseBuild(f *testing.F) {
+	files, _ := filepath.Glob("*.yaml")
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		f.Add(data)
+	}
+	for _, v := range []string{
+		"impair: {delay: 24h, jitter: 24h, loss: 0.5%, limit: 1}",
+		"impair: {jitter: 1281023h}",
+		"impair: {loss: NaN}",
+		"ethernet: {rate: 1k, cable: 100000000m}",
+		"ethernet: {rate: 1000G, cable: NaNm}",
+		"ethernet: {rate: 9e18}",
+		"atm: {phy: oc3, pcr: 1}",
+		"atm: {phy: ds3, aal: aal34, encap: vcmux, pcr: 1e-300}",
+		"atm: {phy: oc3}, impair: {delay: 24h, jitter: 24h, loss: 50%}",
+	} {
+		f.Add([]byte("name: f\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24, sysctls: {net.ipv4.tcp_congestion_control: reno}}\n  links:\n    - {endpoints: [\"h1:eth0\", \"h2:eth0\"], " + v + "}\n"))
+	}
+	f.Add([]byte("name: f\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n    a1: {kind: atm-switch}\n  links:\n    - {endpoints: [\"h1:eth0\", \"a1:p1\"], atm: {phy: oc3}}\n    - {endpoints: [\"h2:eth0\", \"a1:p2\"], atm: {phy: oc3, aal: aal34}}\n"))
+	f.Add([]byte("name: f\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    s1: {kind: switch, buffer: 1GiB}\n    s2: {kind: switch}\n  links:\n    - {endpoints: [\"h1:eth0\", \"s1:p1\"]}\n    - {endpoints: [\"s1:p2\", \"s2:p1\"]}\n    - {endpoints: [\"s2:p2\", \"s1:p3\"]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lab, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		s := sched.New()
+		n, err := Build(lab, s)
+		if err != nil {
+			t.Fatalf("Parse accepted a lab that Build refuses: %v", err)
+		}
+		for _, h := range n.Hosts {
+			broadcast := make([]byte, 60)
+			copy(broadcast, "\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x01\x08\x06")
+			h.Input(&emulator.Frame{Data: broadcast})
+		}
+		for i := 0; i < 20000 && s.Step(); i++ {
 		}
 	})
 }
