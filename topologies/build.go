@@ -44,16 +44,20 @@ type NetLink struct {
 const (
 	LinkTypeEthernet = 1
 	LinkTypeERF      = atm.LinkTypeERF
+	LinkTypeSunATM   = atm.LinkTypeSunATM
 )
 
 // Tappers returns what a capture of the link listens to, both directions,
 // and the pcap link type of what they hand over. On an ATM link the capture
-// holds AAL5 PDUs as ERF records, or with cellMode every cell (an AAL3/4
-// link is always captured as cells: ERF's PDU record is AAL5's).
+// holds AAL5 PDUs as ERF records (SunATM records on a VC-mux link, which
+// Wireshark decodes to IP), or with cellMode every cell (an AAL3/4 link is
+// always captured as cells: ERF's PDU record is AAL5's).
 func (l *NetLink) Tappers(cellMode bool) ([]emulator.Tapper, int, error) {
 	switch {
 	case l.ATM != nil && (cellMode || l.ATM.AAL == atm.AAL34):
 		return l.ATM.cellTaps, LinkTypeERF, nil
+	case l.ATM != nil && l.ATM.VCMux:
+		return l.ATM.pduTaps, LinkTypeSunATM, nil
 	case l.ATM != nil:
 		return l.ATM.pduTaps, LinkTypeERF, nil
 	case cellMode:
