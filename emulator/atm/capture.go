@@ -44,8 +44,8 @@ type Tap struct {
 	// and Wireshark decodes the packet inside without checking the CRC.
 	SunATM bool
 	Iface  byte
-	fn    func(f *emulator.Frame, at time.Duration)
-	pdus  map[uint32][]byte // PDU in progress by VPI/VCI, starting with its ATM header
+	fn     func(f *emulator.Frame, at time.Duration)
+	pdus   map[uint32][]byte // PDU in progress by VPI/VCI, starting with its ATM header
 }
 
 // NewTap returns a capture point on l.
