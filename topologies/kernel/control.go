@@ -24,6 +24,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/wireshark"
 )
 
 // request is one line a client sends on a lab's control socket.
@@ -207,8 +208,9 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string, cellM
 	if err := json.NewEncoder(c).Encode(reply{}); err != nil {
 		return
 	}
-	w := pcapgo.NewWriter(c)
-	if err := w.WriteFileHeader(65536, layers.LinkType(linkType)); err != nil {
+	w, err := newPacketWriter(c, pcapgo.NgInterface{Name: link.Link.A.String() + "-" + link.Link.B.String(),
+		Description: link.CaptureDescription(), LinkType: layers.LinkType(linkType)})
+	if err != nil {
 		return
 	}
 	start := s.k.Loop.start
@@ -300,38 +302,18 @@ func QueryStats(ctx context.Context, lab string) (*Stats, error) {
 	return rep.Stats, nil
 }
 
-// Capture copies a running lab's link, named by one endpoint, to w as pcap
-// until ctx ends or count frames (if count > 0) were written. It returns the
-// number of frames written.
-func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (int, error) {
+// Capture copies a running lab's link, named by one endpoint, to w until
+// ctx ends or count frames (if count > 0) were written: pcap, or pcapng
+// for an AAL3/4 link's cells, which aal34 reports (Wireshark decodes them
+// with atmlab's Lua dissector). It returns the number of frames written.
+func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (n int, aal34 bool, err error) {
 	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint, Cells: cellMode})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	in, err := pcapgo.NewReader(r)
-	if err != nil {
-		return 0, fmt.Errorf("capture stream: %w", err)
-	}
-	out := pcapgo.NewWriter(w)
-	if err := out.WriteFileHeader(65536, in.LinkType()); err != nil {
-		return 0, err
-	}
-	n := 0
-	for count <= 0 || n < count {
-		data, ci, err := in.ReadPacketData()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return n, nil
-			}
-			return n, fmt.Errorf("capture stream: %w", err)
-		}
-		if err := out.WritePacket(ci, data); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	n, desc, err := copyCapture(r, w, count, func() bool { return ctx.Err() != nil })
+	return n, strings.HasPrefix(desc, wireshark.AAL34Description), err
 }
