@@ -23,6 +23,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/wireshark"
 )
@@ -47,6 +48,9 @@ type Stats struct {
 	Ports    []emulator.PortStats `json:"ports"`
 	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
 	Hubs     map[string]HubStats  `json:"hubs,omitempty"`
+	// Hosts are each host kernel's own UDP and TCP counters: what it lost
+	// or resent inside itself, beyond any emulator counter.
+	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
 }
 
 // HubStats is a hub's row: how busy its medium was and how much of that
@@ -160,7 +164,27 @@ func (k *Lab) Stats(ctx context.Context) (Stats, error) {
 			st.Ports[i].HostDrops = hostDrops(k.Lab.Namespace(node), iface)
 		}
 	}
+	for _, n := range k.Lab.Nodes {
+		if n.Kind != topologies.KindHost {
+			continue
+		}
+		if c, err := hostCounters(k.Lab.Namespace(n.Name)); err == nil {
+			if st.Hosts == nil {
+				st.Hosts = map[string]netstat.Counters{}
+			}
+			st.Hosts[n.Name] = c
+		}
+	}
 	return st, nil
+}
+
+// HostKernel sums the hosts' own counters.
+func (st *Stats) HostKernel() netstat.Counters {
+	var c netstat.Counters
+	for _, h := range st.Hosts {
+		c = c.Add(h)
+	}
+	return c
 }
 
 // HostDrops sums the frames hosts dropped at their TAPs.
