@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -21,9 +22,10 @@ import (
 type Env interface {
 	// Command returns a command that runs inside a host.
 	Command(node string, args ...string) *exec.Cmd
-	// Emulator reports the emulator's CPU time so far and the frames hosts
-	// dropped at their TAPs (the emulator fell behind).
-	Emulator(ctx context.Context) (cpu time.Duration, hostDrops uint64, err error)
+	// Emulator reports the emulator's CPU time so far, the frames hosts
+	// dropped at their TAPs (the emulator fell behind) and the sum of the
+	// hosts' own kernel counters (netstat).
+	Emulator(ctx context.Context) (cpu time.Duration, hostDrops uint64, hosts netstat.Counters, err error)
 }
 
 // Point is one measurement of an experiment's matrix.
@@ -48,9 +50,13 @@ type Record struct {
 	AboveCeiling bool    `json:"above_ceiling,omitempty"`
 	EmulatorCPU  float64 `json:"emulator_cpu"` // fraction of a core during the point
 	HostDrops    uint64  `json:"host_drops,omitempty"`
-	Flag         string  `json:"flag,omitempty"` // why the emulator may have distorted this point
-	Error        string  `json:"error,omitempty"`
-	At           string  `json:"at"`
+	// HostKernel is what the hosts' kernels counted during the point, all
+	// hosts summed: UDP datagrams sent and received, those lost inside a
+	// host (a full receive buffer), TCP retransmissions.
+	HostKernel *netstat.Counters `json:"host_kernel,omitempty"`
+	Flag       string            `json:"flag,omitempty"` // why the emulator may have distorted this point
+	Error      string            `json:"error,omitempty"`
+	At         string            `json:"at"`
 }
 
 // Points expands a lab's experiments into their measurement matrix.
@@ -163,7 +169,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 			time.Sleep(time.Second) // the load reaches steady state first
 		}
 	}
-	cpu0, drops0, _ := r.Env.Emulator(ctx)
+	cpu0, drops0, hosts0, _ := r.Env.Emulator(ctx)
 	t0 := time.Now()
 	var err error
 	switch p.Tool {
@@ -177,9 +183,11 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	if cpu1, drops1, err := r.Env.Emulator(ctx); err == nil {
+	if cpu1, drops1, hosts1, err := r.Env.Emulator(ctx); err == nil {
 		rec.EmulatorCPU = float64(cpu1-cpu0) / float64(time.Since(t0))
 		rec.HostDrops = drops1 - drops0
+		d := hosts1.Sub(hosts0)
+		rec.HostKernel = &d
 	}
 	if c, ok := r.ceiling(p, rec.Result); ok {
 		rec.Ceiling = c
@@ -187,14 +195,14 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	}
 	switch {
 	case rec.HostDrops > 0:
-		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind (or, on an AAL3/4 link, the host outran its NIC)", rec.HostDrops)
+		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
 	case rec.EmulatorCPU > 0.9:
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"
 	case rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.98*rec.Ceiling && rec.Error == "" && rec.Result.Error == "":
-		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
-			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost)
+		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost%s): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
+			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost, inHosts(rec.HostKernel))
 	}
 	return rec
 }
@@ -542,4 +550,13 @@ func mbpsOf(bps float64) string {
 		return ""
 	}
 	return fmt.Sprintf("%.3f", bps/1e6)
+}
+
+// inHosts says how many datagrams the hosts' kernels lost inside
+// themselves during a point, when any.
+func inHosts(c *netstat.Counters) string {
+	if c == nil || c.UDPDropped() == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d datagrams of them lost inside the receiving hosts' kernels", c.UDPDropped())
 }

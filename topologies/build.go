@@ -10,6 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/wireshark"
 )
 
 // NICRing is the transmit ring of an emulated host NIC, in frames: enough
@@ -49,16 +50,20 @@ type NetLink struct {
 const (
 	LinkTypeEthernet = 1
 	LinkTypeERF      = atm.LinkTypeERF
+	LinkTypeSunATM   = atm.LinkTypeSunATM
 )
 
 // Tappers returns what a capture of the link listens to, both directions,
 // and the pcap link type of what they hand over. On an ATM link the capture
-// holds AAL5 PDUs as ERF records, or with cellMode every cell (an AAL3/4
-// link is always captured as cells: ERF's PDU record is AAL5's).
+// holds AAL5 PDUs as ERF records (SunATM records on a VC-mux link, which
+// Wireshark decodes to IP), or with cellMode every cell (an AAL3/4 link is
+// always captured as cells: ERF's PDU record is AAL5's).
 func (l *NetLink) Tappers(cellMode bool) ([]emulator.Tapper, int, error) {
 	switch {
 	case l.ATM != nil && (cellMode || l.ATM.AAL == atm.AAL34):
 		return l.ATM.cellTaps, LinkTypeERF, nil
+	case l.ATM != nil && l.ATM.VCMux:
+		return l.ATM.pduTaps, LinkTypeSunATM, nil
 	case l.ATM != nil:
 		return l.ATM.pduTaps, LinkTypeERF, nil
 	case cellMode:
@@ -67,6 +72,21 @@ func (l *NetLink) Tappers(cellMode bool) ([]emulator.Tapper, int, error) {
 		return []emulator.Tapper{l.Station}, LinkTypeEthernet, nil
 	}
 	return []emulator.Tapper{l.AB, l.BA}, LinkTypeEthernet, nil
+}
+
+// CaptureDescription is the pcapng interface description of a capture of
+// the link: on an AAL3/4 link, whose cells only atmlab's Lua dissector
+// decodes, "atmlab aal34 ENCAP" and the link's ends; "" otherwise (the
+// capture is plain pcap).
+func (l *NetLink) CaptureDescription() string {
+	if l.ATM == nil || l.ATM.AAL != atm.AAL34 {
+		return ""
+	}
+	encap := "llc"
+	if l.ATM.VCMux {
+		encap = "vcmux"
+	}
+	return fmt.Sprintf("%s %s %s-%s", wireshark.AAL34Description, encap, l.Link.A, l.Link.B)
 }
 
 // Build resolves a validated lab into emulator objects on s. It refuses

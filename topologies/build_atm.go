@@ -15,6 +15,7 @@ type ATMLink struct {
 	pduTaps  []emulator.Tapper
 	cellTaps []emulator.Tapper
 	AAL      atm.AAL
+	VCMux    bool // PDUs are captured as SunATM records (atm.LinkTypeSunATM)
 }
 
 // atmBuild wires a lab's ATM links, hosts' adapters and atm-switches.
@@ -277,7 +278,7 @@ func (b *atmBuild) link(l *Link) error {
 		rx[i] = adapters[i]
 		b.n.Ports = append(b.n.Ports, hp)
 	}
-	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal}}
+	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == "vcmux"}}
 	for i := range 2 {
 		im := dirs[i].Impair
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
@@ -293,7 +294,9 @@ func (b *atmBuild) link(l *Link) error {
 		} else {
 			nl.ATM.BA = cl
 		}
-		nl.ATM.pduTaps = append(nl.ATM.pduTaps, cl.NewTap(false, byte(i)))
+		pdus := cl.NewTap(false, byte(i))
+		pdus.SunATM = l.ATM.Encap == "vcmux"
+		nl.ATM.pduTaps = append(nl.ATM.pduTaps, pdus)
 		nl.ATM.cellTaps = append(nl.ATM.cellTaps, cl.NewTap(true, byte(i)))
 	}
 	b.n.Links = append(b.n.Links, nl)

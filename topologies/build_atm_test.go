@@ -241,3 +241,48 @@ variants:
 		}
 	}
 }
+
+// A capture's format follows the link: ERF PDUs on LLC/SNAP, SunATM PDUs
+// on VC-mux, cells in pcapng named "atmlab aal34 ..." on AAL3/4.
+func TestCaptureFormats(t *testing.T) {
+	lab, err := Parse("cap.yaml", []byte(`
+name: cap
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.1.3/24}
+    h4: {kind: host, ipv4: 10.0.1.4/24}
+    h5: {kind: host, ipv4: 10.0.2.5/24}
+    h6: {kind: host, ipv4: 10.0.2.6/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
+    - {endpoints: ["h3:eth0", "h4:eth0"], atm: {phy: oc3, encap: vcmux}}
+    - {endpoints: ["h5:eth0", "h6:eth0"], atm: {phy: oc3, aal: aal34, encap: vcmux}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(lab, sched.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		end      string
+		cells    bool
+		linkType int
+		desc     string
+	}{
+		{"h1:eth0", false, LinkTypeERF, ""},
+		{"h1:eth0", true, LinkTypeERF, ""},
+		{"h3:eth0", false, LinkTypeSunATM, ""},
+		{"h3:eth0", true, LinkTypeERF, ""},
+		{"h5:eth0", false, LinkTypeERF, "atmlab aal34 vcmux h5:eth0-h6:eth0"},
+	} {
+		l := n.Link(c.end)
+		_, lt, err := l.Tappers(c.cells)
+		if err != nil || lt != c.linkType || l.CaptureDescription() != c.desc {
+			t.Errorf("%s cells=%v: link type %d, description %q, %v; want %d, %q", c.end, c.cells, lt, l.CaptureDescription(), err, c.linkType, c.desc)
+		}
+	}
+}

@@ -7,23 +7,42 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/wireshark"
 )
 
 func newCapture(opts *options) *cobra.Command {
 	var file string
 	var count int
 	var cellMode bool
+	var lua string
 	c := &cobra.Command{
-		Use:   "capture NAME ENDPOINT -w FILE",
+		Use:   "capture NAME ENDPOINT -w FILE | capture --lua-dissector PATH",
 		Short: "Capture a running lab's link to a pcap file",
 		Long: "Capture both directions of the link that has ENDPOINT (h1:eth0, sw1:p2) as frames arrive,\n" +
 			"until SIGINT or -c N frames. Wireshark and tshark read the file.\n\n" +
 			"On an ATM link the file holds each AAL5 PDU as it arrived, pad and trailer included, as an\n" +
 			"ERF record (pcap link type 197): Wireshark checks its CRC-32. With --cells it holds every\n" +
-			"cell (without its HEC, which no pcap format carries); AAL3/4 links are always captured so.\n\n" +
-			"Examples:\n  atmlab capture sw100 h1:eth0 -w h1.pcap -c 100\n  atmlab capture clip h1:eth0 --cells -w cells.pcap",
-		Args: args(cobra.ExactArgs(2)),
+			"cell (without its HEC, which no pcap format carries). On a VC-mux link PDUs are SunATM records\n" +
+			"(link type 123), which Wireshark decodes to IP without checking the CRC.\n\n" +
+			"AAL3/4 links are always captured as cells, in pcapng: Wireshark decodes them with atmlab's Lua\n" +
+			"dissector (SAR fields, CRC-10, reassembly, CPCS, then LLC/SNAP or IP), which --lua-dissector PATH\n" +
+			"writes out: tshark -X lua_script:PATH -r FILE.\n\n" +
+			"Examples:\n  atmlab capture sw100 h1:eth0 -w h1.pcap -c 100\n  atmlab capture clip h1:eth0 --cells -w cells.pcap\n" +
+			"  atmlab capture --lua-dissector aal34.lua && tshark -X lua_script:aal34.lua -r cells.pcapng",
+		Args: func(cmd *cobra.Command, a []string) error {
+			if lua != "" {
+				return args(cobra.NoArgs)(cmd, a)
+			}
+			return args(cobra.ExactArgs(2))(cmd, a)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if lua != "" {
+				if err := os.WriteFile(lua, wireshark.AAL34, 0o644); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; load it with: tshark -X lua_script:%s -r FILE (or wireshark -X lua_script:%s FILE)\n", lua, lua, lua)
+				return nil
+			}
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
 			}
@@ -31,16 +50,21 @@ func newCapture(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := kernel.Capture(cmd.Context(), a[0], a[1], cellMode, f, count)
+			n, aal34, err := kernel.Capture(cmd.Context(), a[0], a[1], cellMode, f, count)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d records written to %s\n", n, file)
+			if aal34 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "AAL3/4 cells: decode them with atmlab's dissector (`atmlab capture --lua-dissector aal34.lua` writes it):\n"+
+					"  tshark -X lua_script:aal34.lua -r %s\n", file)
+			}
 			return err
 		},
 	}
 	c.Flags().StringVarP(&file, "write", "w", "", "pcap file to write")
 	c.Flags().IntVarP(&count, "count", "c", 0, "stop after this many frames, PDUs or cells (0: until SIGINT)")
 	c.Flags().BoolVar(&cellMode, "cells", false, "on an ATM link, capture every cell instead of whole PDUs")
+	c.Flags().StringVar(&lua, "lua-dissector", "", "write atmlab's Wireshark dissector for AAL3/4 captures to PATH and exit")
 	return c
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/wireshark"
 )
 
 // run executes the CLI in-process and returns stdout, stderr and the error.
@@ -305,5 +306,21 @@ variants:
 	rr := slow.Experiments[1]
 	if len(slow.Experiments) != 2 || !slices.Equal(rr.Tests, []string{"UDP_RR"}) || !slices.Equal(rr.Sizes, []int{64}) || rr.Duration != time.Second {
 		t.Fatalf("quick: gave %+v", rr)
+	}
+}
+
+// capture --lua-dissector writes the embedded AAL3/4 dissector without a
+// lab and says how to load it; with a lab name it is a usage error.
+func TestCaptureLuaDissector(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "aal34.lua")
+	out, _, err := run(t, "capture", "--lua-dissector", path)
+	if err != nil || !strings.Contains(out, "tshark -X lua_script:"+path) {
+		t.Fatalf("capture --lua-dissector: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, wireshark.AAL34) || !bytes.Contains(got, []byte("Proto(\"aal34\"")) {
+		t.Errorf("the file written is not the dissector: %v", err)
+	}
+	if _, _, err := run(t, "capture", "lab", "h1:eth0", "--lua-dissector", path); err == nil {
+		t.Errorf("capture with a lab and --lua-dissector: no error")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/kernel"
 )
@@ -191,7 +192,7 @@ func (e labEnv) Command(node string, args ...string) *exec.Cmd {
 	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
 }
 
-func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, error) {
+func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Counters, error) {
 	st, err := e.k.Stats(ctx)
-	return st.Loop.CPUTime, st.HostDrops(), err
+	return st.Loop.CPUTime, st.HostDrops(), st.HostKernel(), err
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
@@ -17,7 +20,7 @@ func newStats(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "stats NAME",
 		Short: "Print the per-port counters of a running lab",
-		Long:  "Print each port's frames, bytes, drops and queue high-water mark, and the emulator's\nown CPU and release lateness.\n\nExample:\n  atmlab stats sw100 -o json",
+		Long:  "Print each port's frames, bytes, drops and queue high-water mark, each host kernel's own\nUDP and TCP counters (receive-buffer drops, retransmissions), and the emulator's own CPU and\nrelease lateness.\n\nExample:\n  atmlab stats sw100 -o json",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			st, err := kernel.QueryStats(cmd.Context(), a[0])
@@ -58,15 +61,27 @@ func newStats(opts *options) *cobra.Command {
 				}
 				return routerLine(p.Port, p.Router), true
 			})
+			if len(st.Hosts) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "host kernels (their own counters: what they lost or resent inside themselves):")
+				for _, name := range slices.Sorted(maps.Keys(st.Hosts)) {
+					fmt.Fprintln(cmd.OutOrStdout(), "  "+hostLine(name, st.Hosts[name]))
+				}
+			}
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling at idle priority), release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
 			if n := st.HostDrops(); n > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU), or on an AAL3/4 link the host outran its NIC\n", n)
+				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU)\n", n)
 			}
 			return nil
 		},
 	}
+}
+
+// hostLine is a host kernel's UDP and TCP counters.
+func hostLine(name string, c netstat.Counters) string {
+	return fmt.Sprintf("%s: UDP %d received, %d not delivered (%d receive buffer full, %d to no port), %d sent, %d refused by a full queue; TCP %d segments sent, %d retransmitted, %d received in error",
+		name, c.UDPInDatagrams, c.UDPDropped(), c.UDPRcvbufErrors, c.UDPNoPorts, c.UDPOutDatagrams, c.UDPSndbufErrors, c.TCPOutSegs, c.TCPRetransSegs, c.TCPInErrs)
 }
 
 // section prints a titled list of the ports' lines, one for each port that

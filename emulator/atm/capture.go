@@ -13,6 +13,13 @@ import (
 // Wireshark decodes ERF type 4 records as AAL5 PDUs and checks their CRC.
 const LinkTypeERF = 197
 
+// LinkTypeSunATM is the pcap link type of SunATM records: a 4-octet
+// pseudo-header (direction and traffic type, VPI, VCI) before an AAL5 PDU.
+// A VC-mux PDU is captured so: Wireshark guesses an ERF AAL5 record that
+// has no LLC/SNAP header to be LANE ("Malformed Packet"), but decodes a
+// SunATM record of traffic type "raw" by its content, VC-muxed IP as IP.
+const LinkTypeSunATM = 123
+
 // ERF record types and header (atm.md §9.3).
 const (
 	erfHeader  = 16
@@ -32,9 +39,13 @@ const (
 type Tap struct {
 	link  *CellLink
 	Cells bool
-	Iface byte
-	fn    func(f *emulator.Frame, at time.Duration)
-	pdus  map[uint32][]byte // PDU in progress by VPI/VCI, starting with its ATM header
+	// SunATM writes PDUs as SunATM records (LinkTypeSunATM) instead of
+	// ERF: the PDU, pad and trailer follow the pseudo-header as received,
+	// and Wireshark decodes the packet inside without checking the CRC.
+	SunATM bool
+	Iface  byte
+	fn     func(f *emulator.Frame, at time.Duration)
+	pdus   map[uint32][]byte // PDU in progress by VPI/VCI, starting with its ATM header
 }
 
 // NewTap returns a capture point on l.
@@ -71,8 +82,24 @@ func (t *Tap) see(c *cells.Cell, at time.Duration) {
 		return
 	}
 	delete(t.pdus, vc)
+	if t.SunATM {
+		t.fn(&emulator.Frame{Data: sunATM(buf, t.Iface)}, at)
+		return
+	}
 	rec := append(t.record(erfAAL5, len(buf)), buf...)
 	t.fn(&emulator.Frame{Data: rec}, at)
+}
+
+// sunATM turns a PDU that starts with its first cell's header into a
+// SunATM record: direction (0x80 for the second direction) and traffic
+// type 0 ("raw", decoded by content), the VPI's low 8 bits, the VCI.
+func sunATM(buf []byte, iface byte) []byte {
+	h := binary.BigEndian.Uint32(buf)
+	rec := make([]byte, 4, len(buf))
+	rec[0] = (iface & 1) << 7
+	rec[1] = byte(h >> 20)
+	binary.BigEndian.PutUint16(rec[2:], uint16(h>>4))
+	return append(rec, buf[4:]...)
 }
 
 // record returns an ERF header for a body of n octets.

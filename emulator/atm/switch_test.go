@@ -167,6 +167,38 @@ func TestTap(t *testing.T) {
 	}
 }
 
+// A VC-mux tap makes one SunATM record per PDU: direction and traffic type
+// "raw", VPI, VCI, then the bare IP packet with its pad and trailer, as an
+// ERF tap holds it.
+func TestTapSunATM(t *testing.T) {
+	s, a, _, _, _ := pair(t, "oc3", AAL5, cells.VCMux, LinkConfig{})
+	var recs [][]byte
+	var erf []byte
+	a.out.NewTap(false, 0).SetTap(func(f *emulator.Frame, _ time.Duration) { erf = f.Data })
+	for iface := range byte(2) {
+		tap := a.out.NewTap(false, iface)
+		tap.SunATM = true
+		tap.SetTap(func(f *emulator.Frame, _ time.Duration) { recs = append(recs, f.Data) })
+	}
+	a.Send(&emulator.Frame{Data: ipFrame(macB, macA, ipA, ipB, 100, 0)}) // 100-octet SDU: 3 cells
+	s.Run()
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for i, r := range recs {
+		if want := []byte{byte(i) << 7, 0, 0, 100}; !bytes.Equal(r[:4], want) {
+			t.Errorf("record %d pseudo-header % x, want % x", i, r[:4], want)
+		}
+		pdu := r[4:]
+		if len(pdu) != 144 || pdu[0] != 0x45 || binary.BigEndian.Uint16(pdu[len(pdu)-6:]) != 100 {
+			t.Errorf("record %d: %d octets, % x ... % x", i, len(pdu), pdu[:4], pdu[len(pdu)-8:])
+		}
+		if !bytes.Equal(pdu, erf[20:]) {
+			t.Errorf("record %d: the PDU differs from the ERF record's", i)
+		}
+	}
+}
+
 // BenchmarkSwitchCells measures the emulator's cells per CPU second through
 // an atm-switch (host adapter, link, switch, link, host adapter, OC-12c) in
 // virtual time, beside the OC-12c cell rate (1 412 830 cells/s).

@@ -23,7 +23,9 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/wireshark"
 )
 
 // request is one line a client sends on a lab's control socket.
@@ -46,6 +48,9 @@ type Stats struct {
 	Ports    []emulator.PortStats `json:"ports"`
 	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
 	Hubs     map[string]HubStats  `json:"hubs,omitempty"`
+	// Hosts are each host kernel's own UDP and TCP counters: what it lost
+	// or resent inside itself, beyond any emulator counter.
+	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
 }
 
 // HubStats is a hub's row: how busy its medium was and how much of that
@@ -159,7 +164,27 @@ func (k *Lab) Stats(ctx context.Context) (Stats, error) {
 			st.Ports[i].HostDrops = hostDrops(k.Lab.Namespace(node), iface)
 		}
 	}
+	for _, n := range k.Lab.Nodes {
+		if n.Kind != topologies.KindHost {
+			continue
+		}
+		if c, err := hostCounters(k.Lab.Namespace(n.Name)); err == nil {
+			if st.Hosts == nil {
+				st.Hosts = map[string]netstat.Counters{}
+			}
+			st.Hosts[n.Name] = c
+		}
+	}
 	return st, nil
+}
+
+// HostKernel sums the hosts' own counters.
+func (st *Stats) HostKernel() netstat.Counters {
+	var c netstat.Counters
+	for _, h := range st.Hosts {
+		c = c.Add(h)
+	}
+	return c
 }
 
 // HostDrops sums the frames hosts dropped at their TAPs.
@@ -207,8 +232,9 @@ func (s *server) capture(ctx context.Context, c net.Conn, endpoint string, cellM
 	if err := json.NewEncoder(c).Encode(reply{}); err != nil {
 		return
 	}
-	w := pcapgo.NewWriter(c)
-	if err := w.WriteFileHeader(65536, layers.LinkType(linkType)); err != nil {
+	w, err := newPacketWriter(c, pcapgo.NgInterface{Name: link.Link.A.String() + "-" + link.Link.B.String(),
+		Description: link.CaptureDescription(), LinkType: layers.LinkType(linkType)})
+	if err != nil {
 		return
 	}
 	start := s.k.Loop.start
@@ -300,38 +326,18 @@ func QueryStats(ctx context.Context, lab string) (*Stats, error) {
 	return rep.Stats, nil
 }
 
-// Capture copies a running lab's link, named by one endpoint, to w as pcap
-// until ctx ends or count frames (if count > 0) were written. It returns the
-// number of frames written.
-func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (int, error) {
+// Capture copies a running lab's link, named by one endpoint, to w until
+// ctx ends or count frames (if count > 0) were written: pcap, or pcapng
+// for an AAL3/4 link's cells, which aal34 reports (Wireshark decodes them
+// with atmlab's Lua dissector). It returns the number of frames written.
+func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (n int, aal34 bool, err error) {
 	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint, Cells: cellMode})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	in, err := pcapgo.NewReader(r)
-	if err != nil {
-		return 0, fmt.Errorf("capture stream: %w", err)
-	}
-	out := pcapgo.NewWriter(w)
-	if err := out.WriteFileHeader(65536, in.LinkType()); err != nil {
-		return 0, err
-	}
-	n := 0
-	for count <= 0 || n < count {
-		data, ci, err := in.ReadPacketData()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return n, nil
-			}
-			return n, fmt.Errorf("capture stream: %w", err)
-		}
-		if err := out.WritePacket(ci, data); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	n, desc, err := copyCapture(r, w, count, func() bool { return ctx.Err() != nil })
+	return n, strings.HasPrefix(desc, wireshark.AAL34Description), err
 }

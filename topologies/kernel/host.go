@@ -33,12 +33,6 @@ const (
 	// max is 4 MB here), so that even when the emulator itself falls behind
 	// (1G on two cores) TCP is slowed by queueing, not by drops at the TAP.
 	tapRing = 4096
-	// aal34Ring is the TAP's ring on an AAL3/4 link, whose token bucket
-	// runs ~9 % fast (tc bills 48-octet cells, AAL3/4 fills 44): a deep
-	// ring would store seconds of a flood and release it after the sender
-	// stopped, so the ring is a NIC's (~6 ms at OC-3c) and the excess is
-	// dropped at the TAP, as a fast host overruns a slow NIC.
-	aal34Ring = 64
 )
 
 // openTAP creates a TAP named name inside ns and returns its descriptor,
@@ -104,7 +98,7 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) er
 			}},
 			{"set mtu", func() error { return h.LinkSetMTU(link, iface.MTU) }},
 			{"set txqueuelen", func() error {
-				return h.LinkSetTxQLen(link, ringOf(lab, topologies.Endpoint{Node: node.Name, Port: iface.Name}))
+				return h.LinkSetTxQLen(link, tapRing)
 			}},
 			{"set up", func() error { return h.LinkSetUp(link) }},
 		}
@@ -139,14 +133,6 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) er
 	return setSysctls(ns, kv)
 }
 
-// ringOf is a host interface's TAP ring.
-func ringOf(lab *topologies.Lab, e topologies.Endpoint) int {
-	if l := lab.LinkOf(e); l != nil && l.ATM != nil && l.ATM.AAL == "aal34" {
-		return aal34Ring
-	}
-	return tapRing
-}
-
 // wire is how the token bucket in front of a host's TAP bills a frame: a
 // rate and tc size-table arguments that turn a frame's length into what it
 // takes on the wire.
@@ -154,15 +140,17 @@ type wire struct {
 	rate     units.BitRate
 	stab     func(mtu int) []string
 	perFrame int // octets the size table adds to a frame beyond its wire overhead (a CPU's per-packet cost)
+	// billed, when set, is the wire octets of a TAP frame of n octets,
+	// which a size table filled through netlink bills exactly (stab.go);
+	// stab is then unused.
+	billed func(n int) int
 }
 
 // wireOf returns the billing of the link a host interface is on. Ethernet
 // adds FCS, preamble and gap and pads to the minimum frame. An ATM link
-// bills cells at the cell-stream rate: tc's `linklayer atm` computes
-// 53 x ceil((len + overhead) / 48), exact for AAL5 when the size table's
-// cells are 8 octets or finer (atm.md §10.1). For AAL3/4 it bills the same
-// (a little under AAL3/4's 44-octet segments): the bucket then runs a few
-// per cent fast and the adapter's ring, not the bucket, holds the host back.
+// bills cells at the cell-stream rate, 53 octets for each cell the frame's
+// packet takes with its encapsulation (AAL5's 48-octet or AAL3/4's
+// 44-octet segments), through a size table with an entry per frame length.
 func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	link := linkWire(lab, e)
 	c := lab.Node(e.Node).CPU
@@ -178,11 +166,15 @@ func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 		copyRate = 80 * units.Gbps
 	}
 	overhead := int(c.PerPacket.Seconds() * float64(copyRate) / 8) // octets copied in that time
-	cpu := wire{copyRate, func(int) []string {
+	cpu := wire{rate: copyRate, stab: func(int) []string {
 		return []string{"overhead", strconv.Itoa(overhead), "mpu", "1"} // tc refuses a table that changes nothing
-	}, overhead}
-	frame := float64(lab.Node(e.Node).Interface(e.Port).MTU + emulator.EtherHeader)
-	if (frame+float64(overhead))/float64(cpu.rate) > (frame+wireOverhead)/float64(link.rate) {
+	}, perFrame: overhead}
+	n := lab.Node(e.Node).Interface(e.Port).MTU + emulator.EtherHeader
+	frame, onLink := float64(n), float64(n+wireOverhead)
+	if link.billed != nil {
+		onLink = float64(link.billed(n))
+	}
+	if (frame+float64(overhead))/float64(cpu.rate) > onLink/float64(link.rate) {
 		return cpu
 	}
 	return link
@@ -200,22 +192,17 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
-	phy := atm.PHYs[l.ATM.PHY]
-	overhead := cells.AAL5Trailer - emulator.EtherHeader
-	if l.ATM.Encap == "llc" {
-		overhead += cells.LLCHeader
+	phy, aal, encap, _ := l.ATM.Layers()
+	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
+}
+
+// atmBilled is the line octets of a TAP frame of n octets on an ATM link:
+// the adapter sends its packet (n less the Ethernet header) with the
+// encapsulation's header as one CPCS-PDU, 53 octets a cell.
+func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
+	return func(n int) int {
+		return cells.Size * aal.Cells(max(n-emulator.EtherHeader, 0)+encap.Overhead())
 	}
-	if l.ATM.AAL == "aal34" {
-		overhead += 3 // AAL3/4's CPCS pads to 4 octets
-	}
-	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), stab: func(mtu int) []string {
-		size := mtu + emulator.EtherHeader + max(overhead, 0)
-		tsize := 512
-		for size>>3 > tsize-1 {
-			tsize *= 2
-		}
-		return []string{"linklayer", "atm", "overhead", strconv.Itoa(overhead), "mtu", strconv.Itoa(size), "tsize", strconv.Itoa(tsize)}
-	}}
 }
 
 // pushback makes the host's own queues hold what its NIC cannot send yet
@@ -229,22 +216,35 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 // frame the qdisc counts is one wire frame.
 func pushback(ns, dev string, mtu int, w wire) error {
 	frame := mtu + emulator.EtherHeader + wireOverhead + w.perFrame // as the size table counts it
+	if w.billed != nil {
+		frame = w.billed(mtu + emulator.EtherHeader)
+	}
 	// The bucket holds 2 ms of line rate (at least two frames), so that when
 	// the emulator reads its TAP late the host can catch up instead of the
 	// link idling; the emulator's own model times every frame regardless.
 	burst := max(2*frame, int(int64(w.rate)/8/500))
-	qdisc := append([]string{"tc", "qdisc", "replace", "dev", dev, "root", "stab"}, w.stab(mtu)...)
-	qdisc = append(qdisc, "tbf", "rate", strconv.FormatInt(int64(w.rate), 10)+"bit",
-		"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames*frame))
-	cmds := [][]string{
-		{"ethtool", "-K", dev, "gso", "off", "tso", "off", "gro", "off"},
-		qdisc,
+	cmds := [][]string{{"ethtool", "-K", dev, "gso", "off", "tso", "off", "gro", "off"}}
+	if w.stab != nil {
+		qdisc := append([]string{"tc", "qdisc", "replace", "dev", dev, "root", "stab"}, w.stab(mtu)...)
+		cmds = append(cmds, append(qdisc, "tbf", "rate", strconv.FormatInt(int64(w.rate), 10)+"bit",
+			"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames*frame)))
 	}
 	for _, c := range cmds {
 		args := append([]string{"netns", "exec", ns}, c...)
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s: %s: %v: %s (is %s installed?)", ns, strings.Join(c, " "), err, strings.TrimSpace(string(out)), c[0])
 		}
+	}
+	if w.billed == nil {
+		return nil
+	}
+	nsh, err := netns.GetFromPath(filepath.Join(NetnsDir, ns))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ns, err)
+	}
+	defer nsh.Close()
+	if err := replaceTBF(nsh, dev, uint64(w.rate), burst, qdiscFrames*frame, newSizeTable(mtu+emulator.EtherHeader, w.billed)); err != nil {
+		return fmt.Errorf("%s: %w", ns, err)
 	}
 	return nil
 }

@@ -1,0 +1,95 @@
+// Package netstat reads a host kernel's own UDP and TCP counters from
+// /proc/net/snmp: what a host lost or resent inside itself (a full socket
+// receive buffer, a bad checksum, a retransmitted segment), which no
+// emulator counter sees, so that a lab's figures can add up end to end.
+package netstat
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Counters are a host's UDP and TCP counters (RFC 4113, RFC 4022 and
+// Linux's additions, as /proc/net/snmp names them).
+type Counters struct {
+	UDPInDatagrams  uint64 `json:"udp_in_datagrams"`  // delivered to a socket and read
+	UDPNoPorts      uint64 `json:"udp_no_ports"`      // for a port nobody listens on
+	UDPInErrors     uint64 `json:"udp_in_errors"`     // not delivered: every cause below, and more
+	UDPRcvbufErrors uint64 `json:"udp_rcvbuf_errors"` // the socket's receive buffer was full (also in UDPInErrors)
+	UDPInCsumErrors uint64 `json:"udp_in_csum_errors,omitempty"`
+	UDPOutDatagrams uint64 `json:"udp_out_datagrams"` // handed to IP and the qdisc
+	UDPSndbufErrors uint64 `json:"udp_sndbuf_errors"` // refused by a full qdisc or send buffer
+	TCPOutSegs      uint64 `json:"tcp_out_segs"`
+	TCPRetransSegs  uint64 `json:"tcp_retrans_segs"`
+	TCPInErrs       uint64 `json:"tcp_in_errs"`
+}
+
+// UDPDropped is the datagrams that reached the host's UDP layer and no
+// socket: receive errors (a full buffer among them) and closed ports.
+func (c Counters) UDPDropped() uint64 { return c.UDPInErrors + c.UDPNoPorts }
+
+// Sub returns c - o, counter by counter: what happened between two reads.
+func (c Counters) Sub(o Counters) Counters {
+	return Counters{
+		UDPInDatagrams: c.UDPInDatagrams - o.UDPInDatagrams, UDPNoPorts: c.UDPNoPorts - o.UDPNoPorts,
+		UDPInErrors: c.UDPInErrors - o.UDPInErrors, UDPRcvbufErrors: c.UDPRcvbufErrors - o.UDPRcvbufErrors,
+		UDPInCsumErrors: c.UDPInCsumErrors - o.UDPInCsumErrors, UDPOutDatagrams: c.UDPOutDatagrams - o.UDPOutDatagrams,
+		UDPSndbufErrors: c.UDPSndbufErrors - o.UDPSndbufErrors, TCPOutSegs: c.TCPOutSegs - o.TCPOutSegs,
+		TCPRetransSegs: c.TCPRetransSegs - o.TCPRetransSegs, TCPInErrs: c.TCPInErrs - o.TCPInErrs,
+	}
+}
+
+// Add returns c + o, counter by counter.
+func (c Counters) Add(o Counters) Counters {
+	var zero Counters
+	return c.Sub(zero.Sub(o))
+}
+
+// Parse reads /proc/net/snmp's format: for each protocol a line of names
+// and a line of values, both starting "Proto:".
+func Parse(r io.Reader) (Counters, error) {
+	var c Counters
+	fields := map[string]*uint64{
+		"Udp:InDatagrams": &c.UDPInDatagrams, "Udp:NoPorts": &c.UDPNoPorts, "Udp:InErrors": &c.UDPInErrors,
+		"Udp:RcvbufErrors": &c.UDPRcvbufErrors, "Udp:InCsumErrors": &c.UDPInCsumErrors, "Udp:OutDatagrams": &c.UDPOutDatagrams,
+		"Udp:SndbufErrors": &c.UDPSndbufErrors, "Tcp:OutSegs": &c.TCPOutSegs, "Tcp:RetransSegs": &c.TCPRetransSegs, "Tcp:InErrs": &c.TCPInErrs,
+	}
+	names := map[string][]string{}
+	found := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || !strings.HasSuffix(f[0], ":") {
+			continue
+		}
+		proto := f[0]
+		if names[proto] == nil {
+			names[proto] = f[1:]
+			continue
+		}
+		for i, v := range f[1:] {
+			if i >= len(names[proto]) {
+				break
+			}
+			if p, ok := fields[proto+names[proto][i]]; ok {
+				n, err := strconv.ParseInt(v, 10, 64) // counters are unsigned; Tcp's MaxConn may be -1
+				if err != nil {
+					return c, fmt.Errorf("netstat: %s%s: %w", proto, names[proto][i], err)
+				}
+				*p = uint64(n)
+				found++
+			}
+		}
+		delete(names, proto)
+	}
+	if err := sc.Err(); err != nil {
+		return c, err
+	}
+	if found == 0 {
+		return c, fmt.Errorf("netstat: no Udp or Tcp counters found")
+	}
+	return c, nil
+}

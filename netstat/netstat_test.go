@@ -1,0 +1,49 @@
+package netstat
+
+import (
+	"strings"
+	"testing"
+)
+
+// /proc/net/snmp as Linux 6.18 writes it (Ip and Icmp lines cut).
+const sample = `Ip: Forwarding DefaultTTL InReceives
+Ip: 1 64 9385219
+Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors
+Tcp: 1 200 120000 -1 46853 46771 62 64 0 7484549 7484579 166 3 120 0
+Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors
+Udp: 1199922 7 933701 2133623 933700 5 1 0 0
+UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors
+UdpLite: 9 9 9 9 9 9 9 9 9
+`
+
+func TestParse(t *testing.T) {
+	c, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counters{UDPInDatagrams: 1199922, UDPNoPorts: 7, UDPInErrors: 933701, UDPRcvbufErrors: 933700, UDPInCsumErrors: 1,
+		UDPOutDatagrams: 2133623, UDPSndbufErrors: 5, TCPOutSegs: 7484579, TCPRetransSegs: 166, TCPInErrs: 3}
+	if c != want {
+		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+	if c.UDPDropped() != 933708 {
+		t.Errorf("UDPDropped = %d", c.UDPDropped())
+	}
+	d := c.Sub(Counters{UDPInDatagrams: 22, TCPRetransSegs: 6})
+	if d.UDPInDatagrams != 1199900 || d.TCPRetransSegs != 160 || d.UDPNoPorts != 7 || d.Add(Counters{UDPInDatagrams: 22, TCPRetransSegs: 6}) != c {
+		t.Errorf("Sub/Add: %+v", d)
+	}
+	if _, err := Parse(strings.NewReader("Ip: a\nIp: 1\n")); err == nil {
+		t.Errorf("no Udp/Tcp lines: no error")
+	}
+	if _, err := Parse(strings.NewReader("Udp: InDatagrams\nUdp: x\n")); err == nil {
+		t.Errorf("a bad value: no error")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(sample)
+	f.Fuzz(func(t *testing.T, s string) {
+		Parse(strings.NewReader(s)) // never panics
+	})
+}
