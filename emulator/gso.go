@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -302,4 +303,124 @@ func fold(acc uint64) uint16 {
 		acc = acc&0xFFFF + acc>>16
 	}
 	return uint16(acc)
+}
+
+// Coalescer joins consecutive TCP/IPv4 segments of one flow into
+// super-frames for one write to a host's TAP, as a NIC's GRO would, so the
+// receiving host's kernel handles tens of frames as one. Segments join when
+// they continue the first one exactly: same Ethernet and IP header but for
+// length, ID (one more each) and checksum; same ports, acknowledgement,
+// window and options; sequence numbers back to back; every payload but
+// the last as long as the first; no flags but ACK, PSH (which ends the
+// super-frame) and the first one's ECE and CWR. Anything else is written
+// as it is. A super-frame is handed out as soon as it ends (PSH, a short
+// segment, a frame that does not continue it, 64 KB); Flush hands out one
+// that has not ended yet (the caller's hold time is over). The zero value
+// is ready.
+type Coalescer struct {
+	buf  []byte // the super-frame so far
+	n    int    // segments in it
+	mss  int    // the first segment's payload
+	p    l3
+	next uint32 // the sequence number that continues it
+	id   uint16 // the IP ID that continues it
+}
+
+// coalesceMax keeps a super-frame's IP datagram within its 16-bit length.
+const coalesceMax = 65535 + EtherHeader
+
+// Add appends a wire frame; out receives each frame or super-frame that
+// can no longer grow, with the header to write before it. The frame's
+// bytes are copied if they are kept.
+func (c *Coalescer) Add(frame []byte, out func(h VNetHdr, frame []byte)) {
+	p, ok := joinable(frame)
+	if ok && c.n > 0 && c.continues(frame, p) {
+		payload := frame[p.hdrEnd:]
+		c.buf = append(c.buf, payload...)
+		c.n++
+		c.next += uint32(len(payload))
+		c.id++
+		ended := frame[p.l4+13]&tcpPSH != 0 || len(payload) < c.mss
+		if ended {
+			c.buf[c.p.l4+13] |= tcpPSH & frame[p.l4+13]
+			c.Flush(out)
+		}
+		return
+	}
+	c.Flush(out)
+	if !ok {
+		out(VNetHdr{}, frame)
+		return
+	}
+	c.buf = append(c.buf[:0], frame...)
+	c.n, c.p, c.mss = 1, p, len(frame)-p.hdrEnd
+	c.next = binary.BigEndian.Uint32(frame[p.l4+4:]) + uint32(c.mss)
+	c.id = binary.BigEndian.Uint16(frame[p.ip+4:]) + 1
+	if frame[p.l4+13]&tcpPSH != 0 {
+		c.Flush(out)
+	}
+}
+
+// Holding reports whether Add kept frames that Flush would hand out.
+func (c *Coalescer) Holding() bool { return c.n > 0 }
+
+// Flush hands out the frame being built, if any.
+func (c *Coalescer) Flush(out func(h VNetHdr, frame []byte)) {
+	if c.n == 0 {
+		return
+	}
+	n := c.n
+	c.n = 0
+	if n == 1 {
+		out(VNetHdr{}, c.buf)
+		return
+	}
+	p, f := c.p, c.buf
+	binary.BigEndian.PutUint16(f[p.ip+2:], uint16(len(f)-p.ip))
+	putIPv4Checksum(f[p.ip:p.l4])
+	// A partial checksum, as the kernel's own GSO packets carry: the
+	// pseudo-header's sum; the receiver trusts it or completes it.
+	acc := sum(f[p.ip+12:p.ip+20], 0) + protoTCP + uint64(len(f)-p.l4)
+	binary.BigEndian.PutUint16(f[p.l4+16:], fold(acc))
+	h := VNetHdr{Flags: VNetNeedsCsum, GSOType: GSOTCPv4, HdrLen: uint16(p.hdrEnd), GSOSize: uint16(c.mss),
+		CsumStart: uint16(p.l4), CsumOffset: 16}
+	if f[p.l4+13]&tcpCWR != 0 {
+		h.GSOType |= GSOECN
+	}
+	out(h, f)
+}
+
+// joinable parses a frame that may take part in a super-frame: TCP over
+// IPv4 without IP options or fragments, carrying a payload, with no flags
+// beyond ACK, PSH, ECE and CWR.
+func joinable(f []byte) (l3, bool) {
+	p, err := parseL3(f)
+	if err != nil || p.v6 || p.proto != protoTCP || p.l4 != p.ip+20 || len(f) == p.hdrEnd {
+		return p, false
+	}
+	frag := binary.BigEndian.Uint16(f[p.ip+6:]) & 0x3FFF // MF and offset
+	if frag != 0 || int(binary.BigEndian.Uint16(f[p.ip+2:])) != len(f)-p.ip {
+		return p, false
+	}
+	const allowed = 0x10 | tcpPSH | 0x40 | tcpCWR // ACK, PSH, ECE, CWR
+	return p, f[p.l4+13]&^allowed == 0 && f[p.l4+13]&0x10 != 0
+}
+
+// continues reports whether f, joinable, is the next segment of the
+// super-frame being built.
+func (c *Coalescer) continues(f []byte, p l3) bool {
+	b := c.buf
+	if p.hdrEnd != c.p.hdrEnd || len(f)-p.hdrEnd > c.mss || len(b)+len(f)-p.hdrEnd > coalesceMax ||
+		f[p.l4+13]&tcpCWR != 0 || f[p.l4+13]&0x40 != b[c.p.l4+13]&0x40 {
+		return false
+	}
+	if binary.BigEndian.Uint32(f[p.l4+4:]) != c.next || binary.BigEndian.Uint16(f[p.ip+4:]) != c.id {
+		return false
+	}
+	// Ethernet header; IP version to fragment field but length and ID;
+	// TTL, protocol, addresses; ports; acknowledgement, offset, window,
+	// urgent pointer, options.
+	return bytes.Equal(f[:p.ip+2], b[:p.ip+2]) && bytes.Equal(f[p.ip+6:p.ip+10], b[p.ip+6:p.ip+10]) &&
+		bytes.Equal(f[p.ip+12:p.l4+4], b[p.ip+12:p.l4+4]) && bytes.Equal(f[p.l4+8:p.l4+13], b[p.l4+8:p.l4+13]) &&
+		bytes.Equal(f[p.l4+14:p.l4+16], b[p.l4+14:p.l4+16]) && bytes.Equal(f[p.l4+18:p.hdrEnd], b[p.l4+18:p.hdrEnd])
 }

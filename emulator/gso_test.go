@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"slices"
 	"testing"
 
 	"github.com/google/gopacket"
@@ -254,4 +255,92 @@ func FuzzSegment(f *testing.F) {
 			t.Fatal("segments do not carry the payload in order")
 		}
 	})
+}
+
+type written struct {
+	h VNetHdr
+	f []byte
+}
+
+func coalesce(frames ...[]byte) []written {
+	var c Coalescer
+	var out []written
+	emit := func(h VNetHdr, f []byte) { out = append(out, written{h, append([]byte(nil), f...)}) }
+	for _, f := range frames {
+		c.Add(f, emit)
+	}
+	c.Flush(emit)
+	return out
+}
+
+// The coalescer undoes Segment: the segments of a TCP super-frame become
+// that super-frame again, with a partial checksum and the header that says
+// so, and cutting it again gives the same segments.
+func TestCoalesceRoundTrip(t *testing.T) {
+	payload := payloadOf(10*1448 + 500)
+	super := buildFrame(t, false, true, 7, 1e6, tcpFlags{psh: true, cwr: true}, payload)
+	h := VNetHdr{GSOType: GSOTCPv4, GSOSize: 1448}
+	segs, err := Segment(nil, super, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := coalesce(segs...)
+	if len(out) != 1 {
+		t.Fatalf("%d writes, want 1", len(out))
+	}
+	want := append([]byte(nil), super...)
+	binary.BigEndian.PutUint16(want[34+16:], fold(sum(want[26:34], 0)+protoTCP+uint64(len(want)-34)))
+	if !bytes.Equal(out[0].f, want) {
+		t.Errorf("coalesced frame differs:\n got %x\nwant %x", out[0].f[:80], want[:80])
+	}
+	wantH := VNetHdr{Flags: VNetNeedsCsum, GSOType: GSOTCPv4 | GSOECN, HdrLen: 66, GSOSize: 1448, CsumStart: 34, CsumOffset: 16}
+	if out[0].h != wantH {
+		t.Errorf("header %+v, want %+v", out[0].h, wantH)
+	}
+	again, err := Segment(nil, out[0].f, out[0].h)
+	if err != nil || len(again) != len(segs) {
+		t.Fatalf("cut again: %d segments, %v", len(again), err)
+	}
+	for i := range segs {
+		if !bytes.Equal(again[i], segs[i]) {
+			t.Errorf("segment %d differs after a round trip", i)
+		}
+	}
+}
+
+// What may not join is written as it is, and ends the super-frame before
+// it: another flow, a gap in the sequence, a PSH (which joins, then ends
+// it), a FIN, a segment after a short one, UDP, a single segment.
+func TestCoalesceBoundaries(t *testing.T) {
+	p := payloadOf(1448)
+	seg := func(id uint16, seq uint32, fl tcpFlags, n int) []byte {
+		return buildFrame(t, false, true, id, seq, fl, p[:n])
+	}
+	other := seg(2, 1448, tcpFlags{}, 1448)
+	other[EtherHeader+20+1]++ // another destination port
+	binary.BigEndian.PutUint16(other[EtherHeader+20+16:], 0)
+	udp := buildFrame(t, false, false, 9, 0, tcpFlags{}, p[:100])
+	frames := [][]byte{
+		seg(1, 0, tcpFlags{}, 1448), seg(2, 1448, tcpFlags{psh: true}, 1448), // joined, PSH ends it
+		seg(3, 2896, tcpFlags{}, 1448), other, // another flow between
+		seg(4, 4344, tcpFlags{}, 1448), seg(5, 9999, tcpFlags{}, 1448), // a gap
+		seg(6, 11447, tcpFlags{}, 1000), seg(7, 12447, tcpFlags{}, 1000), // short, then more
+		seg(8, 13447, tcpFlags{fin: true}, 10), udp,
+	}
+	out := coalesce(frames...)
+	var sizes []int
+	for _, w := range out {
+		sizes = append(sizes, len(w.f))
+		if (w.h.GSOType != GSONone) != (len(w.f) > 1514) {
+			t.Errorf("a %d-octet write with gso type %d", len(w.f), w.h.GSOType)
+		}
+	}
+	// The segment after the gap starts a super-frame that the short one ends.
+	want := []int{66 + 2896, 1514, 1514, 1514, 66 + 1448 + 1000, 1066, 76, len(udp)}
+	if !slices.Equal(sizes, want) {
+		t.Errorf("writes of %v octets, want %v", sizes, want)
+	}
+	if f := out[0].f; f[EtherHeader+20+13]&tcpPSH == 0 {
+		t.Error("the PSH of the last joined segment is lost")
+	}
 }
