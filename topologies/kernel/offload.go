@@ -55,6 +55,9 @@ func offloads(lab *topologies.Lab, e topologies.Endpoint) bool {
 	if l == nil || l.ATM != nil {
 		return false
 	}
+	if lab.Node(e.Node).Interface(e.Port).MTU+emulator.EtherHeader > gsoMaxSize/2 {
+		return false // a jumbo MTU beyond any Ethernet's: the size table would not hold two frames
+	}
 	w := wireOf(lab, e)
 	return w.perFrame == 0 && w.rate >= offloadRate && w.rate == linkWire(lab, e).rate
 }
