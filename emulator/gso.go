@@ -313,7 +313,8 @@ func fold(acc uint64) uint16 {
 // window and options; sequence numbers back to back; every payload but
 // the last as long as the first; no flags but ACK, PSH (which ends the
 // super-frame) and the first one's ECE and CWR. Anything else is written
-// as it is. A super-frame is handed out as soon as it ends (PSH, a short
+// as it is: a frame of the same flow after the super-frame, one of another
+// flow (a pure ACK, UDP, ARP) at once, while the super-frame keeps growing. A super-frame is handed out as soon as it ends (PSH, a short
 // segment, a frame that does not continue it, 64 KB); Flush hands out one
 // that has not ended yet (the caller's hold time is over). The zero value
 // is ready.
@@ -347,11 +348,17 @@ func (c *Coalescer) Add(frame []byte, out func(h VNetHdr, frame []byte)) {
 		}
 		return
 	}
-	c.Flush(out)
 	if !ok {
+		// Another flow's frame (the ACKs of the reverse stream between
+		// this one's segments) passes without ending the super-frame, as
+		// GRO keeps a list per flow; one of this flow goes after it.
+		if c.n > 0 && c.sameFlow(frame) {
+			c.Flush(out)
+		}
 		out(VNetHdr{}, frame)
 		return
 	}
+	c.Flush(out)
 	c.buf = append(c.buf[:0], frame...)
 	c.n, c.p, c.mss = 1, p, len(frame)-p.hdrEnd
 	c.next = binary.BigEndian.Uint32(frame[p.l4+4:]) + uint32(c.mss)
@@ -404,6 +411,17 @@ func joinable(f []byte) (l3, bool) {
 	}
 	const allowed = 0x10 | tcpPSH | 0x40 | tcpCWR // ACK, PSH, ECE, CWR
 	return p, f[p.l4+13]&^allowed == 0 && f[p.l4+13]&0x10 != 0
+}
+
+// sameFlow reports whether f is TCP/IPv4 between the addresses and ports
+// of the super-frame being built, in its direction.
+func (c *Coalescer) sameFlow(f []byte) bool {
+	p, err := parseL3(f)
+	if err != nil || p.v6 || p.proto != protoTCP {
+		return false
+	}
+	b := c.buf
+	return bytes.Equal(f[p.ip+12:p.ip+20], b[c.p.ip+12:c.p.ip+20]) && bytes.Equal(f[p.l4:p.l4+4], b[c.p.l4:c.p.l4+4])
 }
 
 // continues reports whether f, joinable, is the next segment of the

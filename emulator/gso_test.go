@@ -320,8 +320,11 @@ func TestCoalesceBoundaries(t *testing.T) {
 	other[EtherHeader+20+1]++ // another destination port
 	binary.BigEndian.PutUint16(other[EtherHeader+20+16:], 0)
 	udp := buildFrame(t, false, false, 9, 0, tcpFlags{}, p[:100])
+	ack := buildFrame(t, false, true, 1, 5, tcpFlags{}, nil)
+	ack[EtherHeader+20+1]++ // the reverse stream's ACK: another flow
+	binary.BigEndian.PutUint16(ack[EtherHeader+20+16:], 0)
 	frames := [][]byte{
-		seg(1, 0, tcpFlags{}, 1448), seg(2, 1448, tcpFlags{psh: true}, 1448), // joined, PSH ends it
+		seg(1, 0, tcpFlags{}, 1448), ack, seg(2, 1448, tcpFlags{psh: true}, 1448), // joined across another flow's ACK, PSH ends it
 		seg(3, 2896, tcpFlags{}, 1448), other, // another flow between
 		seg(4, 4344, tcpFlags{}, 1448), seg(5, 9999, tcpFlags{}, 1448), // a gap
 		seg(6, 11447, tcpFlags{}, 1000), seg(7, 12447, tcpFlags{}, 1000), // short, then more
@@ -336,11 +339,11 @@ func TestCoalesceBoundaries(t *testing.T) {
 		}
 	}
 	// The segment after the gap starts a super-frame that the short one ends.
-	want := []int{66 + 2896, 1514, 1514, 1514, 66 + 1448 + 1000, 1066, 76, len(udp)}
+	want := []int{len(ack), 66 + 2896, 1514, 1514, 1514, 66 + 1448 + 1000, 1066, 76, len(udp)}
 	if !slices.Equal(sizes, want) {
 		t.Errorf("writes of %v octets, want %v", sizes, want)
 	}
-	if f := out[0].f; f[EtherHeader+20+13]&tcpPSH == 0 {
+	if f := out[1].f; f[EtherHeader+20+13]&tcpPSH == 0 {
 		t.Error("the PSH of the last joined segment is lost")
 	}
 }
