@@ -24,23 +24,60 @@ type HostPort struct {
 
 	RxFrames, RxBytes uint64 // delivered to the host
 	onSpace           func()
+	// segments of a super-frame the NIC has taken but not yet queued
+	// for TX: a TSO engine works through one descriptor at a time.
+	pending FIFO
 }
 
 // CanAccept reports whether the NIC ring has room for another frame (and
-// the host's CPU is free to hand it over).
+// the host's CPU is free to hand it over) and no super-frame's segments
+// are still waiting for it.
 func (h *HostPort) CanAccept() bool {
+	return h.pending.Len() == 0 && h.ringFree()
+}
+
+func (h *HostPort) ringFree() bool {
 	return !h.TX.Full(0) && (h.CPU == nil || !h.CPU.sending)
 }
 
 // SetOnSpace sets what runs when the port can accept frames again.
 func (h *HostPort) SetOnSpace(f func()) {
 	h.onSpace = f
-	h.TX.SetOnSpace(f)
+	h.TX.SetOnSpace(h.space)
+}
+
+// space runs when the ring or the CPU has room again: a super-frame's
+// waiting segments go first, then the reader may bring more.
+func (h *HostPort) space() {
+	for h.pending.Len() > 0 && h.ringFree() {
+		h.input(h.pending.Pop())
+	}
+	if h.onSpace != nil && h.CanAccept() {
+		h.onSpace()
+	}
+}
+
+// InputSegments takes the wire frames of one super-frame (see Segment) in
+// order. They enter the NIC ring one by one as it has room, each at the
+// instant a reader handing over frames singly would have given it, so
+// they depart exactly as the same frames sent one at a time would; until
+// the last has entered, CanAccept is false.
+func (h *HostPort) InputSegments(fs []*Frame) {
+	for _, f := range fs {
+		h.pending.Push(f)
+	}
+	for h.pending.Len() > 0 && h.ringFree() {
+		h.input(h.pending.Pop())
+	}
 }
 
 // Input takes a frame from the host. It returns false if the ring was full,
 // which a well-behaved reader never lets happen (it checks CanAccept).
 func (h *HostPort) Input(f *Frame) bool {
+	return h.input(f)
+}
+
+func (h *HostPort) input(f *Frame) bool {
 	if h.CPU == nil {
 		return h.TX.Send(f)
 	}
@@ -48,9 +85,7 @@ func (h *HostPort) Input(f *Frame) bool {
 	h.CPU.process(len(f.Data), f.Born, func() {
 		h.CPU.sending = false
 		h.TX.Send(f)
-		if h.onSpace != nil && h.CanAccept() {
-			h.onSpace()
-		}
+		h.space()
 	})
 	return true
 }

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -71,6 +72,86 @@ func TestHostCPUFromReady(t *testing.T) {
 		s.Run()
 		if at != tc.want { // 1480 octets, FCS and preamble at 1G: 11.936 µs
 			t.Errorf("born %v: arrived at %v, want %v", tc.born, at, tc.want)
+		}
+	}
+}
+
+// A super-frame's segments depart at exactly the instants the same frames
+// handed over one at a time do (model time must not change with
+// offloads), through a small ring that makes them wait, with and without a
+// CPU-limited host; and the 1G wire times are exact: segment k of 1514
+// octets arrives at (k+1) x 1538 byte times less the 12-octet gap.
+func TestSuperFrameDepartures(t *testing.T) {
+	super := buildFrame(t, false, true, 1, 1, tcpFlags{psh: true}, payloadOf(45*1448))
+	small := buildFrame(t, false, true, 2, 1, tcpFlags{}, payloadOf(10))
+	h := VNetHdr{GSOType: GSOTCPv4, GSOSize: 1448}
+	var batches [][][]byte
+	for _, f := range [][]byte{super, small, super} {
+		segs, err := Segment(nil, f, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, segs)
+	}
+	type arrival struct {
+		at   time.Duration
+		data []byte
+	}
+	run := func(cpu bool, together bool) []arrival {
+		s := sched.New()
+		cc := ChannelConfig{Rate: units.Gbps, QueueFrames: 4}
+		a, b := &HostPort{Name: "a"}, &HostPort{Name: "b"}
+		Connect(s, a, b, cc, cc)
+		if cpu {
+			a.CPU = NewFrameCPU(s, 2*time.Microsecond, 2*units.Gbps, 0)
+		}
+		var got []arrival
+		b.Sink = func(f *Frame) { got = append(got, arrival{s.Now(), f.Data}) }
+		bi, si := 0, 0
+		fill := func() {
+			for bi < len(batches) && a.CanAccept() {
+				if together {
+					var fs []*Frame
+					for _, d := range batches[bi] {
+						fs = append(fs, &Frame{Data: d})
+					}
+					a.InputSegments(fs)
+					bi++
+					continue
+				}
+				a.Input(&Frame{Data: batches[bi][si]})
+				if si++; si == len(batches[bi]) {
+					bi, si = bi+1, 0
+				}
+			}
+		}
+		a.SetOnSpace(fill)
+		fill()
+		s.Run()
+		return got
+	}
+	for _, cpu := range []bool{false, true} {
+		one, super := run(cpu, false), run(cpu, true)
+		if len(one) != 91 || len(super) != 91 {
+			t.Fatalf("cpu %v: %d and %d frames arrived, want 91", cpu, len(one), len(super))
+		}
+		for i := range one {
+			if one[i].at != super[i].at || !bytes.Equal(one[i].data, super[i].data) {
+				t.Fatalf("cpu %v: frame %d at %v (%d octets) one by one, %v (%d) as a super-frame",
+					cpu, i, one[i].at, len(one[i].data), super[i].at, len(super[i].data))
+			}
+		}
+		if cpu {
+			continue
+		}
+		for _, k := range []int{0, 1, 44} {
+			if want := time.Duration(k+1)*12304*time.Nanosecond - 96; super[k].at != want {
+				t.Errorf("segment %d arrived at %v, want %v", k, super[k].at, want)
+			}
+		}
+		// The small frame (76 octets, 100 on the wire) follows the 45th segment.
+		if want := 45*12304*time.Nanosecond + 800 - 96; super[45].at != want {
+			t.Errorf("the small frame arrived at %v, want %v", super[45].at, want)
 		}
 	}
 }

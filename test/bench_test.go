@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestBenchTable(t *testing.T) {
 		name string
 		bps  float64
 		udp  string
-	}{{"10M", 10e6, "15M"}, {"100M", 100e6, "150M"}, {"1G", 1e9, "1500M"}} {
+	}{{"10M", 10e6, "15M"}, {"100M", 100e6, "150M"}, {"1G", 1e9, "1500M"}, {"10G", 10e9, "15G"}} {
 		r := up(t, strings.ReplaceAll(pairLab, "RATE", rate.name))
 		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
 		udp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6, "-u", "-b", rate.udp, "-l", "1472").Received, 2)
@@ -95,7 +96,24 @@ func TestBenchTable(t *testing.T) {
 		row("UDP 1472 at "+rate.name, fmt.Sprintf("%.2f Mbit/s", udp/1e6), fmt.Sprintf("theory %.2f", u/1e6), fmt.Sprintf("%.4f", udp/u))
 		row("TCP at "+rate.name, fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("theory %.2f", c/1e6), fmt.Sprintf("%.4f", tcp/c))
 		row("release lateness at "+rate.name+" (TCP run)", fmt.Sprintf("p50 %v, p99 %v, max %v", st.Lateness.P50, st.Lateness.P99, st.Lateness.Max),
-			fmt.Sprintf("emulator CPU %.0f%%", 100*cpuBetween(before, st)), "")
+			fmt.Sprintf("emulator CPU %.0f%%; %.1f wire frames a super-frame", 100*cpuBetween(before, st),
+				float64(st.SuperSegments-before.SuperSegments)/float64(max(st.SuperFrames-before.SuperFrames, 1))), "")
+		if rate.bps >= 1e9 {
+			// TCP both ways at once: each direction's data shares its wire
+			// with the other's ACKs.
+			var wg sync.WaitGroup
+			var ab, ba iperf
+			wg.Add(2)
+			go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5203, 6) }()
+			go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5204, 6) }()
+			wg.Wait()
+			if ab.err != nil || ba.err != nil {
+				t.Fatal(ab.err, ba.err)
+			}
+			x, y := steady(t, ab.Received, 2), steady(t, ba.Received, 2)
+			row("TCP at "+rate.name+", both ways at once", fmt.Sprintf("%.2f and %.2f Mbit/s", x/1e6, y/1e6), fmt.Sprintf("theory %.2f each", c/1e6),
+				fmt.Sprintf("%.4f, %.4f", x/c, y/c))
+		}
 		r.stop()
 	}
 

@@ -70,6 +70,10 @@ func newStats(opts *options) *cobra.Command {
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling at idle priority), release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+			if l.SuperFrames > 0 || l.GSOErrors > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "super-frames: %d from the hosts, cut into %d wire frames (%.1f each); %d could not be cut\n",
+					l.SuperFrames, l.SuperSegments, float64(l.SuperSegments)/float64(max(l.SuperFrames, 1)), l.GSOErrors)
+			}
 			if n := st.HostDrops(); n > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU)\n", n)
 			}

@@ -68,6 +68,9 @@ func createTAP(name string, flags uint16) (int, error) {
 		ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI | flags)
 		err = unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr)
 	}
+	if err == nil && flags&unix.IFF_VNET_HDR != 0 {
+		err = setOffloads(fd)
+	}
 	if err != nil {
 		unix.Close(fd)
 		return -1, err
@@ -113,8 +116,14 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) er
 				return fmt.Errorf("%s: address %s on %s: %w", nsName, iface.IPv4, iface.Name, err)
 			}
 		}
-		if err := pushback(nsName, iface.Name, iface.MTU, wireOf(lab, topologies.Endpoint{Node: node.Name, Port: iface.Name})); err != nil {
+		e := topologies.Endpoint{Node: node.Name, Port: iface.Name}
+		if err := pushback(nsName, iface.Name, iface.MTU, wireOf(lab, e), offloads(lab, e)); err != nil {
 			return err
+		}
+		if offloads(lab, e) {
+			if err := setGSOStab(ns, iface.Name, iface.MTU); err != nil {
+				return fmt.Errorf("%s: %w", nsName, err)
+			}
 		}
 	}
 	for _, r := range node.Routes {
@@ -213,8 +222,10 @@ func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
 // the qdisc instead: sockets block on their send buffers as on a real NIC.
 // The emulator still times every frame itself; the qdisc only keeps the
 // host from outrunning it. Segmentation offload is turned off so every
-// frame the qdisc counts is one wire frame.
-func pushback(ns, dev string, mtu int, w wire) error {
+// frame the qdisc counts is one wire frame, unless the TAP takes
+// super-frames (offload): then a size table that bills each super-frame as
+// its segments follows (setGSOStab).
+func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 	frame := mtu + emulator.EtherHeader + wireOverhead + w.perFrame // as the size table counts it
 	if w.billed != nil {
 		frame = w.billed(mtu + emulator.EtherHeader)
@@ -223,7 +234,11 @@ func pushback(ns, dev string, mtu int, w wire) error {
 	// the emulator reads its TAP late the host can catch up instead of the
 	// link idling; the emulator's own model times every frame regardless.
 	burst := max(2*frame, int(int64(w.rate)/8/500))
-	cmds := [][]string{{"ethtool", "-K", dev, "gso", "off", "tso", "off", "gro", "off"}}
+	seg := "off"
+	if offload {
+		seg = "on"
+	}
+	cmds := [][]string{{"ethtool", "-K", dev, "gso", seg, "tso", seg, "gro", "off"}}
 	if w.stab != nil {
 		qdisc := append([]string{"tc", "qdisc", "replace", "dev", dev, "root", "stab"}, w.stab(mtu)...)
 		cmds = append(cmds, append(qdisc, "tbf", "rate", strconv.FormatInt(int64(w.rate), 10)+"bit",

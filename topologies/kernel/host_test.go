@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -103,5 +104,39 @@ func TestATMSizeTable(t *testing.T) {
 	a := newSizeTable(100, atmBilled(atm.AAL5, cells.LLC)).attr().Serialize()
 	if len(a) != 4+4+24+4+2*101+2 {
 		t.Errorf("TCA_STAB attribute of %d octets", len(a))
+	}
+}
+
+// The size table for super-frames bills every length as the wire frames
+// emulator.Segment cuts it into (TCP/IPv4 with timestamps at MTU 1500:
+// 1448 octets a segment, each with 66 octets of headers, FCS, preamble and
+// gap), and a frame up to the MTU as the per-frame table does.
+func TestGSOStab(t *testing.T) {
+	spec, data := gsoStab(1500)
+	if spec[0] != 1 || binary.NativeEndian.Uint32(spec[20:]) != uint32(len(data)) || len(data) != 30001 {
+		t.Fatalf("tc_sizespec % x for %d entries", spec, len(data))
+	}
+	// Slots are two octets wide: an odd length is billed as the even one below it.
+	for _, n := range []int{60, 64, 1514, 1515, 1516, 3000, 2*1448 + 66, 2*1448 + 67, 2*1448 + 68, 41*1448 + 66, gsoMaxSize} {
+		even := n &^ 1
+		want, _ := emulator.Ethernet{}.WireBytes(even)
+		segs := [][]byte{nil}
+		if even > 1514 {
+			frame := make([]byte, even)
+			binary.BigEndian.PutUint16(frame[12:], 0x0800)
+			frame[14], frame[23], frame[46] = 0x45, 6, 0x80 // IPv4, TCP, 32-octet header
+			var err error
+			if segs, err = emulator.Segment(nil, frame, emulator.VNetHdr{GSOType: emulator.GSOTCPv4, GSOSize: 1448}); err != nil {
+				t.Fatal(err)
+			}
+			want = 0
+			for _, s := range segs {
+				w, _ := emulator.Ethernet{}.WireBytes(len(s))
+				want += w
+			}
+		}
+		if got := int(data[n>>1]); got != want {
+			t.Errorf("%d octets (%d segments) billed %d, want %d", n, len(segs), got, want)
+		}
 	}
 }

@@ -88,13 +88,22 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 			return nil, err
 		}
 		for _, iface := range node.Interfaces {
-			fd, err := openTAP(ns, iface.Name, 0)
+			offload := offloads(lab, topologies.Endpoint{Node: node.Name, Port: iface.Name})
+			var flags uint16
+			if offload {
+				flags = unix.IFF_VNET_HDR
+			}
+			fd, err := openTAP(ns, iface.Name, flags)
 			if err != nil {
 				ns.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			port := network.Hosts[node.Name+":"+iface.Name]
-			if err := loop.Attach(fd, port, func() error { return unix.Close(fd) }); err != nil {
+			attach := loop.Attach
+			if offload {
+				attach = loop.AttachVNet
+			}
+			if err := attach(fd, port, func() error { return unix.Close(fd) }); err != nil {
 				unix.Close(fd)
 				ns.Close()
 				return nil, err
