@@ -322,12 +322,13 @@ func (l *CellLink) arrival(end time.Duration) time.Duration {
 
 // sendCell queues a cell to be stepped cell by cell.
 func (l *CellLink) sendCell(c *cells.Cell, notBefore time.Duration) bool {
-	if l.Full() {
+	n := l.Queued()
+	if l.cfg.QueueCells > 0 && n >= l.cfg.QueueCells {
 		l.stats.QueueDrops++
 		return false
 	}
 	l.queue.push(Arrival{*c, notBefore})
-	l.stats.QueueHigh = max(l.stats.QueueHigh, l.Queued())
+	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
 	if l.queue.len() == 1 {
 		l.start()
 	}
@@ -350,11 +351,11 @@ func (l *CellLink) departed() {
 	l.cur = l.queue.pop()
 	q := &l.cur
 	l.stats.TxCells++
-	if l.OnSent != nil {
-		l.OnSent(&q.Cell)
-	}
 	if l.queue.len() > 0 {
 		l.start()
+	}
+	if l.OnSent != nil {
+		l.OnSent(&q.Cell)
 	}
 	now := l.s.Now()
 	lost := l.lose()
