@@ -95,6 +95,7 @@ type CellLink struct {
 	occ        ring[time.Duration] // departures of the cells queued or in service
 	open       batch               // cells queued since the last flush
 	sent       ring[batch]         // batches whose last cell has not left yet
+	left       batch               // the batch that has just left (a field: no allocation)
 	deliveries ring[delivery]      // the pipe's cells, by how they are handed on
 	tick       *sched.Timer
 	train      []Arrival
@@ -263,7 +264,8 @@ func (l *CellLink) schedule() {
 func (l *CellLink) run() {
 	now := l.s.Now()
 	for l.sent.len() > 0 && l.sent.peek().end <= now {
-		b := l.sent.pop()
+		l.left = l.sent.pop()
+		b := &l.left
 		l.stats.TxCells += uint64(b.n)
 		l.stats.LostCells += uint64(b.lost)
 		if l.OnSent != nil {

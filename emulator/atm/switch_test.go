@@ -173,10 +173,20 @@ func TestTap(t *testing.T) {
 
 // BenchmarkSwitchCells measures the emulator's cells per CPU second through
 // an atm-switch (host adapter, link, switch, link, host adapter, OC-12c) in
-// virtual time, beside the OC-12c cell rate (1 412 830 cells/s).
+// virtual time, beside the OC-12c cell rate (1 412 830 cells/s), in trains
+// and stepped cell by cell.
 func BenchmarkSwitchCells(b *testing.B) {
+	for _, mode := range []struct {
+		name    string
+		perCell bool
+	}{{"trains", false}, {"per-cell", true}} {
+		b.Run(mode.name, func(b *testing.B) { benchSwitchCells(b, mode.perCell) })
+	}
+}
+
+func benchSwitchCells(b *testing.B, perCell bool) {
 	s := sched.New()
-	oc12 := LinkConfig{PHY: PHYs["oc12"]}
+	oc12 := LinkConfig{PHY: PHYs["oc12"], PerCell: perCell}
 	sw := NewSwitch(s, "atm1", SwitchConfig{})
 	p1, p2 := sw.AddPort("p1"), sw.AddPort("p2")
 	sink := &frames{s: s}
