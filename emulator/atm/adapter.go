@@ -203,9 +203,10 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	for i := range a.segs {
 		vc.shape = max(vc.shape, now)
-		a.out.Send(&a.segs[i], time.Duration(math.Ceil(vc.shape)))
+		a.out.enqueue(&a.segs[i], a.s.Now(), time.Duration(math.Ceil(vc.shape)))
 		vc.shape += interval
 	}
+	a.out.flush() // the PDU leaves as one train
 	a.inFlight++
 	a.txBytes += uint64(len(f.Data))
 	return true
@@ -249,7 +250,21 @@ func (a *Adapter) arp(p []byte) {
 }
 
 // ReceiveCell implements CellReceiver: a cell arrived from the network.
-func (a *Adapter) ReceiveCell(c *cells.Cell) {
+func (a *Adapter) ReceiveCell(c *cells.Cell) { a.receive(c, a.s.Now()) }
+
+// AcceptsTrains implements TrainReceiver: an adapter reassembles each VC on
+// its own, and a PDU's packet reaches the host when its last cell arrives.
+func (a *Adapter) AcceptsTrains() bool { return true }
+
+// ReceiveTrain implements TrainReceiver.
+func (a *Adapter) ReceiveTrain(train []Arrival) {
+	for i := range train {
+		a.receive(&train[i].Cell, train[i].At)
+	}
+}
+
+// receive takes a cell that arrived at t.
+func (a *Adapter) receive(c *cells.Cell, t time.Duration) {
 	a.stats.RxCells++
 	if fixed, err := cells.CheckHEC(c[:]); err != nil {
 		a.stats.HECDrops++
@@ -267,9 +282,9 @@ func (a *Adapter) ReceiveCell(c *cells.Cell) {
 	var done bool
 	var err error
 	if a.cfg.AAL == AAL34 {
-		sdu, done, err = vc.r34.Push(c, a.s.Now())
+		sdu, done, err = vc.r34.Push(c, t)
 	} else {
-		sdu, done, err = vc.r5.Push(c, a.s.Now())
+		sdu, done, err = vc.r5.Push(c, t)
 	}
 	if err != nil {
 		a.count(err)

@@ -2,6 +2,7 @@ package atm
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/atmlab/atmlab/cells"
@@ -14,6 +15,25 @@ type CellReceiver interface {
 	ReceiveCell(c *cells.Cell)
 }
 
+// Arrival is a cell and the model time its last bit arrived.
+type Arrival struct {
+	Cell cells.Cell
+	At   time.Duration
+}
+
+// TrainReceiver is a CellReceiver that can also take a train: cells that
+// arrived one after another on one link, handed over in one call when the
+// last of them arrives (the scheduler's now). It treats each cell as of its
+// own arrival time, with the result cell-by-cell delivery would give, which
+// holds only while nothing else acts on what the train's cells reach;
+// AcceptsTrains says whether that is so. The train is valid during the call
+// only.
+type TrainReceiver interface {
+	CellReceiver
+	AcceptsTrains() bool
+	ReceiveTrain(train []Arrival)
+}
+
 // LinkConfig is one direction of an ATM link.
 type LinkConfig struct {
 	PHY         PHY
@@ -23,6 +43,9 @@ type LinkConfig struct {
 	CLR         float64       // cell loss ratio: each cell is lost with this probability
 	QueueCells  int           // tail-drop limit of the queue, in cells; 0 = none
 	Seed        uint64
+	// PerCell steps the link cell by cell, one event per cell, instead of
+	// in trains: the reference the trains are tested against.
+	PerCell bool
 }
 
 // LinkStats are a cell link's counters.
@@ -39,42 +62,81 @@ type LinkStats struct {
 // transmitter that sends one cell per slot of the PHY's cell clock, then a
 // pipe of propagation and cell delay. Slots tile the line from model time 0,
 // as on a SONET/SDH or PLCP frame, so a cell arriving at an idle link waits
-// for the next slot boundary. One timer serves the transmitter and one the
-// pipe: no allocation per cell. Call every method on the scheduler goroutine.
+// for the next slot boundary. A cell whose last bit leaves at t no longer
+// holds its place in the queue at t, whatever order that instant's events
+// run in.
+//
+// A cell's slot, its loss and its arrival time are fixed when it is queued,
+// so the link moves cells in trains: the cells queued in one go (a PDU from
+// an adapter, what a switch forwards of one train) cost one event when the
+// last of them leaves, and reach a TrainReceiver that accepts trains in one
+// call when the last of them arrives. Other receivers get one event per
+// cell, at its arrival. With PerCell set the link steps cell by cell as
+// hardware does, one event per departure. One timer serves each mode: no
+// allocation per cell. Call every method on the scheduler goroutine.
 type CellLink struct {
 	s   *sched.Scheduler
 	cfg LinkConfig
 	dst CellReceiver
 	rng *rand.Rand
 
-	queue    ring[queued]
-	nextSlot int64 // the first slot not yet used
+	nextSlot int64         // the first slot not yet used
+	lastAt   time.Duration // arrival of the last cell not lost
+	pipe     ring[Arrival] // cells in flight, in delivery order
+
+	// cell by cell (PerCell)
+	queue    ring[Arrival] // At is the earliest time the cell may leave (a shaper's)
+	headEnd  time.Duration // when the head cell's last bit leaves
 	tx       *sched.Timer
-
-	pipe     ring[queued] // cells in flight, in delivery order
 	pipeTick *sched.Timer
-	lastAt   time.Duration
-	cur      queued // the cell being handed on (a field: no allocation per cell)
+	cur      Arrival // the cell being handed on (a field: no allocation per cell)
 
-	// OnSent, if set, sees each cell when its last bit leaves the
-	// transmitter (an adapter counts the PDUs it has sent).
+	// trains
+	occ        ring[time.Duration] // departures of the cells queued or in service
+	open       batch               // cells queued since the last flush
+	sent       ring[batch]         // batches whose last cell has not left yet
+	left       batch               // the batch that has just left (a field: no allocation)
+	deliveries ring[delivery]      // the pipe's cells, by how they are handed on
+	tick       *sched.Timer
+	train      []Arrival
+
+	// OnSent, if set, sees a cell when its last bit leaves the transmitter:
+	// in trains the last cell of each train, stepping cell by cell every
+	// cell (an adapter counts the PDUs it has sent).
 	OnSent func(c *cells.Cell)
 	taps   []*Tap
 	stats  LinkStats
+	trace  func(c *cells.Cell, end time.Duration, lost bool) // tests: every cell's departure
 }
 
-// queued is a cell and, in the queue, the earliest time it may leave (a
-// shaper's), in the pipe the time it arrives.
-type queued struct {
-	c  cells.Cell
-	at time.Duration
+// batch is the cells queued in one go.
+type batch struct {
+	n, lost, kept int
+	end           time.Duration // the last cell's departure
+	last          cells.Cell
 }
+
+// delivery is n cells of the pipe, handed on as a train or one by one.
+type delivery struct {
+	n     int
+	train bool
+}
+
+// linkRanks orders the events of links due at the same time (sched.Timer.
+// SetRank): by creation, so cells reaching a switch in one nanosecond on
+// two ports queue in the same order however the links are stepped.
+var linkRanks atomic.Uint64
 
 // NewCellLink returns a link direction that delivers to dst.
 func NewCellLink(s *sched.Scheduler, cfg LinkConfig, dst CellReceiver) *CellLink {
 	l := &CellLink{s: s, cfg: cfg, dst: dst, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6365_6c6c))}
 	l.tx = s.NewTimer(l.departed)
 	l.pipeTick = s.NewTimer(l.arrive)
+	l.tick = s.NewTimer(l.run)
+	rank := linkRanks.Add(1)
+	for _, t := range []*sched.Timer{l.tx, l.pipeTick, l.tick} {
+		t.SetRank(rank)
+	}
 	return l
 }
 
@@ -85,20 +147,190 @@ func (l *CellLink) Stats() LinkStats { return l.stats }
 func (l *CellLink) PHY() PHY { return l.cfg.PHY }
 
 // Queued returns the cells waiting or in service.
-func (l *CellLink) Queued() int { return l.queue.len() }
+func (l *CellLink) Queued() int { return l.queuedAt(l.s.Now()) }
+
+// queuedAt returns the cells waiting or in service at t, which is no earlier
+// than any cell queued so far.
+func (l *CellLink) queuedAt(t time.Duration) int {
+	if l.cfg.PerCell {
+		n := l.queue.len()
+		if n > 0 && l.headEnd <= t { // its departure is due now
+			n--
+		}
+		return n
+	}
+	for l.occ.len() > 0 && *l.occ.peek() <= t {
+		l.occ.pop()
+	}
+	return l.occ.len()
+}
 
 // Full reports whether the queue would refuse a cell now.
-func (l *CellLink) Full() bool { return l.cfg.QueueCells > 0 && l.queue.len() >= l.cfg.QueueCells }
+func (l *CellLink) Full() bool { return l.cfg.QueueCells > 0 && l.Queued() >= l.cfg.QueueCells }
 
 // Send queues a copy of c to leave no earlier than notBefore. A cell that
 // does not fit is dropped, counted, and Send returns false.
 func (l *CellLink) Send(c *cells.Cell, notBefore time.Duration) bool {
-	if l.Full() {
+	ok := l.enqueue(c, l.s.Now(), notBefore)
+	l.flush()
+	return ok
+}
+
+// enqueue queues a copy of c as of time t (now, or a train's cell's arrival
+// time) to leave no earlier than notBefore; flush ends the train.
+func (l *CellLink) enqueue(c *cells.Cell, t, notBefore time.Duration) bool {
+	if l.cfg.PerCell {
+		return l.sendCell(c, notBefore)
+	}
+	n := l.queuedAt(t)
+	if l.cfg.QueueCells > 0 && n >= l.cfg.QueueCells {
 		l.stats.QueueDrops++
 		return false
 	}
-	l.queue.push(queued{*c, notBefore})
-	l.stats.QueueHigh = max(l.stats.QueueHigh, l.queue.len())
+	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(t, notBefore)))
+	l.nextSlot = slot + 1
+	end := l.cfg.PHY.SlotEnd(slot)
+	l.stats.BusyTime += end - l.cfg.PHY.slotStart(slot)
+	l.occ.push(end)
+	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
+	b := &l.open
+	b.n++
+	b.end, b.last = end, *c
+	lost := l.lose()
+	if l.trace != nil {
+		l.trace(c, end, lost)
+	}
+	if lost {
+		b.lost++
+		return true
+	}
+	b.kept++
+	l.pipe.push(Arrival{*c, l.arrival(end)})
+	return true
+}
+
+// flush ends the train being queued and schedules its events.
+func (l *CellLink) flush() {
+	b := l.open
+	if b.n == 0 {
+		return
+	}
+	l.open = batch{}
+	l.sent.push(b)
+	if b.kept > 0 {
+		train := l.trains()
+		if d := l.deliveries.len(); d > 0 && !train && !l.deliveries.at(d-1).train {
+			l.deliveries.at(d - 1).n += b.kept
+		} else {
+			l.deliveries.push(delivery{b.kept, train})
+		}
+	}
+	l.schedule()
+}
+
+// trains reports whether the link hands its cells on in trains.
+func (l *CellLink) trains() bool {
+	tr, ok := l.dst.(TrainReceiver)
+	return ok && !l.cfg.PerCell && tr.AcceptsTrains()
+}
+
+// schedule sets the timer to the next departure of a train's last cell or
+// the next delivery.
+func (l *CellLink) schedule() {
+	var next time.Duration
+	ok := false
+	if l.sent.len() > 0 {
+		next, ok = l.sent.peek().end, true
+	}
+	if l.deliveries.len() > 0 {
+		d := l.deliveries.peek()
+		at := l.pipe.peek().At
+		if d.train {
+			at = l.pipe.at(d.n - 1).At
+		}
+		if !ok || at < next {
+			next, ok = at, true
+		}
+	}
+	if ok {
+		l.tick.Reset(next)
+	} else {
+		l.tick.Stop()
+	}
+}
+
+// run counts the trains that have left and hands on the cells that have
+// arrived.
+func (l *CellLink) run() {
+	now := l.s.Now()
+	for l.sent.len() > 0 && l.sent.peek().end <= now {
+		l.left = l.sent.pop()
+		b := &l.left
+		l.stats.TxCells += uint64(b.n)
+		l.stats.LostCells += uint64(b.lost)
+		if l.OnSent != nil {
+			l.OnSent(&b.last)
+		}
+	}
+	for l.deliveries.len() > 0 {
+		d := l.deliveries.peek()
+		if !d.train {
+			if l.pipe.peek().At > now {
+				break
+			}
+			if d.n--; d.n == 0 {
+				l.deliveries.pop()
+			}
+			l.cur = l.pipe.pop()
+			l.deliver(&l.cur.Cell, now)
+			continue
+		}
+		if l.pipe.at(d.n-1).At > now {
+			break
+		}
+		n := l.deliveries.pop().n
+		l.train = l.train[:0]
+		for range n {
+			l.train = append(l.train, l.pipe.pop())
+		}
+		l.stats.Delivered += uint64(n)
+		for _, t := range l.taps {
+			for i := range l.train {
+				t.see(&l.train[i].Cell, l.train[i].At)
+			}
+		}
+		l.dst.(TrainReceiver).ReceiveTrain(l.train)
+	}
+	l.schedule()
+}
+
+// lose draws whether the line loses the next cell.
+func (l *CellLink) lose() bool {
+	return l.cfg.CLR > 0 && l.rng.Float64() < l.cfg.CLR
+}
+
+// arrival returns when a cell whose last bit leaves at end arrives: after
+// the propagation, the cell delay and the jitter, never before the cell
+// ahead of it.
+func (l *CellLink) arrival(end time.Duration) time.Duration {
+	at := end + l.cfg.Propagation + l.cfg.Delay
+	if l.cfg.Jitter > 0 {
+		at += time.Duration(l.rng.Int64N(int64(2*l.cfg.Jitter)+1)) - l.cfg.Jitter
+	}
+	at = max(at, l.lastAt, end)
+	l.lastAt = at
+	return at
+}
+
+// sendCell queues a cell to be stepped cell by cell.
+func (l *CellLink) sendCell(c *cells.Cell, notBefore time.Duration) bool {
+	n := l.Queued()
+	if l.cfg.QueueCells > 0 && n >= l.cfg.QueueCells {
+		l.stats.QueueDrops++
+		return false
+	}
+	l.queue.push(Arrival{*c, notBefore})
+	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
 	if l.queue.len() == 1 {
 		l.start()
 	}
@@ -108,10 +340,11 @@ func (l *CellLink) Send(c *cells.Cell, notBefore time.Duration) bool {
 // start puts the head cell in the first free slot at or after its time.
 func (l *CellLink) start() {
 	head := l.queue.peek()
-	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(l.s.Now(), head.at)))
+	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(l.s.Now(), head.At)))
 	l.nextSlot = slot + 1
 	end := l.cfg.PHY.SlotEnd(slot)
 	l.stats.BusyTime += end - l.cfg.PHY.slotStart(slot)
+	l.headEnd = end
 	l.tx.Reset(end)
 }
 
@@ -120,28 +353,27 @@ func (l *CellLink) departed() {
 	l.cur = l.queue.pop()
 	q := &l.cur
 	l.stats.TxCells++
-	if l.OnSent != nil {
-		l.OnSent(&q.c)
-	}
 	if l.queue.len() > 0 {
 		l.start()
 	}
-	if l.cfg.CLR > 0 && l.rng.Float64() < l.cfg.CLR {
+	if l.OnSent != nil {
+		l.OnSent(&q.Cell)
+	}
+	now := l.s.Now()
+	lost := l.lose()
+	if l.trace != nil {
+		l.trace(&q.Cell, now, lost)
+	}
+	if lost {
 		l.stats.LostCells++
 		return
 	}
-	now := l.s.Now()
-	at := now + l.cfg.Propagation + l.cfg.Delay
-	if l.cfg.Jitter > 0 {
-		at += time.Duration(l.rng.Int64N(int64(2*l.cfg.Jitter)+1)) - l.cfg.Jitter
-	}
-	at = max(at, l.lastAt, now)
-	l.lastAt = at
+	at := l.arrival(now)
 	if at == now && l.pipe.len() == 0 {
-		l.deliver(&q.c)
+		l.deliver(&q.Cell, now)
 		return
 	}
-	q.at = at
+	q.At = at
 	l.pipe.push(*q)
 	if l.pipe.len() == 1 {
 		l.pipeTick.Reset(at)
@@ -151,19 +383,19 @@ func (l *CellLink) departed() {
 // arrive delivers every cell of the pipe that is due.
 func (l *CellLink) arrive() {
 	now := l.s.Now()
-	for l.pipe.len() > 0 && l.pipe.peek().at <= now {
+	for l.pipe.len() > 0 && l.pipe.peek().At <= now {
 		l.cur = l.pipe.pop()
-		l.deliver(&l.cur.c)
+		l.deliver(&l.cur.Cell, now)
 	}
 	if l.pipe.len() > 0 {
-		l.pipeTick.Reset(l.pipe.peek().at)
+		l.pipeTick.Reset(l.pipe.peek().At)
 	}
 }
 
-func (l *CellLink) deliver(c *cells.Cell) {
+func (l *CellLink) deliver(c *cells.Cell, now time.Duration) {
 	l.stats.Delivered++
 	for _, t := range l.taps {
-		t.see(c, l.s.Now())
+		t.see(c, now)
 	}
 	l.dst.ReceiveCell(c)
 }
@@ -189,6 +421,9 @@ func (r *ring[T]) push(v T) {
 }
 
 func (r *ring[T]) peek() *T { return &r.buf[r.head] }
+
+// at returns the i-th element from the head.
+func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
 
 func (r *ring[T]) pop() T {
 	v := r.buf[r.head]

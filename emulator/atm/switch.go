@@ -2,6 +2,8 @@ package atm
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
@@ -53,14 +55,18 @@ type SwitchConfig struct {
 // Switch is an ATM cell switch: each cell arriving on a port is looked up
 // by its VPI (VP switching) or VPI/VCI (VC switching), given the outgoing
 // VPI/VCI and a new HEC, and queued at the output port, cell by cell.
-// Unmapped cells are dropped and counted, as dynamips' switch does.
+// Unmapped cells are dropped and counted, as dynamips' switch does. A port
+// takes a train in one call where no other port's cells can come between
+// its cells at the outputs it feeds (AcceptsTrains).
 type Switch struct {
-	s     *sched.Scheduler
-	Name  string
-	cfg   SwitchConfig
-	ports []*SwitchPort
-	vcs   map[inKey]dest
-	vps   map[inKey]dest
+	s       *sched.Scheduler
+	Name    string
+	cfg     SwitchConfig
+	ports   []*SwitchPort
+	vcs     map[inKey]dest
+	vps     map[inKey]dest
+	touched []*CellLink          // outputs queued to since the last flush
+	trainOK map[*SwitchPort]bool // AcceptsTrains, decided at first traffic
 }
 
 type inKey struct {
@@ -116,6 +122,7 @@ func (sw *Switch) AddPort(name string) *SwitchPort {
 func (p *SwitchPort) Attach(out *CellLink) {
 	out.cfg.QueueCells = p.sw.cfg.QueueCells
 	p.out = out
+	p.sw.trainOK = nil
 }
 
 // Name returns the port's name.
@@ -125,16 +132,90 @@ func (p *SwitchPort) Name() string { return p.name }
 // outVPI/outVCI. One direction; a duplex PVC needs a second call.
 func (sw *Switch) MapVC(in *SwitchPort, inVPI, inVCI uint16, out *SwitchPort, outVPI, outVCI uint16) {
 	sw.vcs[inKey{in, inVPI, inVCI}] = dest{out, outVPI, outVCI}
+	sw.trainOK = nil
 }
 
 // MapVP switches every cell arriving on in with VPI inVPI to out as outVPI,
 // VCI unchanged. VP entries are looked up before VC entries.
 func (sw *Switch) MapVP(in *SwitchPort, inVPI uint16, out *SwitchPort, outVPI uint16) {
 	sw.vps[inKey{in, inVPI, 0}] = dest{out, outVPI, 0}
+	sw.trainOK = nil
 }
 
 // ReceiveCell implements CellReceiver.
 func (p *SwitchPort) ReceiveCell(c *cells.Cell) {
+	p.receive(c, p.sw.s.Now())
+	p.sw.flush()
+}
+
+// ReceiveTrain implements TrainReceiver: each cell is switched as of its
+// arrival time, then the outputs send what they got as trains.
+func (p *SwitchPort) ReceiveTrain(train []Arrival) {
+	for i := range train {
+		p.receive(&train[i].Cell, train[i].At)
+	}
+	p.sw.flush()
+}
+
+// AcceptsTrains implements TrainReceiver: a port takes trains when every
+// output its VCs and VPs lead to is fed by this port alone (no other cell
+// can come between a train's cells there) and hands its cells on in trains
+// too (nothing downstream needs a cell before the train's last has come).
+func (p *SwitchPort) AcceptsTrains() bool {
+	sw := p.sw
+	if sw.trainOK == nil {
+		sw.trainOK = map[*SwitchPort]bool{}
+	}
+	if ok, known := sw.trainOK[p]; known {
+		return ok
+	}
+	sw.trainOK[p] = false // a loop of VCs back to p steps cell by cell
+	ok := true
+	for _, o := range sw.outputs(p) {
+		if !sw.fedBy(o, p) || o.out == nil || !o.out.trains() {
+			ok = false
+			break
+		}
+	}
+	sw.trainOK[p] = ok
+	return ok
+}
+
+// outputs returns the ports that p's VCs and VPs lead to.
+func (sw *Switch) outputs(p *SwitchPort) []*SwitchPort {
+	var outs []*SwitchPort
+	for _, m := range []map[inKey]dest{sw.vcs, sw.vps} {
+		for k, d := range m {
+			if k.port == p && !slices.Contains(outs, d.port) {
+				outs = append(outs, d.port)
+			}
+		}
+	}
+	return outs
+}
+
+// fedBy reports whether only p's VCs and VPs lead to o.
+func (sw *Switch) fedBy(o, p *SwitchPort) bool {
+	for _, m := range []map[inKey]dest{sw.vcs, sw.vps} {
+		for k, d := range m {
+			if d.port == o && k.port != p {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// flush ends the trains queued at the outputs.
+func (sw *Switch) flush() {
+	for _, l := range sw.touched {
+		l.flush()
+	}
+	sw.touched = sw.touched[:0]
+}
+
+// receive switches a cell that arrived at t.
+func (p *SwitchPort) receive(c *cells.Cell, t time.Duration) {
 	p.stats.RxCells++
 	if fixed, err := cells.CheckHEC(c[:]); err != nil {
 		p.stats.HECDrops++
@@ -152,7 +233,7 @@ func (p *SwitchPort) ReceiveCell(c *cells.Cell) {
 		return
 	}
 	if h.PTI >= 4 { // OAM and RM cells: switched, never discarded with a PDU
-		d.forward(c, h)
+		d.forward(c, h, t)
 		return
 	}
 	key := inKey{p, h.VPI, h.VCI}
@@ -168,7 +249,7 @@ func (p *SwitchPort) ReceiveCell(c *cells.Cell) {
 		if last {
 			st.discarding = false
 			if !st.early { // PPD keeps the last cell: it ends the PDU at the far end
-				d.forward(c, h)
+				d.forward(c, h, t)
 				return
 			}
 		}
@@ -180,21 +261,25 @@ func (p *SwitchPort) ReceiveCell(c *cells.Cell) {
 		return
 	}
 	out := d.port.out
-	if first && sw.cfg.Discard == EPD && out.Queued() >= sw.cfg.EPDThreshold {
+	if first && sw.cfg.Discard == EPD && out.queuedAt(t) >= sw.cfg.EPDThreshold {
 		d.port.stats.EPDDrops++
 		st.discarding, st.early = !last, true
 		return
 	}
-	if !d.forward(c, h) && sw.cfg.Discard != DiscardNone && !last {
+	if !d.forward(c, h, t) && sw.cfg.Discard != DiscardNone && !last {
 		st.discarding, st.early = true, false
 	}
 }
 
-// forward rewrites the header and queues the cell at d's port.
-func (d dest) forward(c *cells.Cell, h cells.Header) bool {
+// forward rewrites the header and queues the cell at d's port as of t.
+func (d dest) forward(c *cells.Cell, h cells.Header, t time.Duration) bool {
 	h.VPI, h.VCI = d.vpi, d.vci
 	h.Put(c[:], cells.UNI)
-	return d.port.out.Send(c, 0)
+	out := d.port.out
+	if tc := d.port.sw.touched; len(tc) == 0 || tc[len(tc)-1] != out {
+		d.port.sw.touched = append(tc, out)
+	}
+	return out.enqueue(c, t, 0)
 }
 
 // Stats returns a row per port: frames are cells on an atm-switch.

@@ -1,9 +1,9 @@
 // Package sched is the one source of time for atmlab's models.
 //
 // A Scheduler holds a queue of events ordered by model time; equal times run
-// in the order they were scheduled. Under a virtual clock the queue is drained
-// as fast as the CPU allows (Run, RunUntil, Step) and results are exact to the
-// nanosecond. Under a real-time driver (the kernel package's event loop) the
+// in rank order (Timer.SetRank), then in the order they were scheduled.
+// Under a virtual clock the queue is drained as fast as the CPU allows (Run,
+// RunUntil, Step) and results are exact to the nanosecond. Under a real-time driver (the kernel package's event loop) the
 // driver advances the scheduler to the wall clock with AdvanceTo and sleeps
 // until Next. Models never read the wall clock themselves.
 //
@@ -31,6 +31,7 @@ type Timer struct {
 	s     *Scheduler
 	at    time.Duration
 	seq   uint64
+	rank  uint64
 	f     func()
 	index int // position in the heap, -1 once run or stopped
 }
@@ -76,6 +77,15 @@ func (t *Timer) Reset(at time.Duration) {
 	t.at, t.seq = max(at, s.now), s.seq
 	heap.Push(&s.events, t)
 }
+
+// SetRank orders the timer among events due at the same time: lower ranks run
+// first, whenever they were scheduled; events of equal rank run in the order
+// they were scheduled. At and NewTimer give rank 0; set it while the
+// timer is not pending. A model whose outcome
+// depends on the order of simultaneous events (two ATM links delivering
+// cells to one switch in the same nanosecond) ranks its timers, so that the
+// order is the model's, not its events' history.
+func (t *Timer) SetRank(r uint64) { t.rank = r }
 
 // After schedules f d after now.
 func (s *Scheduler) After(d time.Duration, f func()) *Timer { return s.At(s.now+d, f) }
@@ -150,6 +160,9 @@ func (h eventHeap) Len() int { return len(h) }
 func (h eventHeap) Less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
+	}
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
 	}
 	return h[i].seq < h[j].seq
 }

@@ -113,3 +113,25 @@ func TestRunDue(t *testing.T) {
 		t.Fatalf("events ran at %v, want 1ns..5ns", ran)
 	}
 }
+
+// At one time, lower ranks run first whatever order they were scheduled
+// in; equal ranks keep their order.
+func TestRankOrdersTies(t *testing.T) {
+	s := New()
+	var got []string
+	mk := func(name string, rank uint64) *Timer {
+		tm := s.NewTimer(func() { got = append(got, name) })
+		tm.SetRank(rank)
+		return tm
+	}
+	late, early, plain := mk("rank2", 2), mk("rank1", 1), mk("rank1b", 1)
+	late.Reset(10)
+	early.Reset(10)
+	plain.Reset(10)
+	s.At(10, func() { got = append(got, "rank0") })
+	s.At(5, func() { got = append(got, "first") })
+	s.Run()
+	if fmt.Sprint(got) != "[first rank0 rank1 rank1b rank2]" {
+		t.Fatalf("ran %v", got)
+	}
+}
