@@ -95,6 +95,8 @@ type Host struct {
 	nics     []*nic
 	settling bool
 	drain    *Watch
+	// TxFrames counts the frames the host has handed to its NICs.
+	TxFrames uint64
 
 	mu      sync.Mutex // guards ready: waiter callbacks come from netstack's goroutines
 	ready   []*Watch
@@ -230,6 +232,7 @@ func (c *nic) flush() {
 		pkt.DecRef()
 		c.h.lab.frame++
 		c.port.Input(&emulator.Frame{Data: data, ID: c.h.lab.frame, Born: c.h.lab.Sched.Now()})
+		c.h.TxFrames++
 		sent = true
 	}
 	if sent && c.h.drain != nil {
@@ -286,6 +289,14 @@ func (h *Host) takeReady() []*Watch {
 	return ready
 }
 
+// MTU returns the MTU of the host's first interface.
+func (h *Host) MTU() int {
+	if len(h.nics) == 0 {
+		return topologies.DefaultMTU
+	}
+	return int(h.Stack.NICInfo()[h.nics[0].id].MTU)
+}
+
 // Queued returns the frames waiting in the host's queues for its NICs.
 func (h *Host) Queued() int {
 	n := 0
@@ -293,6 +304,24 @@ func (h *Host) Queued() int {
 		n += c.ch.NumQueued()
 	}
 	return n
+}
+
+// Sent reports whether everything the host wrote has left it: its queues
+// are empty and so are its NICs (their rings, the frame on the wire, an
+// ATM adapter's PDUs in cells) — a sender's last bit is out.
+func (h *Host) Sent() bool {
+	for _, c := range h.nics {
+		if c.ch.NumQueued() > 0 {
+			return false
+		}
+		if q, ok := c.port.TX.(interface{ Queued() int }); ok && q.Queued() > 0 {
+			return false
+		}
+		if c.port.CPU != nil && !c.port.CanAccept() {
+			return false
+		}
+	}
+	return true
 }
 
 // OnDrain sets a watch woken whenever frames leave the host's queues for
