@@ -48,7 +48,9 @@ type Record struct {
 	AboveCeiling bool    `json:"above_ceiling,omitempty"`
 	EmulatorCPU  float64 `json:"emulator_cpu"` // fraction of a core during the point
 	HostDrops    uint64  `json:"host_drops,omitempty"`
-	Flag         string  `json:"flag,omitempty"` // why the emulator may have distorted this point
+	Flag         string  `json:"flag,omitempty"`  // why the emulator may have distorted this point
+	Clock        string  `json:"clock,omitempty"` // "virtual" when measured on netstack hosts in model time; empty: real time
+	Stack        string  `json:"stack,omitempty"` // the virtual hosts' TCP/IP stack and version
 	Error        string  `json:"error,omitempty"`
 	At           string  `json:"at"`
 }
@@ -80,6 +82,11 @@ type Runner struct {
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
+	// Perf, if set, measures each point instead of tools run in the hosts
+	// through Env (a virtual-time lab: no servers, no Env needed); Clock
+	// and Stack are recorded with every point.
+	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (Result, error)
+	Clock, Stack string
 }
 
 // perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
@@ -104,13 +111,18 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		}
 	}
 	for host := range servers {
+		if r.Perf != nil {
+			break
+		}
 		cmd := r.Env.Command(host, r.Self, "perf", "server", "-p", strconv.Itoa(perfPort))
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start perf server in %s: %w", host, err)
 		}
 		defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	}
-	time.Sleep(300 * time.Millisecond) // the servers listen
+	if r.Perf == nil {
+		time.Sleep(300 * time.Millisecond) // the servers listen
+	}
 	var recs []Record
 	start := time.Now()
 	for i, p := range pts {
@@ -153,7 +165,15 @@ func (r *Runner) progress(done, total int, start time.Time, p Point) {
 // when a stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
-	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339)}
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack}
+	if r.Perf != nil {
+		var err error
+		if rec.Result, err = r.Perf(ctx, p, e); err != nil {
+			rec.Error = err.Error()
+		}
+		r.judge(p, &rec)
+		return rec
+	}
 	if e.Background != nil {
 		bg := e.Background
 		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
@@ -181,6 +201,12 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.EmulatorCPU = float64(cpu1-cpu0) / float64(time.Since(t0))
 		rec.HostDrops = drops1 - drops0
 	}
+	r.judge(p, &rec)
+	return rec
+}
+
+// judge sets a record's ceiling and its flag.
+func (r *Runner) judge(p Point, rec *Record) {
 	if c, ok := r.ceiling(p, rec.Result); ok {
 		rec.Ceiling = c
 		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
@@ -196,7 +222,6 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost)
 	}
-	return rec
 }
 
 func (r *Runner) experiment(name string) *topologies.Experiment {
