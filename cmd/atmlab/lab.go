@@ -53,7 +53,7 @@ func newLabRun(opts *options) *cobra.Command {
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
-			if kernel.NeedsHolder() {
+			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
 				labs := []*topologies.Lab{lab}
 				for _, v := range lab.Variants {
 					vlab, err := lab.WithVariant(v.Name)

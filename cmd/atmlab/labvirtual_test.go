@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -105,5 +107,43 @@ func TestClockFlags(t *testing.T) {
 	}
 	if _, _, err := run(t, "lab", "run", "../../topologies/sw100.yaml", "--clock", "sundial"); err == nil || !strings.Contains(err.Error(), "use --clock real, virtual or both") {
 		t.Errorf("lab run --clock sundial: %v", err)
+	}
+}
+
+// TestLabRunVirtualUnprivileged runs TestLabRunVirtual again as uid 65534
+// (nobody), the test binary copied where that user may run it: a virtual
+// lab run needs no root. Run as a normal user, TestLabRunVirtual itself
+// shows it.
+func TestLabRunVirtualUnprivileged(t *testing.T) {
+	if os.Getenv("ATMLAB_UNPRIVILEGED_CHILD") != "" || os.Geteuid() != 0 {
+		if os.Getenv("ATMLAB_UNPRIVILEGED_CHILD") != "" && os.Geteuid() != 65534 {
+			t.Fatalf("the child runs as uid %d, want 65534", os.Geteuid())
+		}
+		return // TestLabRunVirtual runs unprivileged here
+	}
+	dir, err := os.MkdirTemp("", "atmlab-unprivileged") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "atmlab.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^(TestLabRunVirtual|TestLabRunVirtualUnprivileged)$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ATMLAB_UNPRIVILEGED_CHILD=1", "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("lab run --clock virtual as uid 65534: %v\n%s", err, out)
 	}
 }
