@@ -54,7 +54,9 @@ type Record struct {
 	// hosts summed: UDP datagrams sent and received, those lost inside a
 	// host (a full receive buffer), TCP retransmissions.
 	HostKernel *netstat.Counters `json:"host_kernel,omitempty"`
-	Flag       string            `json:"flag,omitempty"` // why the emulator may have distorted this point
+	Flag       string            `json:"flag,omitempty"`  // why the emulator may have distorted this point
+	Clock      string            `json:"clock,omitempty"` // "virtual" when measured on netstack hosts in model time; empty: real time
+	Stack      string            `json:"stack,omitempty"` // the virtual hosts' TCP/IP stack and version
 	Error      string            `json:"error,omitempty"`
 	At         string            `json:"at"`
 }
@@ -86,6 +88,11 @@ type Runner struct {
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
+	// Perf, if set, measures each point instead of tools run in the hosts
+	// through Env (a virtual-time lab: no servers, no Env needed); Clock
+	// and Stack are recorded with every point.
+	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (Result, error)
+	Clock, Stack string
 }
 
 // perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
@@ -110,13 +117,18 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		}
 	}
 	for host := range servers {
+		if r.Perf != nil {
+			break
+		}
 		cmd := r.Env.Command(host, r.Self, "perf", "server", "-p", strconv.Itoa(perfPort))
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start perf server in %s: %w", host, err)
 		}
 		defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	}
-	time.Sleep(300 * time.Millisecond) // the servers listen
+	if r.Perf == nil {
+		time.Sleep(300 * time.Millisecond) // the servers listen
+	}
 	var recs []Record
 	start := time.Now()
 	for i, p := range pts {
@@ -159,7 +171,15 @@ func (r *Runner) progress(done, total int, start time.Time, p Point) {
 // when a stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
-	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339)}
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack}
+	if r.Perf != nil {
+		var err error
+		if rec.Result, err = r.Perf(ctx, p, e); err != nil {
+			rec.Error = err.Error()
+		}
+		r.judge(p, &rec)
+		return rec
+	}
 	if e.Background != nil {
 		bg := e.Background
 		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
@@ -189,6 +209,12 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		d := hosts1.Sub(hosts0)
 		rec.HostKernel = &d
 	}
+	r.judge(p, &rec)
+	return rec
+}
+
+// judge sets a record's ceiling and its flag.
+func (r *Runner) judge(p Point, rec *Record) {
 	if c, ok := r.ceiling(p, rec.Result); ok {
 		rec.Ceiling = c
 		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
@@ -204,7 +230,6 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost%s): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost, inHosts(rec.HostKernel))
 	}
-	return rec
 }
 
 func (r *Runner) experiment(name string) *topologies.Experiment {

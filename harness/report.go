@@ -74,6 +74,9 @@ func group(recs []Record) []*series {
 		if r.SockBuf > 0 {
 			key += fmt.Sprintf(" · sockbuf %d", r.SockBuf)
 		}
+		if r.Clock != "" { // a virtual-time series beside its real-time one
+			key += " · " + r.Clock + " time"
+		}
 		s := byKey[key]
 		if s == nil {
 			s = &series{Key: key, Experiment: r.Experiment, Test: r.Test, Variant: r.Variant, From: r.From, To: r.To}
@@ -533,6 +536,9 @@ func legendLabels(ss []*series) []string {
 // A legend at the top gets headroom above the data, a line of it for each
 // of its entries, so that it covers no point.
 func save(p *plot.Plot, dir, name string, entries int) error {
+	if math.IsInf(p.Y.Min, 0) || math.IsInf(p.Y.Max, 0) || math.IsNaN(p.Y.Min) || math.IsNaN(p.Y.Max) {
+		p.Y.Min, p.Y.Max = 0, 1 // nothing plotted (every point failed or was skipped): gonum's tick search never ends on an empty range
+	}
 	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
 		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
 		p.Y.Label.Text += " (axis does not start at 0)"

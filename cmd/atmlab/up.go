@@ -14,7 +14,7 @@ import (
 
 func newUp(opts *options) *cobra.Command {
 	spin, linger, idleSpin := kernel.DefaultSpin, kernel.DefaultLinger, kernel.DefaultIdleSpin
-	var profile string
+	var profile, clock string
 	c := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a lab and run its emulator in the foreground",
@@ -24,6 +24,9 @@ func newUp(opts *options) *cobra.Command {
 			"Example:\n  atmlab up topologies/sw100.yaml &\n  atmlab exec sw100 h1 -- ping -c 3 10.0.0.2",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := refuseVirtualUp(clock); err != nil {
+				return err
+			}
 			lab, err := topologies.Load(a[0])
 			if err != nil {
 				return err
@@ -68,6 +71,7 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().DurationVar(&spin, "spin", spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
 	c.Flags().DurationVar(&linger, "linger", linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
 	c.Flags().DurationVar(&idleSpin, "idle-spin", idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
+	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }

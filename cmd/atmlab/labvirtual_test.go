@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+const virtualLab = `name: vlab
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch, buffer: 128KiB}
+  links:
+    - endpoints: ["h1:eth0", "sw1:p1"]
+      ethernet: {rate: 100M}
+    - endpoints: ["h2:eth0", "sw1:p2"]
+      ethernet: {rate: 100M}
+experiments:
+  - {name: streams, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR], sizes: [1472], repetitions: 2, duration: 300ms, interval: 100ms}
+  - {name: tools, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], duration: 300ms}
+`
+
+// figures reads results.jsonl without its wall-clock timestamps.
+func figures(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "at")
+		recs = append(recs, m)
+	}
+	return recs
+}
+
+// TestLabRunVirtual runs a lab's experiments in virtual time (no root),
+// twice, under GOMAXPROCS 1 and 2: the same results.jsonl figures.
+func TestLabRunVirtual(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	file := filepath.Join(t.TempDir(), "vlab.yaml")
+	os.WriteFile(file, []byte(virtualLab), 0o644)
+	var runs [][]map[string]any
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		out := filepath.Join(t.TempDir(), "out")
+		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
+			t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
+		}
+		for _, f := range []string{"report.md", "report.html", "virtual-base.json"} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("no %s: %v", f, err)
+			}
+		}
+		runs = append(runs, figures(t, out))
+	}
+	recs := runs[0]
+	if len(recs) != 7 {
+		t.Fatalf("%d records, want 7", len(recs))
+	}
+	for _, r := range recs {
+		res := r["result"].(map[string]any)
+		if r["clock"] != "virtual" || !strings.HasPrefix(r["stack"].(string), "gvisor.dev/gvisor ") {
+			t.Errorf("record without clock and stack: %v %v", r["clock"], r["stack"])
+		}
+		switch {
+		case r["tool"] == "iperf3":
+			if e, _ := res["error"].(string); !strings.Contains(e, "skipped: iperf3 runs only in real time") {
+				t.Errorf("iperf3 point: error %q, want it skipped with the reason", e)
+			}
+		case r["test"] == "TCP_RR":
+			if tps, _ := res["transactions_per_sec"].(float64); tps < 1000 {
+				t.Errorf("TCP_RR: %v transactions/s", tps)
+			}
+		default:
+			if bps, _ := res["throughput_bps"].(float64); bps < 85e6 || bps > 96e6 { // 300 ms: TCP slow start shows
+				t.Errorf("%s: %.2f Mbit/s, want 85-96", r["test"], bps/1e6)
+			}
+		}
+	}
+	a, _ := json.Marshal(runs[0])
+	b, _ := json.Marshal(runs[1])
+	if string(a) != string(b) {
+		t.Errorf("GOMAXPROCS 1 and 2 gave different results:\n%s\n%s", a, b)
+	}
+}
+
+func TestClockFlags(t *testing.T) {
+	if _, _, err := run(t, "up", "../../topologies/sw100.yaml", "--clock", "virtual"); err == nil || !strings.Contains(err.Error(), "no real hosts to attach to") {
+		t.Errorf("up --clock virtual: %v", err)
+	}
+	if _, _, err := run(t, "lab", "run", "../../topologies/sw100.yaml", "--clock", "sundial"); err == nil || !strings.Contains(err.Error(), "use --clock real, virtual or both") {
+		t.Errorf("lab run --clock sundial: %v", err)
+	}
+}
+
+// TestLabRunVirtualUnprivileged runs TestLabRunVirtual again as uid 65534
+// (nobody), the test binary copied where that user may run it: a virtual
+// lab run needs no root. Run as a normal user, TestLabRunVirtual itself
+// shows it.
+func TestLabRunVirtualUnprivileged(t *testing.T) {
+	if os.Getenv("ATMLAB_UNPRIVILEGED_CHILD") != "" || os.Geteuid() != 0 {
+		if os.Getenv("ATMLAB_UNPRIVILEGED_CHILD") != "" && os.Geteuid() != 65534 {
+			t.Fatalf("the child runs as uid %d, want 65534", os.Geteuid())
+		}
+		return // TestLabRunVirtual runs unprivileged here
+	}
+	dir, err := os.MkdirTemp("", "atmlab-unprivileged") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "atmlab.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^(TestLabRunVirtual|TestLabRunVirtualUnprivileged)$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ATMLAB_UNPRIVILEGED_CHILD=1", "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("lab run --clock virtual as uid 65534: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,113 @@
+package vhost
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Settings are what shapes a virtual host's TCP: netstack's defaults,
+// changed by the host's sysctls. A run records them with its results.
+type Settings struct {
+	CongestionControl string `json:"congestion_control"` // reno or cubic
+	SACK              bool   `json:"sack"`
+	ModerateRcvBuf    bool   `json:"moderate_rcvbuf"` // receive-buffer auto-tuning
+	// Send and receive buffer sizes, octets: min, default, max.
+	WMem [3]int `json:"tcp_wmem"`
+	RMem [3]int `json:"tcp_rmem"`
+	// RACK loss detection is off: netstack's RACK takes segments sent at
+	// one instant as sent in the wrong order (rack.go's tie-break on equal
+	// transmit times is reversed), and in model time a burst shares one
+	// instant, so it marked every burst's later segments lost (3000
+	// spurious retransmissions a 2-s 100M stream). Virtual hosts recover
+	// with SACK and three duplicate ACKs, as Linux with tcp_recovery=0.
+	RACK bool `json:"rack"`
+	// Timestamps and window scaling are always on in netstack.
+	Timestamps    bool `json:"timestamps"`
+	WindowScaling bool `json:"window_scaling"`
+}
+
+// Defaults are a virtual host's settings before its sysctls: netstack's
+// own (its congestion control default is reno; Linux's is cubic).
+func Defaults() Settings {
+	return Settings{
+		CongestionControl: "reno",
+		SACK:              true,
+		ModerateRcvBuf:    true,
+		WMem:              [3]int{tcp.MinBufferSize, tcp.DefaultSendBufferSize, tcp.MaxBufferSize},
+		RMem:              [3]int{tcp.MinBufferSize, tcp.DefaultReceiveBufferSize, tcp.MaxBufferSize},
+		Timestamps:        true,
+		WindowScaling:     true,
+	}
+}
+
+// SettingsOf returns a host's settings from its sysctls. A sysctl netstack
+// has no equivalent for is an error that says so, rather than a setting
+// silently not applied.
+func SettingsOf(lab *topologies.Lab, node *topologies.Node) (Settings, error) {
+	s := Defaults()
+	for _, kv := range node.Sysctls {
+		bad := func(why string) error {
+			return fmt.Errorf("%s:%d: host %s: sysctl %s=%s: %s", lab.File, node.Line, node.Name, kv.Key, kv.Value, why)
+		}
+		switch kv.Key {
+		case "net.ipv4.tcp_congestion_control":
+			if kv.Value != "reno" && kv.Value != "cubic" {
+				return s, bad("virtual hosts have reno and cubic only (or run with --clock real)")
+			}
+			s.CongestionControl = kv.Value
+		case "net.ipv4.tcp_sack":
+			s.SACK = kv.Value != "0"
+		case "net.ipv4.tcp_moderate_rcvbuf":
+			s.ModerateRcvBuf = kv.Value != "0"
+		case "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem":
+			f := strings.Fields(kv.Value)
+			var v [3]int
+			ok := len(f) == 3
+			for i := 0; ok && i < 3; i++ {
+				n, err := strconv.Atoi(f[i])
+				v[i], ok = n, err == nil && n > 0
+			}
+			if !ok || v[0] > v[1] || v[1] > v[2] {
+				return s, bad(`write three sizes in octets, min default max, as "4096 131072 6291456"`)
+			}
+			if kv.Key == "net.ipv4.tcp_wmem" {
+				s.WMem = v
+			} else {
+				s.RMem = v
+			}
+		case "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling":
+			if kv.Value == "0" {
+				return s, bad("netstack always uses this option; virtual hosts cannot turn it off (run with --clock real)")
+			}
+		default:
+			return s, bad("netstack has no equivalent: virtual hosts cannot honour it (remove it, or run with --clock real)")
+		}
+	}
+	return s, nil
+}
+
+// apply sets s on a stack's TCP.
+func (s Settings) apply(st *stack.Stack) error {
+	cc := tcpip.CongestionControlOption(s.CongestionControl)
+	sack := tcpip.TCPSACKEnabled(s.SACK)
+	mod := tcpip.TCPModerateReceiveBufferOption(s.ModerateRcvBuf)
+	snd := tcpip.TCPSendBufferSizeRangeOption{Min: s.WMem[0], Default: s.WMem[1], Max: s.WMem[2]}
+	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: s.RMem[0], Default: s.RMem[1], Max: s.RMem[2]}
+	var rec tcpip.TCPRecovery
+	if s.RACK {
+		rec = tcpip.TCPRACKLossDetection
+	}
+	for _, o := range []tcpip.SettableTransportProtocolOption{&cc, &sack, &mod, &snd, &rcv, &rec} {
+		if err := st.SetTransportProtocolOption(tcp.ProtocolNumber, o); err != nil {
+			return fmt.Errorf("netstack refused %T %v: %s", o, o, err)
+		}
+	}
+	return nil
+}

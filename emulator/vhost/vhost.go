@@ -1,0 +1,446 @@
+// Package vhost makes a lab's hosts userspace TCP/IP stacks (gVisor's
+// netstack) that run in model time on the lab's one scheduler: every host
+// interface is a netstack NIC attached to the same emulator.HostPort that a
+// TAP feeds in real time, so NICs, links, switches, hubs, ATM adapters,
+// routers and `cpu:` limits apply unchanged. It needs no root and no
+// syscalls, and a run is deterministic.
+//
+// # Determinism
+//
+// Netstack does its TCP work on goroutines of its own (a pool of
+// processors that handle inbound segments) and its timers through a
+// tcpip.Clock. The package makes every piece of that work happen on one
+// goroutine at a time, at a model time, in a fixed order:
+//
+//   - Time: each host's tcpip.Clock reads the scheduler, and AfterFunc
+//     queues the callback as a scheduler event; it runs on the driver's
+//     goroutine at its model time. Equal times run in the order scheduled.
+//   - A barrier after every touch: whatever enters a stack on the driver's
+//     goroutine (a frame delivered to a NIC, a timer's callback, an
+//     application's call) is followed by a barrier: TCP's Pause, which
+//     returns only once every processor has emptied its queue, then Resume.
+//     Processors therefore run only while the driver waits in Pause, so
+//     their work (segments sent, timers set) is done before the driver
+//     moves on, in an order fixed by the input.
+//   - One processor a stack: netstack sizes the pool by GOMAXPROCS when a
+//     stack is made; New makes each stack with GOMAXPROCS set to 1 for that
+//     moment, so a stack's work never splits between two goroutines and
+//     nothing depends on the machine's core count.
+//   - Applications run on the driver's goroutine, never block, and are
+//     woken after a barrier, in the order they were registered.
+//   - Outbound frames wait in the NIC's queue (the host's qdisc) and are
+//     handed to the HostPort after the barrier, in the order netstack wrote
+//     them, as its ring has room.
+//   - Randomness (initial sequence numbers, ports, IP IDs, the processor
+//     hash) comes from the stack's RandSource and SecureRNG, seeded from
+//     the lab's seed and the host's name.
+//
+// The same lab and seed give the same packets at the same model times,
+// with GOMAXPROCS 1 or 64 (TestDeterminism hashes every frame on every
+// link to show it).
+package vhost
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand"
+	randv2 "math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
+	"gvisor.dev/gvisor/pkg/tcpip/link/ethernet"
+	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Netstack is the gVisor module version the hosts run (go.mod pins it);
+// a run records it beside its results.
+const Netstack = "gvisor.dev/gvisor v0.0.0-20260905035102-160fafc42237"
+
+// QueueFrames is a virtual host's queue in front of its NIC, in frames: a
+// Linux txqueuelen's worth. Netstack's send buffers bound what TCP puts
+// in it; frames beyond it are dropped and counted (Host.QueueDrops).
+const QueueFrames = 1000
+
+// Lab is a lab's hosts as netstack stacks on the network's scheduler.
+type Lab struct {
+	Sched *sched.Scheduler
+	Net   *topologies.Network
+	Hosts map[string]*Host // by node name
+	order []*Host          // in file order
+	frame uint64           // the last frame ID given out
+}
+
+// Host is one lab host: a netstack stack with a NIC per interface.
+type Host struct {
+	Name     string
+	Stack    *stack.Stack
+	Settings Settings
+
+	lab      *Lab
+	tcp      stack.TransportProtocol
+	nics     []*nic
+	settling bool
+	drain    *Watch
+	// TxFrames counts the frames the host has handed to its NICs.
+	TxFrames uint64
+
+	mu      sync.Mutex // guards ready: waiter callbacks come from netstack's goroutines
+	ready   []*Watch
+	watches int
+}
+
+// nic is a host interface: netstack's Ethernet endpoint on a channel
+// whose outbound queue the HostPort drains.
+type nic struct {
+	h    *Host
+	id   tcpip.NICID
+	port *emulator.HostPort
+	ch   *channel.Endpoint
+}
+
+// New makes every host of lab a netstack stack attached to its ports in
+// n (built by topologies.Build on n.Sched).
+func New(lab *topologies.Lab, n *topologies.Network) (*Lab, error) {
+	l := &Lab{Sched: n.Sched, Net: n, Hosts: map[string]*Host{}}
+	for _, node := range lab.Nodes {
+		if node.Kind != topologies.KindHost {
+			continue
+		}
+		h, err := l.newHost(lab, node)
+		if err != nil {
+			return nil, err
+		}
+		l.Hosts[node.Name] = h
+		l.order = append(l.order, h)
+	}
+	return l, nil
+}
+
+// procs serialises the moments New sets GOMAXPROCS to 1.
+var procs sync.Mutex
+
+// newStack makes a stack whose TCP has one processor goroutine.
+func newStack(opts stack.Options) *stack.Stack {
+	procs.Lock()
+	defer procs.Unlock()
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	return stack.New(opts)
+}
+
+func (l *Lab) newHost(lab *topologies.Lab, node *topologies.Node) (*Host, error) {
+	set, err := SettingsOf(lab, node)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{Name: node.Name, Settings: set, lab: l}
+	seed := seedOf(lab.Seed, "vhost/"+node.Name)
+	var key [32]byte
+	for i := range 4 {
+		s := seedOf(seed, fmt.Sprint(i))
+		for j := range 8 {
+			key[8*i+j] = byte(s >> (8 * j))
+		}
+	}
+	h.Stack = newStack(stack.Options{
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4},
+		Clock:              &clock{h: h, s: l.Sched},
+		RandSource:         &lockedSource{src: rand.NewSource(int64(seed))},
+		SecureRNG:          &lockedReader{r: randv2.NewChaCha8(key)},
+	})
+	h.tcp = h.Stack.TransportProtocolInstance(tcp.ProtocolNumber)
+	if err := set.apply(h.Stack); err != nil {
+		return nil, fmt.Errorf("%s:%d: host %s: %w", lab.File, node.Line, node.Name, err)
+	}
+	var routes []tcpip.Route
+	for i, iface := range node.Interfaces {
+		e := topologies.Endpoint{Node: node.Name, Port: iface.Name}
+		port := l.Net.Hosts[e.String()]
+		if port == nil {
+			return nil, fmt.Errorf("host %s: interface %s has no link", node.Name, iface.Name)
+		}
+		c := &nic{h: h, id: tcpip.NICID(i + 1), port: port,
+			ch: channel.New(QueueFrames, uint32(iface.MTU+emulator.EtherHeader), tcpip.LinkAddress(lab.MAC(e)))}
+		if err := h.Stack.CreateNIC(c.id, ethernet.New(c.ch)); err != nil {
+			return nil, fmt.Errorf("host %s: nic %s: %s", node.Name, iface.Name, err)
+		}
+		port.Sink = c.receive
+		port.SetOnSpace(h.settle)
+		h.nics = append(h.nics, c)
+		if iface.IPv4.IsValid() {
+			a := tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(iface.IPv4.Addr().As4()), PrefixLen: iface.IPv4.Bits()}
+			if err := h.Stack.AddProtocolAddress(c.id, tcpip.ProtocolAddress{Protocol: ipv4.ProtocolNumber, AddressWithPrefix: a}, stack.AddressProperties{}); err != nil {
+				return nil, fmt.Errorf("host %s: address %s: %s", node.Name, iface.IPv4, err)
+			}
+			routes = append(routes, tcpip.Route{Destination: a.Subnet(), NIC: c.id})
+		}
+	}
+	for _, r := range node.Routes {
+		via := r.Via
+		var out tcpip.NICID
+		for i, iface := range node.Interfaces {
+			if iface.IPv4.IsValid() && iface.IPv4.Masked().Contains(via) {
+				out = tcpip.NICID(i + 1)
+			}
+		}
+		if out == 0 {
+			return nil, fmt.Errorf("%s:%d: host %s: gateway %s is on none of its subnets", lab.File, r.Line, node.Name, via)
+		}
+		dst := tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(r.To.Masked().Addr().As4()), PrefixLen: r.To.Bits()}
+		routes = append(routes, tcpip.Route{Destination: dst.Subnet(), Gateway: tcpip.AddrFrom4(via.As4()), NIC: out})
+	}
+	// Longest prefix first, as the kernel chooses.
+	slices.SortStableFunc(routes, func(a, b tcpip.Route) int { return cmp.Compare(b.Destination.Prefix(), a.Destination.Prefix()) })
+	h.Stack.SetRouteTable(routes)
+	return h, nil
+}
+
+// receive hands a frame the emulator delivered to the stack.
+func (c *nic) receive(f *emulator.Frame) {
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(f.Data)})
+	c.ch.InjectInbound(0, pkt)
+	pkt.DecRef()
+	c.h.settle()
+}
+
+// flush hands queued frames to the NIC while its ring has room.
+func (c *nic) flush() {
+	sent := false
+	for c.port.CanAccept() {
+		pkt := c.ch.Read()
+		if pkt == nil {
+			break
+		}
+		b := pkt.ToBuffer()
+		data := b.Flatten()
+		b.Release()
+		pkt.DecRef()
+		c.h.lab.frame++
+		c.port.Input(&emulator.Frame{Data: data, ID: c.h.lab.frame, Born: c.h.lab.Sched.Now()})
+		c.h.TxFrames++
+		sent = true
+	}
+	if sent && c.h.drain != nil {
+		c.h.drain.Wake()
+	}
+}
+
+// settle is the barrier after anything entered the stack: TCP's
+// processors finish their queued work, woken applications run (each
+// followed by the barrier again), and the frames written go to the NICs
+// (which may wake an application waiting for room), until nothing is left.
+func (h *Host) settle() {
+	if h.settling { // an application's call inside a settle: the loop covers its wake-ups
+		h.barrier()
+		return
+	}
+	h.settling = true
+	for {
+		h.barrier()
+		ready := h.takeReady()
+		if len(ready) == 0 {
+			for _, c := range h.nics {
+				c.flush()
+			}
+			if ready = h.takeReady(); len(ready) == 0 {
+				break
+			}
+		}
+		slices.SortFunc(ready, func(a, b *Watch) int { return cmp.Compare(a.id, b.id) })
+		for _, w := range ready {
+			if !w.cancelled {
+				w.fn()
+			}
+		}
+	}
+	h.settling = false
+}
+
+// barrier returns once TCP's processors have done all their queued work.
+func (h *Host) barrier() {
+	h.tcp.Pause()
+	h.tcp.Resume()
+}
+
+// takeReady returns the watches woken since it was last called.
+func (h *Host) takeReady() []*Watch {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ready := h.ready
+	h.ready = nil
+	for _, w := range ready {
+		w.queued = false
+	}
+	return ready
+}
+
+// MTU returns the MTU of the host's first interface.
+func (h *Host) MTU() int {
+	if len(h.nics) == 0 {
+		return topologies.DefaultMTU
+	}
+	return int(h.Stack.NICInfo()[h.nics[0].id].MTU)
+}
+
+// Queued returns the frames waiting in the host's queues for its NICs.
+func (h *Host) Queued() int {
+	n := 0
+	for _, c := range h.nics {
+		n += c.ch.NumQueued()
+	}
+	return n
+}
+
+// Sent reports whether everything the host wrote has left it: its queues
+// are empty and so are its NICs (their rings, the frame on the wire, an
+// ATM adapter's PDUs in cells) — a sender's last bit is out.
+func (h *Host) Sent() bool {
+	for _, c := range h.nics {
+		if c.ch.NumQueued() > 0 {
+			return false
+		}
+		if q, ok := c.port.TX.(interface{ Queued() int }); ok && q.Queued() > 0 {
+			return false
+		}
+		if c.port.CPU != nil && !c.port.CanAccept() {
+			return false
+		}
+	}
+	return true
+}
+
+// OnDrain sets a watch woken whenever frames leave the host's queues for
+// its NICs (an application that paces itself by them, as a blocking UDP
+// sender is paced by its socket buffer); nil for none.
+func (h *Host) OnDrain(w *Watch) { h.drain = w }
+
+// Do runs f on the driver's goroutine now (the caller is an event) and
+// then the barrier: the way applications call the stack from a scheduler
+// event of their own.
+func (h *Host) Do(f func()) {
+	f()
+	h.settle()
+}
+
+// QueueDrops are frames dropped because the host's queue in front of its
+// NICs was full.
+func (h *Host) QueueDrops() uint64 {
+	return h.Stack.Stats().NICs.TxPacketsDroppedNoBufferSpace.Value()
+}
+
+// Watch calls an application back when an endpoint's events fire.
+type Watch struct {
+	h         *Host
+	id        int
+	fn        func()
+	q         *waiter.Queue
+	entry     waiter.Entry
+	queued    bool // guarded by h.mu
+	cancelled bool
+}
+
+// Watch arranges for fn to run on the driver's goroutine, after the
+// barrier, whenever q signals one of mask's events. Callbacks of one
+// settle run in the order their watches were made.
+func (h *Host) Watch(q *waiter.Queue, mask waiter.EventMask, fn func()) *Watch {
+	h.watches++
+	w := &Watch{h: h, id: h.watches, fn: fn, q: q}
+	w.entry = waiter.NewFunctionEntry(mask, func(waiter.EventMask) {
+		h.mu.Lock()
+		if !w.queued {
+			w.queued = true
+			h.ready = append(h.ready, w)
+		}
+		h.mu.Unlock()
+	})
+	q.EventRegister(&w.entry)
+	return w
+}
+
+// Waker returns a watch on no endpoint: fn runs when it is woken (Wake,
+// or as the host's OnDrain).
+func (h *Host) Waker(fn func()) *Watch {
+	h.watches++
+	return &Watch{h: h, id: h.watches, fn: fn}
+}
+
+// Cancel stops the callbacks.
+func (w *Watch) Cancel() {
+	w.cancelled = true
+	if w.q != nil {
+		w.q.EventUnregister(&w.entry)
+	}
+}
+
+// Wake runs the watch's callback after the current barrier, as if its
+// events had fired.
+func (w *Watch) Wake() {
+	w.h.mu.Lock()
+	if !w.queued {
+		w.queued = true
+		w.h.ready = append(w.h.ready, w)
+	}
+	w.h.mu.Unlock()
+}
+
+// Close destroys every stack (their processor goroutines end).
+func (l *Lab) Close() {
+	for _, h := range l.order {
+		h.Stack.Destroy()
+	}
+}
+
+// seedOf mixes a name into a seed (FNV-1a), as topologies does for links.
+func seedOf(seed uint64, name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return seed ^ h
+}
+
+// lockedSource is a math/rand source safe for netstack's goroutines.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (s *lockedSource) Int63() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src.Int63()
+}
+
+func (s *lockedSource) Seed(seed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.src.Seed(seed)
+}
+
+// lockedReader is a seeded byte stream standing in for crypto/rand.
+type lockedReader struct {
+	mu sync.Mutex
+	r  *randv2.ChaCha8
+}
+
+func (r *lockedReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.r.Read(p)
+}

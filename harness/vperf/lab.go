@@ -1,0 +1,92 @@
+package vperf
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/vhost"
+	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// StartAt is the model time a point's test starts at, in a lab just built:
+// nothing has happened yet, so every point starts from the same state.
+const StartAt = 10 * time.Millisecond
+
+// Measure runs one point of a lab's matrix in virtual time: a lab built
+// afresh for it, on its own scheduler, seeded from the lab's seed and the
+// point (so repetitions differ, and a point's figure does not depend on
+// what ran before it). Experiments with iperf3 or iperf are skipped with
+// the reason as the result's error.
+func Measure(ctx context.Context, lab *topologies.Lab, p harness.Point, e *topologies.Experiment) (harness.Result, error) {
+	spec := harness.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
+	if strings.HasSuffix(p.Test, "_RR") {
+		spec.Request, spec.Response = p.Size, p.Size
+	} else {
+		spec.Message = p.Size
+	}
+	res := harness.Result{Schema: harness.SchemaVersion, Test: p.Test, Spec: spec}
+	if p.Tool == "iperf3" || p.Tool == "iperf" {
+		res.Error = fmt.Sprintf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", p.Tool)
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	l, err := Build(lab, PointSeed(lab.Seed, p))
+	if err != nil {
+		return res, err
+	}
+	defer l.Close()
+	addr := func(host string) (netip.Addr, error) {
+		a, err := netip.ParseAddr(lab.Node(host).Address())
+		if err != nil {
+			return a, fmt.Errorf("host %s has no IPv4 address to test to", host)
+		}
+		return a, nil
+	}
+	to, err := addr(p.To)
+	if err != nil {
+		return res, err
+	}
+	l.Sched.RunUntil(StartAt)
+	if bg := e.Background; bg != nil {
+		bto, err := addr(bg.To)
+		if err != nil {
+			return res, err
+		}
+		bspec := harness.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size}
+		if strings.HasSuffix(bg.Test, "_RR") {
+			bspec = harness.Spec{Test: bg.Test, Duration: bspec.Duration, Request: bg.Size, Response: bg.Size}
+		}
+		if _, err := Start(Test{Lab: l, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
+			return res, fmt.Errorf("background %s: %w", bg.Test, err)
+		}
+		l.Sched.RunFor(time.Second) // the load reaches steady state first, as in real time
+	}
+	return Run(Test{Lab: l, From: p.From, To: p.To, Addr: to, Spec: spec})
+}
+
+// Build builds a lab's network and its virtual hosts on a new scheduler,
+// with seed in place of the lab's.
+func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
+	seeded := *lab
+	seeded.Seed = seed
+	n, err := topologies.Build(&seeded, sched.New())
+	if err != nil {
+		return nil, err
+	}
+	return vhost.New(&seeded, n)
+}
+
+// PointSeed is the seed a point's lab is built with.
+func PointSeed(seed uint64, p harness.Point) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%s/%s/%d/%d/%d", p.Variant, p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
+	return seed ^ h.Sum64()
+}

@@ -1,0 +1,559 @@
+// Package vperf runs the harness's tests (netperf's TCP_STREAM, TCP_MAERTS,
+// UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR) between a virtual lab's netstack
+// hosts, in model time: the same definitions and the same Result as
+// `atmlab perf client`, driven by the lab's scheduler instead of the wall
+// clock. Applications never block: each runs from its sockets' events on
+// the scheduler's goroutine (see package vhost).
+package vperf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+
+	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/emulator/vhost"
+	"github.com/atmlab/atmlab/harness"
+)
+
+// UDPQueue is how many frames a UDP_STREAM sender lets wait in its host's
+// queue before it waits for room: a blocking socket's send buffer
+// (Linux's default 208 KiB holds about this many full-size datagrams).
+const UDPQueue = 64
+
+// udpHeader is the sequence number and send time at the front of a
+// UDP_STREAM datagram, as the real-time tool writes them.
+const udpHeader = 16
+
+// Grace is how long past its duration a test may run (the final flush,
+// a drain) before it is abandoned as stuck.
+const Grace = 60 * time.Second
+
+// Test is one run of a test between two hosts of a virtual lab.
+type Test struct {
+	Lab      *vhost.Lab
+	From, To string
+	Addr     netip.Addr // the server's address
+	Spec     harness.Spec
+}
+
+// nextPort gives each test its own data port on the server.
+var nextPort uint16 = 20000
+
+func port() uint16 {
+	nextPort++
+	if nextPort < 20000 {
+		nextPort = 20001
+	}
+	return nextPort
+}
+
+// run is a test in progress.
+type run struct {
+	t        Test
+	cl, sv   *vhost.Host
+	res      harness.Result
+	start    time.Duration
+	end      time.Duration // when the client stops starting work
+	finished bool
+	abandon  time.Duration
+	err      error
+	count    uint64 // what interval reports count: octets, or transactions
+	hist     hist.Histogram
+}
+
+// Run runs the test from the scheduler's current time until it is over
+// and returns netperf's figures, as harness.Run does in real time.
+func Run(t Test) (harness.Result, error) {
+	r, err := Start(t)
+	if err != nil {
+		return r.res, err
+	}
+	return r.Wait()
+}
+
+// Running is a test started and not yet waited for (a background load).
+type Running = run
+
+// Start starts the test at the scheduler's current time; Wait runs the
+// scheduler until it is over.
+func Start(t Test) (*Running, error) {
+	verr := t.Spec.Validate()
+	r := &run{t: t, cl: t.Lab.Hosts[t.From], sv: t.Lab.Hosts[t.To]}
+	r.res = harness.Result{Schema: harness.SchemaVersion, Host: t.Addr.String()}
+	if verr != nil {
+		return r, verr
+	}
+	r.res.Spec, r.res.Test = t.Spec, t.Spec.Test
+	if t.From == t.To {
+		return r, fmt.Errorf("%s to itself: a virtual host has no loopback (run with --clock real)", t.From)
+	}
+	if r.cl == nil || r.sv == nil {
+		return r, fmt.Errorf("%s to %s: no such virtual host", t.From, t.To)
+	}
+	var err error
+	switch t.Spec.Test {
+	case harness.TCPStream, harness.TCPMaerts:
+		err = r.tcpStream()
+	case harness.UDPStream:
+		err = r.udpStream()
+	case harness.TCPRR, harness.TCPCRR:
+		err = r.tcpRR()
+	case harness.UDPRR:
+		err = r.udpRR()
+	}
+	r.abandon = t.Lab.Sched.Now() + t.Spec.Duration + Grace
+	return r, err
+}
+
+// Wait runs the scheduler until the test is over and returns its result.
+func (r *run) Wait() (harness.Result, error) {
+	s, t := r.t.Lab.Sched, r.t
+	for !r.finished && r.err == nil && s.Now() < r.abandon && s.Step() {
+	}
+	switch {
+	case r.err != nil:
+		return r.res, fmt.Errorf("%s to %s: %w (partial result kept)", t.Spec.Test, t.Addr, r.err)
+	case !r.finished:
+		return r.res, fmt.Errorf("%s to %s: did not finish within %v of model time past its duration (partial result kept)", t.Spec.Test, t.Addr, Grace)
+	}
+	return r.res, nil
+}
+
+// begin marks the test's start and arranges its interval reports.
+func (r *run) begin() {
+	s := r.t.Lab.Sched
+	r.start = s.Now()
+	r.end = r.start + r.t.Spec.Duration
+	if iv := r.t.Spec.Interval; iv > 0 {
+		var last uint64
+		lastAt := r.start
+		var tick func()
+		tick = func() {
+			now := s.Now()
+			n := r.count
+			rec := harness.Interval{Start: (lastAt - r.start).Seconds(), End: (now - r.start).Seconds()}
+			if d := (now - lastAt).Seconds(); d > 0 {
+				if r.isRR() {
+					rec.TransactionsPerSec = float64(n-last) / d
+				} else {
+					rec.Bps = float64(n-last) * 8 / d
+				}
+			}
+			r.res.Intervals = append(r.res.Intervals, rec)
+			last, lastAt = n, now
+			if !r.finished && now+iv <= r.end {
+				s.After(iv, tick)
+			}
+		}
+		s.After(iv, tick)
+	}
+}
+
+// mtu is the client's first interface's MTU.
+func (r *run) mtu() int {
+	return r.cl.MTU()
+}
+
+func (r *run) isRR() bool {
+	return r.t.Spec.Test == harness.TCPRR || r.t.Spec.Test == harness.UDPRR || r.t.Spec.Test == harness.TCPCRR
+}
+
+// finish ends the test with its elapsed time.
+func (r *run) finish() {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	el := r.t.Lab.Sched.Now() - r.start
+	r.res.Elapsed = el.Seconds()
+	if el > 0 && r.res.BytesReceived > 0 && !r.isRR() {
+		r.res.ThroughputBps = float64(r.res.BytesReceived*8) / el.Seconds()
+	}
+	if r.t.Spec.Test == harness.UDPStream && el > 0 {
+		r.res.SendBps = float64(r.res.BytesSent*8) / el.Seconds()
+	}
+	if r.isRR() {
+		r.res.TransactionsPerSec = float64(r.res.Transactions) / el.Seconds()
+		r.res.Latency = summarize(&r.hist)
+	}
+}
+
+func (r *run) fail(err error) {
+	if r.err == nil && !r.finished {
+		r.err = err
+	}
+}
+
+// sockbufs applies -s or -S to a socket and returns what it got.
+func sockbufs(s *vhost.Socket, size int) (snd, rcv int) {
+	o := s.EP.SocketOptions()
+	if size > 0 {
+		o.SetSendBufferSize(int64(size), true)
+		o.SetReceiveBufferSize(int64(size), true)
+	}
+	return int(o.GetSendBufferSize()), int(o.GetReceiveBufferSize())
+}
+
+// sink reads what is there; eof reports the peer's FIN.
+func sink(s *vhost.Socket) (n int, eof bool, err tcpip.Error) {
+	var buf discard
+	for {
+		res, e := s.EP.Read(&buf, tcpip.ReadOptions{})
+		n += res.Count
+		switch e.(type) {
+		case nil:
+			if res.Count == 0 {
+				return n, false, nil
+			}
+		case *tcpip.ErrWouldBlock:
+			return n, false, nil
+		case *tcpip.ErrClosedForReceive:
+			return n, true, nil
+		default:
+			return n, false, e
+		}
+	}
+}
+
+type discard struct{}
+
+func (*discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// writer writes a message at a time, as much as the socket takes.
+type writer struct {
+	msg []byte
+	off int
+}
+
+// write writes until the socket is full; it returns the octets written.
+func (w *writer) write(s *vhost.Socket) (int, tcpip.Error) {
+	total := 0
+	for {
+		n, err := s.EP.Write(bytes.NewReader(w.msg[w.off:]), tcpip.WriteOptions{})
+		total += int(n)
+		w.off = (w.off + int(n)) % len(w.msg)
+		switch err.(type) {
+		case nil:
+		case *tcpip.ErrWouldBlock:
+			return total, nil
+		default:
+			return total, err
+		}
+	}
+}
+
+func established(s *vhost.Socket) bool {
+	return tcp.EndpointState(s.EP.State()) == tcp.StateEstablished
+}
+
+// listen opens the server's data socket.
+func (r *run) listen(proto tcpip.TransportProtocolNumber) (*vhost.Socket, uint16, error) {
+	s, err := r.sv.Socket(proto)
+	if err != nil {
+		return nil, 0, err
+	}
+	p := port()
+	r.res.RemoteSockBuf.RequestedSend, r.res.RemoteSockBuf.RequestedRecv = r.t.Spec.RecvBuf, r.t.Spec.RecvBuf
+	r.res.RemoteSockBuf.Send, r.res.RemoteSockBuf.Recv = sockbufs(s, r.t.Spec.RecvBuf)
+	return s, p, nil
+}
+
+// dial opens the client's data socket to the server's port.
+func (r *run) dial(proto tcpip.TransportProtocolNumber, p uint16) (*vhost.Socket, error) {
+	c, err := r.cl.Socket(proto)
+	if err != nil {
+		return nil, err
+	}
+	r.res.LocalSockBuf.RequestedSend, r.res.LocalSockBuf.RequestedRecv = r.t.Spec.SendBuf, r.t.Spec.SendBuf
+	r.res.LocalSockBuf.Send, r.res.LocalSockBuf.Recv = sockbufs(c, r.t.Spec.SendBuf)
+	if proto == tcp.ProtocolNumber {
+		c.EP.SocketOptions().SetDelayOption(!r.t.Spec.NoDelay)
+	}
+	var cerr error
+	r.cl.Do(func() { cerr = c.Connect(vhost.Addr(r.t.Addr, p)) })
+	return c, cerr
+}
+
+// tcpStream: TCP_STREAM writes from the client for the duration, then
+// closes its side; the server reads to the end and closes; the elapsed time
+// ends when the client sees that close (netperf's final flush included).
+// TCP_MAERTS is the same the other way.
+func (r *run) tcpStream() error {
+	ln, p, err := r.listen(tcp.ProtocolNumber)
+	if err != nil {
+		return err
+	}
+	maerts := r.t.Spec.Test == harness.TCPMaerts
+	msg := make([]byte, r.t.Spec.Message)
+	s := r.t.Lab.Sched
+	err = ln.Listen(p, func(c *vhost.Socket) {
+		ln.Close()
+		if r.t.Spec.RecvBuf > 0 { // accepted sockets inherit nothing from -S in netstack: set it again
+			sockbufs(c, r.t.Spec.RecvBuf)
+		}
+		w := &writer{msg: msg}
+		closed := false
+		c.OnEvent = func() {
+			if maerts {
+				if !closed && s.Now() < r.end {
+					n, err := w.write(c)
+					r.res.BytesSent += uint64(n)
+					if err != nil {
+						r.fail(fmt.Errorf("server write: %s", err))
+					}
+				}
+				if !closed && s.Now() >= r.end {
+					closed = true
+					c.EP.Shutdown(tcpip.ShutdownWrite)
+				}
+				if _, eof, _ := sink(c); eof {
+					c.Close()
+				}
+				return
+			}
+			n, eof, err := sink(c)
+			r.res.BytesReceived += uint64(n)
+			if err != nil {
+				r.fail(fmt.Errorf("server read: %s", err))
+			}
+			if eof && !closed {
+				closed = true
+				c.EP.Shutdown(tcpip.ShutdownWrite)
+				c.Close()
+			}
+		}
+		c.Wake()
+		if maerts { // the source stops at the end even if nothing wakes it
+			s.At(r.end, func() { r.sv.Do(c.Wake) })
+		}
+	})
+	if err != nil {
+		return err
+	}
+	c, err := r.dial(tcp.ProtocolNumber, p)
+	if err != nil {
+		return err
+	}
+	w := &writer{msg: msg}
+	shut := false
+	c.OnEvent = func() {
+		if e := c.Err(); e != nil {
+			r.fail(fmt.Errorf("data connection: %s", e))
+			return
+		}
+		if !established(c) && r.start == 0 && !shut {
+			return
+		}
+		if r.start == 0 && !shut {
+			r.begin()
+			s.At(r.end, func() { r.cl.Do(c.Wake) })
+		}
+		if maerts {
+			n, eof, err := sink(c)
+			r.res.BytesReceived += uint64(n)
+			r.count += uint64(n)
+			if err != nil {
+				r.fail(fmt.Errorf("read: %s", err))
+			}
+			if eof {
+				c.Close()
+				r.finish()
+			}
+			return
+		}
+		if !shut && s.Now() < r.end {
+			n, err := w.write(c)
+			r.res.BytesSent += uint64(n)
+			r.count += uint64(n)
+			if err != nil {
+				r.fail(fmt.Errorf("write: %s", err))
+			}
+		}
+		if !shut && s.Now() >= r.end {
+			shut = true
+			c.EP.Shutdown(tcpip.ShutdownWrite)
+		}
+		if shut {
+			if _, eof, _ := sink(c); eof {
+				c.Close()
+				r.finish()
+			}
+		}
+	}
+	return nil
+}
+
+// udpStream: UDP_STREAM sends datagrams for the duration, paced by its
+// host's queue as a blocking socket is by its send buffer; the elapsed
+// time ends when that queue is empty; the server counts what arrives
+// until 300 ms pass without a datagram after the client is done.
+func (r *run) udpStream() error {
+	sv, p, err := r.listen(udp.ProtocolNumber)
+	if err != nil {
+		return err
+	}
+	if err := sv.EP.Bind(tcpip.FullAddress{Port: p}); err != nil {
+		return fmt.Errorf("%s: bind udp port %d: %s", r.t.To, p, err)
+	}
+	s := r.t.Lab.Sched
+	var seen []uint64
+	var next uint64
+	var prevTransit time.Duration
+	var jitter float64
+	first := true
+	lastArrival := time.Duration(0)
+	buf := make([]byte, 1<<16)
+	sv.OnEvent = func() {
+		for {
+			var w bytes.Buffer
+			res, err := sv.EP.Read(&w, tcpip.ReadOptions{})
+			if err != nil {
+				return
+			}
+			n := res.Count
+			copy(buf, w.Bytes())
+			lastArrival = s.Now()
+			if n < udpHeader {
+				r.res.MessagesReceived++
+				continue
+			}
+			seq := binary.BigEndian.Uint64(buf[0:8])
+			sentAt := time.Duration(binary.BigEndian.Uint64(buf[8:16]))
+			word, bit := seq/64, seq%64
+			for uint64(len(seen)) <= word {
+				seen = append(seen, 0)
+			}
+			if seen[word]&(1<<bit) != 0 {
+				r.res.Duplicates++
+				continue
+			}
+			seen[word] |= 1 << bit
+			r.res.MessagesReceived++
+			if seq < next {
+				r.res.Reordered++
+			} else {
+				next = seq + 1
+			}
+			transit := s.Now() - sentAt
+			if !first {
+				d := float64(transit - prevTransit)
+				jitter += (max(d, -d) - jitter) / 16
+			}
+			prevTransit, first = transit, false
+		}
+	}
+	c, err := r.dial(udp.ProtocolNumber, p)
+	if err != nil {
+		return err
+	}
+	size := r.t.Spec.Message
+	if size > harness.MaxUDPPayload {
+		r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, harness.MaxUDPPayload)
+		r.begin()
+		r.finish()
+		return nil
+	}
+	msg := make([]byte, size)
+	var seq uint64
+	sending, flushing := true, false
+	// The sender is paced as a blocking socket is by its send buffer: at
+	// most UDPQueue of its frames written and not yet handed to the NIC
+	// (waiting in the host's queue, or for ARP).
+	frag := (r.mtu() - 20) &^ 7
+	frames := uint64((size + 8 + frag - 1) / frag)
+	base := r.cl.TxFrames
+	var wrote uint64
+	// flushed ends the send once the host has sent its last frame, and
+	// looks every 10 µs until it has (netperf's final flush; the real-time
+	// tool asks SIOCOUTQ, which a TAP's ring hides frames from).
+	var flushed, drain func()
+	flushed = func() {
+		if !r.cl.Sent() {
+			s.After(10*time.Microsecond, flushed)
+			return
+		}
+		r.res.Elapsed = (s.Now() - r.start).Seconds()
+		lastArrival = max(lastArrival, s.Now())
+		drain()
+	}
+	drain = func() {
+		if s.Now()-lastArrival >= 300*time.Millisecond {
+			sv.Close()
+			r.res.BytesReceived = r.res.MessagesReceived * uint64(size)
+			if r.res.MessagesSent > r.res.MessagesReceived {
+				r.res.Lost = r.res.MessagesSent - r.res.MessagesReceived
+			}
+			r.res.JitterUs = jitter / 1e3
+			el := r.res.Elapsed
+			r.finished = false
+			r.finishAt(el)
+			return
+		}
+		s.At(lastArrival+300*time.Millisecond, drain)
+	}
+	c.OnEvent = func() {
+		for sending {
+			if s.Now() >= r.end {
+				sending = false
+				break
+			}
+			if wrote-(r.cl.TxFrames-base) >= UDPQueue {
+				return // the drain watch brings us back
+			}
+			if size >= udpHeader {
+				binary.BigEndian.PutUint64(msg[0:8], seq)
+				binary.BigEndian.PutUint64(msg[8:16], uint64(s.Now()))
+			}
+			_, err := c.EP.Write(bytes.NewReader(msg), tcpip.WriteOptions{})
+			switch err.(type) {
+			case nil:
+				seq++
+				wrote += frames
+				r.res.MessagesSent++
+				r.res.BytesSent += uint64(size)
+				r.count += uint64(size)
+			case *tcpip.ErrMessageTooLong:
+				r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, harness.MaxUDPPayload)
+				sending = false
+			default:
+				r.res.SendErrors++
+				return
+			}
+		}
+		if !sending && !flushing {
+			flushing = true
+			r.cl.OnDrain(nil)
+			flushed()
+		}
+	}
+	drainWatch := r.cl.Waker(c.OnEvent)
+	r.cl.OnDrain(drainWatch)
+	r.begin()
+	s.At(r.end, func() { r.cl.Do(c.Wake) })
+	r.cl.Do(c.Wake)
+	return nil
+}
+
+// finishAt ends a test whose elapsed time was fixed earlier.
+func (r *run) finishAt(elapsed float64) {
+	r.finished = true
+	r.res.Elapsed = elapsed
+	if elapsed > 0 {
+		r.res.ThroughputBps = float64(r.res.BytesReceived*8) / elapsed
+		r.res.SendBps = float64(r.res.BytesSent*8) / elapsed
+	}
+}
+
+// summarize is harness's latency summary of a histogram, in µs.
+func summarize(h *hist.Histogram) *harness.LatencySummary {
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	s := h.Summary()
+	return &harness.LatencySummary{Mean: us(s.Mean), P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), Max: us(s.Max)}
+}
