@@ -77,7 +77,11 @@ func TestNotRunning(t *testing.T) {
 		t.Fatalf("stats of a lab that is not up: %v", err)
 	}
 	out, _, err := run(t, "down", "nosuchlab")
-	if err != nil || !strings.Contains(out, "nothing to remove") {
+	if os.Geteuid() != 0 { // namespaces are root's: a user's down must not say "nothing to remove"
+		if err == nil || !strings.Contains(err.Error(), "needs root") || out != "" {
+			t.Fatalf("down as a user: %v %q, want an error that it needs root", err, out)
+		}
+	} else if err != nil || !strings.Contains(out, "nothing to remove") {
 		t.Fatalf("down of a lab that is not up: %v %q", err, out)
 	}
 	_, _, err = run(t, "exec", "nosuchlab", "h1", "--", "true")
@@ -254,5 +258,59 @@ variants:
 	rr := slow.Experiments[1]
 	if len(slow.Experiments) != 2 || !slices.Equal(rr.Tests, []string{"UDP_RR"}) || !slices.Equal(rr.Sizes, []int{64}) || rr.Duration != time.Second {
 		t.Fatalf("quick: gave %+v", rr)
+	}
+}
+
+// runCtx is run with a context, as main gives one that SIGINT cancels.
+func runCtx(ctx context.Context, args ...string) (string, error) {
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// validate and sim csma stop on SIGINT or SIGTERM (main cancels the
+// context) instead of computing on.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := runCtx(ctx, "sim", "csma", "--stations", "10", "--duration", "100000h")
+	if !errors.Is(err, errInterrupted) || time.Since(start) > 2*time.Second {
+		t.Errorf("sim csma for 100000 h, interrupted after 100 ms: %v after %v", err, time.Since(start))
+	}
+	out, err := runCtx(ctx, "validate", "../../topologies/sw100.yaml")
+	if !errors.Is(err, errInterrupted) || strings.Contains(out, "valid") {
+		t.Errorf("validate after the signal: %v %q", err, out)
+	}
+}
+
+// Names on the command line are checked before they reach a path:
+// down ../../tmp/v once removed /tmp/v.sock.
+func TestNamesChecked(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "v.sock")
+	os.WriteFile(victim, nil, 0o600)
+	name := "../.." + dir + "/v" // /run/atmlab/<name>.sock is the victim
+	for _, args := range [][]string{
+		{"down", name},
+		{"stats", name},
+		{"capture", name, "h1:eth0", "-w", filepath.Join(dir, "c.pcap")},
+		{"exec", name, "h1", "--", "true"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "lab name") {
+			t.Errorf("atmlab %s: %v, want a lab name error", args[0], err)
+		}
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("down of a path: %v", err)
+	}
+	_, _, err := run(t, "exec", "lab", "../x", "--", "true")
+	if err == nil || !strings.Contains(err.Error(), "node name") {
+		t.Errorf("exec with a node path: %v", err)
 	}
 }

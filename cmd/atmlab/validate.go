@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,14 @@ func newValidate(opts *options) *cobra.Command {
 		Long:  "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			lab, err := topologies.Load(a[0])
+			var lab *topologies.Lab
+			err := interruptible(cmd.Context(), func() (err error) {
+				lab, err = topologies.Load(a[0])
+				return err
+			})
+			if errors.Is(err, errInterrupted) {
+				return err
+			}
 			if opts.output == "json" {
 				var problems []string
 				for _, e := range flatten(err) {
