@@ -156,7 +156,7 @@ func TestStartRace(t *testing.T) {
 			win, lose = b, a
 		}
 		<-lose.exit
-		if msg := lose.stderr.String(); !strings.Contains(msg, "lab "+name+" is up or starting in pid") || !strings.Contains(msg, "this run changed nothing") {
+		if msg := lose.stderr.String(); !strings.Contains(msg, "lab "+name+" is up or starting in ") || !strings.Contains(msg, "this run changed nothing") {
 			t.Errorf("offset %v: the loser said %q", offset, msg)
 		}
 		// The winner's lab is whole: both hosts answer and stats works.

@@ -371,22 +371,25 @@ func dialPath(ctx context.Context, lab, path string, req request) (net.Conn, *bu
 	defer stop()
 	c.SetDeadline(time.Now().Add(replyTimeout))
 	defer c.SetDeadline(time.Time{})
-	if err := json.NewEncoder(c).Encode(req); err != nil {
-		c.Close()
-		return nil, nil, reply{}, err
-	}
+	// A server that refuses the peer answers before it reads the request and
+	// closes: then the write fails, but the answer is there to read.
+	werr := json.NewEncoder(c).Encode(req)
 	r := bufio.NewReader(c)
 	line, err := r.ReadBytes('\n')
 	var rep reply
 	switch {
 	case ctx.Err() != nil:
 		err = ctx.Err()
+	case err != nil && werr != nil:
+		err = werr
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("lab %s did not answer within %v on %s (its emulator may be overloaded; see its CPU in the next stats)", lab, replyTimeout, path)
 	case err == nil:
 		if err = json.Unmarshal(line, &rep); err == nil && rep.Error != "" {
 			err = errors.New(rep.Error)
 		}
+	default:
+		err = fmt.Errorf("lab %s closed %s without an answer: %w", lab, path, err)
 	}
 	if err != nil {
 		c.Close()

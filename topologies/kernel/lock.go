@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,11 +82,17 @@ func lockFile(path string, wait bool) (*fileLock, error) {
 	}
 }
 
-// lockHolder reads the pid a lock's holder wrote into its file.
+// lockHolder reads the pid a lock's holder wrote into its file, giving a
+// holder that has only just taken the lock a moment to write it.
 func lockHolder(path string) int {
-	b, _ := os.ReadFile(path)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
+	for try := 0; ; try++ {
+		b, _ := os.ReadFile(path)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid != 0 || try == 10 {
+			return pid
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // release removes the lock file and drops the lock; nil is released.
