@@ -219,7 +219,7 @@ func TestCongestionRestore(t *testing.T) {
 // issue 13, 8 and 13: a lab's control socket is root's (0600 whatever the
 // umask); another user's stats says permission denied, not "not running",
 // and even through a socket opened to all, SO_PEERCRED refuses them; their
-// down fails saying it needs root, and root's down of a running lab refuses.
+// down fails saying to use sudo, and root's down of a running lab refuses.
 func TestControlAccess(t *testing.T) {
 	requireRoot(t)
 	dir := filepath.Dir(atmlab)
@@ -242,7 +242,7 @@ func TestControlAccess(t *testing.T) {
 	if out, err := asNobody("stats", name); err == nil || !strings.Contains(out, "permission denied") {
 		t.Errorf("stats as nobody: %v %s", err, out)
 	}
-	if out, err := asNobody("down", name); err == nil || !strings.Contains(out, "needs root") {
+	if out, err := asNobody("down", name); err == nil || !strings.Contains(out, "sudo atmlab down "+name) {
 		t.Errorf("down as nobody: %v %s", err, out)
 	}
 	os.Chmod(sock, 0o666) // as a umask of 000 once left it
