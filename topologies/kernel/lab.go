@@ -167,7 +167,11 @@ func Down(name string) ([]string, error) {
 		return nil, err
 	}
 	if NeedsHolder() {
-		return downRootless(name)
+		removed, err := downRootless(name)
+		if l, lerr := tryLock(LockPath(name)); lerr == nil { // the lock file of a holder killed with -9
+			l.release()
+		}
+		return removed, err
 	}
 	lock, err := tryLock(LockPath(name))
 	if err != nil {
