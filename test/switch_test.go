@@ -323,7 +323,7 @@ func TestStatsAndCapture(t *testing.T) {
 		t.Errorf("atmlab stats: %v\n%s", err, out)
 	}
 	out, err = exec.Command(atmlab, "capture", r.name, "h9:eth0", "-w", filepath.Join(t.TempDir(), "x.pcap")).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "no link has endpoint") {
+	if err == nil || !strings.Contains(string(out), "no link has this endpoint") {
 		t.Errorf("capture of a missing endpoint: %v %s", err, out)
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -322,5 +325,117 @@ func TestCaptureLuaDissector(t *testing.T) {
 	}
 	if _, _, err := run(t, "capture", "lab", "h1:eth0", "--lua-dissector", path); err == nil {
 		t.Errorf("capture with a lab and --lua-dissector: no error")
+	}
+}
+
+// runCtx is run with a context, as main gives one that SIGINT cancels.
+func runCtx(ctx context.Context, args ...string) (string, error) {
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// TestMain lets a test run the real atmlab, main and its signal handling,
+// as a child process of the test binary.
+func TestMain(m *testing.M) {
+	if os.Getenv("ATMLAB_TEST_MAIN") == "1" {
+		os.Args = append([]string{"atmlab"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// validate and sim csma end promptly on SIGINT and SIGTERM instead of
+// computing on (they caught the signals and never acted).
+func TestSignals(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml") // seconds to validate while validation was quadratic
+	var lab strings.Builder
+	lab.WriteString("name: big\ntopology:\n  nodes:\n    sw: {kind: switch}\n")
+	for i := range 10000 {
+		fmt.Fprintf(&lab, "    h%d: {kind: host, ipv4: 10.%d.%d.1/24}\n", i, i/256, i%256)
+	}
+	lab.WriteString("  links:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&lab, "    - {endpoints: [\"h%d:eth0\", \"sw:p%d\"]}\n", i, i)
+	}
+	os.WriteFile(big, []byte(lab.String()), 0o644)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		for _, args := range [][]string{
+			{"sim", "csma", "--stations", "10", "--duration", "100000h"},
+			{"validate", big},
+		} {
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "ATMLAB_TEST_MAIN=1")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done: // finished before there was anything to interrupt
+				if args[0] == "sim" {
+					t.Fatalf("sim csma for 100000 h ended by itself: %q", out.String())
+				}
+				t.Logf("validate of 10000 hosts took under 300 ms: nothing to interrupt")
+				continue
+			case <-time.After(300 * time.Millisecond): // past signal.NotifyContext, into the work
+			}
+			start := time.Now()
+			cmd.Process.Signal(sig)
+			select {
+			case <-done:
+				if took := time.Since(start); took > time.Second || !strings.Contains(out.String(), "atmlab: interrupted") {
+					t.Errorf("atmlab %s, %v: ended after %v saying %q", args[0], sig, took, out.String())
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Errorf("atmlab %s still running 10 s after %v", args[0], sig)
+			}
+		}
+	}
+	// A context cancelled before the command starts: nothing is computed.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"validate", "../../topologies/sw100.yaml"})
+	if err := root.ExecuteContext(ctx); !errors.Is(err, errInterrupted) || out.Len() > 0 {
+		t.Errorf("validate after the signal: %v %q", err, out.String())
+	}
+}
+
+// Names on the command line are checked before they reach a path:
+// down ../../tmp/v once removed /tmp/v.sock.
+func TestNamesChecked(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "v.sock")
+	os.WriteFile(victim, nil, 0o600)
+	name := "../.." + dir + "/v" // /run/atmlab/<name>.sock is the victim
+	for _, args := range [][]string{
+		{"down", name},
+		{"stats", name},
+		{"capture", name, "h1:eth0", "-w", filepath.Join(dir, "c.pcap")},
+		{"exec", name, "h1", "--", "true"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "lab name") {
+			t.Errorf("atmlab %s: %v, want a lab name error", args[0], err)
+		}
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("down of a path: %v", err)
+	}
+	_, _, err := run(t, "exec", "lab", "../x", "--", "true")
+	if err == nil || !strings.Contains(err.Error(), "node name") {
+		t.Errorf("exec with a node path: %v", err)
 	}
 }

@@ -16,7 +16,8 @@ func newDown(opts *options) *cobra.Command {
 		Use:   "down FILE|NAME",
 		Short: "Remove whatever a lab left behind (after kill -9 too)",
 		Long: "Remove a lab's namespaces, the processes inside them and its stale control socket.\n" +
-			"Only namespaces marked as the lab's are touched. A running lab is stopped by SIGINT instead.\n\n" +
+			"Only namespaces marked as the lab's are touched. A running lab is refused (stop it by SIGINT):\n" +
+			"down removes what a stopped or killed one left.\n\n" +
 			"Example:\n  atmlab down sw100",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -31,6 +32,9 @@ func newDown(opts *options) *cobra.Command {
 				}
 			}
 			removed, err := kernel.Down(name)
+			if err != nil && len(removed) == 0 {
+				return err
+			}
 			if opts.output == "json" {
 				printJSON(cmd.OutOrStdout(), map[string]any{"lab": name, "removed": removed})
 			} else if len(removed) > 0 {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -55,4 +57,25 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// errInterrupted is what a computing command returns on SIGINT or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
+// interruptible runs f, a computation with nothing to clean up, and returns
+// at once when ctx ends (SIGINT or SIGTERM): the process exits, and f with it.
+// f's results are safe to read only when it returned something other than
+// errInterrupted.
+func interruptible(ctx context.Context, f func() error) error {
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errInterrupted
+	}
 }

@@ -45,7 +45,11 @@ func newSimCSMA(opts *options) *cobra.Command {
 			if stations < 1 {
 				return usageError{fmt.Errorf("--stations %d: use at least 1", stations)}
 			}
-			res, err := ether.Simulate(ether.SimConfig{Stations: stations, Frame: frame, Rate: r, Duration: duration, Seed: seed, Window: window})
+			var res ether.SimResult
+			err = interruptible(cmd.Context(), func() (err error) {
+				res, err = ether.Simulate(ether.SimConfig{Stations: stations, Frame: frame, Rate: r, Duration: duration, Seed: seed, Window: window})
+				return err
+			})
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,14 @@ func newValidate(opts *options) *cobra.Command {
 			"switches, where one broadcast storms; the lab is still valid.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			lab, err := topologies.Load(a[0])
+			var lab *topologies.Lab
+			err := interruptible(cmd.Context(), func() (err error) {
+				lab, err = topologies.Load(a[0])
+				return err
+			})
+			if errors.Is(err, errInterrupted) {
+				return err
+			}
 			if opts.output == "json" {
 				var problems []string
 				for _, e := range flatten(err) {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -63,34 +64,81 @@ type HubStats struct {
 
 // server answers a lab's control socket.
 type server struct {
-	k  *Lab
-	ln net.Listener
-	wg sync.WaitGroup
+	k     *Lab
+	ln    net.Listener
+	path  string
+	owner uint32        // the user who started the lab; root may control it too
+	idle  time.Duration // how long a client may take to send its request
+	wg    sync.WaitGroup
 
 	// captures lists each captured channel's subscribers; only the loop
 	// goroutine touches it.
 	captures map[emulator.Tapper][]chan<- captured
 }
 
+const (
+	maxRequest  = 4 << 10         // bytes in one request line; a real one is under 200
+	requestIdle = 5 * time.Second // to send the request line after connecting
+)
+
 func listen(k *Lab) (*server, error) {
-	if err := os.MkdirAll(RunDir, 0o755); err != nil {
-		return nil, err
-	}
-	path := SocketPath(k.Lab.Name)
-	os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	ln, err := listenUnix(SocketPath(k.Lab.Name), 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	return &server{k: k, ln: ln, captures: map[emulator.Tapper][]chan<- captured{}}, nil
+	return newServer(k, ln, SocketPath(k.Lab.Name)), nil
 }
 
+func newServer(k *Lab, ln net.Listener, path string) *server {
+	return &server{k: k, ln: ln, path: path, owner: uint32(os.Geteuid()), idle: requestIdle,
+		captures: map[emulator.Tapper][]chan<- captured{}}
+}
+
+// listenUnix binds a Unix socket at path with the given mode, whatever the
+// umask: it binds under a temporary name, sets the mode, then renames the
+// socket into place, so that no one ever connects to it with a looser mode.
+func listenUnix(path string, mode os.FileMode) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	os.Remove(tmp)
+	ln, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // the socket is at path from now on
+	if err = os.Chmod(tmp, mode); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serve accepts connections until the listener is closed. An Accept error
+// such as running out of file descriptors is waited out, as net/http does,
+// never taken as the end.
 func (s *server) serve(ctx context.Context) {
+	var backoff time.Duration
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+				return
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
+		backoff = 0
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -104,28 +152,60 @@ func (s *server) serve(ctx context.Context) {
 
 func (s *server) close() error {
 	err := s.ln.Close()
-	os.Remove(SocketPath(s.k.Lab.Name))
+	os.Remove(s.path)
 	return err
 }
 
-func (s *server) handle(ctx context.Context, c net.Conn) {
+// readRequest reads one request line of at most maxRequest bytes within the
+// server's idle time.
+func (s *server) readRequest(c net.Conn) (request, error) {
 	var req request
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&req); err != nil {
-		json.NewEncoder(c).Encode(reply{Error: "bad request: " + err.Error()})
+	c.SetReadDeadline(time.Now().Add(s.idle))
+	defer c.SetReadDeadline(time.Time{})
+	line, err := bufio.NewReaderSize(io.LimitReader(c, maxRequest+1), maxRequest+1).ReadSlice('\n')
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return req, fmt.Errorf("no request within %v", s.idle)
+	case len(line) > maxRequest || errors.Is(err, bufio.ErrBufferFull):
+		return req, fmt.Errorf("request longer than %d bytes", maxRequest)
+	case err != nil:
+		return req, errors.New("request not ended by a newline")
+	}
+	if json.Unmarshal(line, &req) != nil {
+		return req, errors.New("request is not a JSON object such as {\"op\":\"stats\"}")
+	}
+	return req, nil
+}
+
+// handle answers one connection. Errors never repeat what the client sent.
+func (s *server) handle(ctx context.Context, c net.Conn) {
+	fail := func(msg string) { json.NewEncoder(c).Encode(reply{Error: msg}) }
+	uid, err := peerUID(c)
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	if !mayControl(uid, s.owner) {
+		fail(fmt.Sprintf("permission denied: only root or uid %d, who started lab %s, may use its control socket", s.owner, s.k.Lab.Name))
+		return
+	}
+	req, err := s.readRequest(c)
+	if err != nil {
+		fail("bad request: " + err.Error())
 		return
 	}
 	switch req.Op {
 	case "stats":
 		st, err := s.k.Stats(ctx)
 		if err != nil {
-			json.NewEncoder(c).Encode(reply{Error: err.Error()})
+			fail(err.Error())
 			return
 		}
 		json.NewEncoder(c).Encode(reply{Stats: &st})
 	case "capture":
 		s.capture(ctx, c, req.Endpoint, req.Cells)
 	default:
-		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("unknown op %q", req.Op)})
+		fail("unknown op: use stats or capture")
 	}
 }
 
@@ -208,7 +288,7 @@ type captured struct {
 func (s *server) capture(ctx context.Context, c net.Conn, endpoint string, cellMode bool) {
 	link := s.k.Net.Link(endpoint)
 	if link == nil {
-		json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("no link has endpoint %q; name one end of a link, such as h1:eth0", endpoint)})
+		json.NewEncoder(c).Encode(reply{Error: "no link has this endpoint; name one end of a link, such as h1:eth0"})
 		return
 	}
 	chans, linkType, err := link.Tappers(cellMode)
@@ -289,25 +369,53 @@ func (s *server) unsubscribe(ch emulator.Tapper, to chan<- captured) {
 	}
 }
 
-// dial connects to a running lab and sends req.
+// replyTimeout bounds the wait for a lab's first reply line: a lab busy
+// beyond that is reported, not waited for.
+var replyTimeout = 10 * time.Second
+
+// dial connects to a running lab and sends req. It gives up when ctx ends
+// (a signal) or the lab does not answer within replyTimeout.
 func dial(ctx context.Context, lab string, req request) (net.Conn, *bufio.Reader, reply, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", SocketPath(lab))
-	if err != nil {
-		return nil, nil, reply{}, fmt.Errorf("lab %s is not running (no answer on %s): start it with `atmlab up`", lab, SocketPath(lab))
-	}
-	if err := json.NewEncoder(c).Encode(req); err != nil {
-		c.Close()
+	if err := topologies.CheckLabName(lab); err != nil {
 		return nil, nil, reply{}, err
 	}
+	return dialPath(ctx, lab, SocketPath(lab), req)
+}
+
+func dialPath(ctx context.Context, lab, path string, req request) (net.Conn, *bufio.Reader, reply, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return nil, nil, reply{}, fmt.Errorf("permission denied on %s: lab %s is root's (or another user's); rerun with sudo", path, lab)
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, reply{}, ctx.Err()
+	case err != nil:
+		return nil, nil, reply{}, fmt.Errorf("lab %s is not running (no answer on %s): start it with `atmlab up`", lab, path)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	c.SetDeadline(time.Now().Add(replyTimeout))
+	defer c.SetDeadline(time.Time{})
+	// A server that refuses the peer answers before it reads the request and
+	// closes: then the write fails, but the answer is there to read.
+	werr := json.NewEncoder(c).Encode(req)
 	r := bufio.NewReader(c)
 	line, err := r.ReadBytes('\n')
 	var rep reply
-	if err == nil {
-		err = json.Unmarshal(line, &rep)
-	}
-	if err == nil && rep.Error != "" {
-		err = errors.New(rep.Error)
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case err != nil && werr != nil:
+		err = werr
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("lab %s did not answer within %v on %s (its emulator may be overloaded; see its CPU in the next stats)", lab, replyTimeout, path)
+	case err == nil:
+		if err = json.Unmarshal(line, &rep); err == nil && rep.Error != "" {
+			err = errors.New(rep.Error)
+		}
+	default:
+		err = fmt.Errorf("lab %s closed %s without an answer: %w", lab, path, err)
 	}
 	if err != nil {
 		c.Close()
@@ -333,7 +441,7 @@ func QueryStats(ctx context.Context, lab string) (*Stats, error) {
 func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (n int, aal34 bool, err error) {
 	c, r, _, err := dial(ctx, lab, request{Op: "capture", Endpoint: endpoint, Cells: cellMode})
 	if err != nil {
-		return 0, false, err
+		return 0, false, fmt.Errorf("capture %s: %w", endpoint, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })

@@ -11,11 +11,19 @@ import (
 	"syscall"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // Exec replaces the current process with argv running inside the lab's
 // host node, as `ip netns exec` does. It returns only on failure.
 func Exec(lab, node string, argv []string) error {
+	if err := topologies.CheckLabName(lab); err != nil {
+		return err
+	}
+	if err := topologies.CheckNodeName(node); err != nil {
+		return err
+	}
 	if NeedsHolder() {
 		if ok, err := execInHolder(lab, node, argv); ok {
 			return err

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -30,14 +29,16 @@ type Lab struct {
 	Loop       *Loop
 	namespaces []string
 	server     *server
-	restoreCC  func()
-	Notes      []string // what Up changed outside the lab, for the user
+	lock       *fileLock // held for the lab's life
+	Notes      []string  // what Up changed outside the lab, for the user
 }
 
 // Up builds lab: a namespace per host, a TAP per host interface attached to
-// the emulated network, and the control socket. On any failure it removes
-// what it made. A previous run of the same lab that was killed is cleaned up
-// first; a lab that is still running is an error.
+// the emulated network, and the control socket. It first takes the lab's
+// lock (LockPath): if another process holds it, the lab is up or starting
+// and Up returns an error having touched nothing. Then it cleans up what a
+// killed run of the lab left. On any failure it removes what it made, and
+// only that.
 func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if err := RequireRoot(); err != nil {
 		return nil, err
@@ -45,10 +46,16 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if err := prepareHolder(); err != nil {
 		return nil, err
 	}
-	if running(lab.Name) {
-		return nil, fmt.Errorf("lab %s is already up (its control socket %s answers): stop it, or run `atmlab down %s`", lab.Name, SocketPath(lab.Name), lab.Name)
+	lock, err := tryLock(LockPath(lab.Name))
+	if err != nil {
+		return nil, lockedLab(lab.Name, err, "this run changed nothing")
 	}
-	if _, err := Down(lab.Name); err != nil {
+	defer func() {
+		if err != nil && lock != nil {
+			lock.release()
+		}
+	}()
+	if _, err := down(lab.Name); err != nil {
 		return nil, fmt.Errorf("remove what an earlier run of %s left: %w", lab.Name, err)
 	}
 	s := sched.New()
@@ -60,15 +67,15 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("event loop: %w", err)
 	}
-	k := &Lab{Lab: lab, Net: network, Loop: loop}
+	k := &Lab{Lab: lab, Net: network, Loop: loop, lock: lock}
+	lock = nil // k.Close releases it
 	defer func() {
 		if err != nil {
 			k.Close()
 		}
 	}()
 
-	restore, note, err := allowCongestionControls(lab)
-	k.restoreCC = restore
+	note, err := hostCC.allow(lab.Name, wantedCongestionControls(lab))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +88,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		}
 		name := lab.Namespace(node.Name)
 		ns, err := createNamespace(lab.Name, name)
-		if ns.IsOpen() || err == nil {
+		if ns.IsOpen() { // made by this run, so this run removes it
 			k.namespaces = append(k.namespaces, name)
 		}
 		if err != nil {
@@ -131,7 +138,8 @@ func (k *Lab) Run(ctx context.Context) error {
 }
 
 // Close removes everything Up made: TAPs, namespaces and the processes in
-// them, and the control socket. It is safe to call more than once.
+// them, the control socket and the congestion controls it allowed, then
+// releases the lab's lock. It is safe to call more than once.
 func (k *Lab) Close() error {
 	var errs []error
 	if k.server != nil {
@@ -144,42 +152,63 @@ func (k *Lab) Close() error {
 	}
 	_, err := Remove(k.namespaces)
 	k.namespaces = nil
-	if k.restoreCC != nil {
-		k.restoreCC()
-		k.restoreCC = nil
+	errs = append(errs, err)
+	if k.lock != nil {
+		errs = append(errs, hostCC.restore(k.Lab.Name))
+		unmarkHolder(k.Lab.Name)
+		k.lock.release()
+		k.lock = nil
 	}
-	unmarkHolder(k.Lab.Name)
-	return errors.Join(append(errs, err)...)
+	return errors.Join(errs...)
 }
 
 // Namespaces returns the namespaces this lab created.
 func (k *Lab) Namespaces() []string { return k.namespaces }
 
-// Down removes whatever a run of the lab named name left behind: its marked
-// namespaces (and processes in them) and a stale control socket. It returns
-// the namespaces it removed. For a normal user it stops the lab's holder
-// instead, and whatever the user started in it (rootless.go).
+// Down removes whatever a stopped or killed run of the lab named name left
+// behind: its marked namespaces (and processes in them), its control socket
+// and the congestion controls it allowed. It returns the namespaces it
+// removed. A lab that is running (its lock is held) is an error, and
+// nothing is touched. For a normal user it stops the lab's holder instead,
+// and whatever the user started in it (rootless.go).
 func Down(name string) ([]string, error) {
-	if NeedsHolder() {
-		return downRootless(name)
+	if err := topologies.CheckLabName(name); err != nil {
+		return nil, err
 	}
+	if NeedsHolder() {
+		removed, err := downRootless(name)
+		if l, lerr := tryLock(LockPath(name)); lerr == nil { // the lock file of a holder killed with -9
+			l.release()
+		}
+		return removed, err
+	}
+	lock, err := tryLock(LockPath(name))
+	if err != nil {
+		return nil, lockedLab(name, err, "nothing was removed")
+	}
+	defer lock.release()
+	return down(name)
+}
+
+// down is Down with the lab's lock held.
+func down(name string) ([]string, error) {
 	owned, err := Owned(name)
 	if err != nil {
 		return nil, err
 	}
 	removed, err := Remove(owned)
-	if !running(name) {
-		os.Remove(SocketPath(name))
-	}
-	return removed, err
+	os.Remove(SocketPath(name))
+	return removed, errors.Join(err, hostCC.restore(name))
 }
 
-// running reports whether a lab's control socket answers.
-func running(name string) bool {
-	c, err := net.Dial("unix", SocketPath(name))
-	if err != nil {
-		return false
+// lockedLab explains a failure to take a lab's lock.
+func lockedLab(name string, err error, outcome string) error {
+	var le *LockedError
+	if !errors.As(err, &le) {
+		return err
 	}
-	c.Close()
-	return true
+	if le.PID == 0 {
+		return fmt.Errorf("lab %s is up or starting in another process (it holds %s): stop it with Ctrl-C first; %s", name, le.Path, outcome)
+	}
+	return fmt.Errorf("lab %s is up or starting in pid %d: stop it with Ctrl-C or kill -INT %d first; %s", name, le.PID, le.PID, outcome)
 }

@@ -89,16 +89,18 @@ func prepareNetnsDir() error {
 
 // createNamespace makes a named namespace, marks it as the lab's, sets its
 // loopback up and turns IPv6 off (no router solicitations or DAD on the
-// emulated links).
+// emulated links). The handle it returns is open only if it made the
+// namespace: one that already existed (a name taken by someone else) comes
+// back as netns.None() with the error, so that nothing removes it.
 func createNamespace(lab, name string) (netns.NsHandle, error) {
 	if err := prepareNetnsDir(); err != nil {
-		return 0, err
+		return netns.None(), err
 	}
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
 		runtime.UnlockOSThread()
-		return 0, err
+		return netns.None(), err
 	}
 	ns, err := netns.NewNamed(name) // switches this thread into it
 	if serr := netns.Set(orig); serr != nil {
@@ -107,7 +109,10 @@ func createNamespace(lab, name string) (netns.NsHandle, error) {
 	orig.Close()
 	runtime.UnlockOSThread()
 	if err != nil {
-		return 0, fmt.Errorf("create namespace %s: %w", name, err)
+		if errors.Is(err, os.ErrExist) {
+			return netns.None(), fmt.Errorf("namespace %s exists and is not this lab's: atmlab leaves it alone; remove it (ip netns del %s) or rename the lab", name, name)
+		}
+		return netns.None(), fmt.Errorf("create namespace %s: %w", name, err)
 	}
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
