@@ -54,9 +54,10 @@ type Record struct {
 	// hosts summed: UDP datagrams sent and received, those lost inside a
 	// host (a full receive buffer), TCP retransmissions.
 	HostKernel *netstat.Counters `json:"host_kernel,omitempty"`
-	Flag       string            `json:"flag,omitempty"`  // why the emulator may have distorted this point
-	Clock      string            `json:"clock,omitempty"` // "virtual" when measured on netstack hosts in model time; empty: real time
-	Stack      string            `json:"stack,omitempty"` // the virtual hosts' TCP/IP stack and version
+	VethRTT    float64           `json:"veth_rtt_us,omitempty"` // a ping over a plain veth pair when the lab came up: the baseline for this point's latency
+	Flag       string            `json:"flag,omitempty"`        // why the emulator may have distorted this point
+	Clock      string            `json:"clock,omitempty"`       // "virtual" when measured on netstack hosts in model time; empty: real time
+	Stack      string            `json:"stack,omitempty"`       // the virtual hosts' TCP/IP stack and version
 	Error      string            `json:"error,omitempty"`
 	At         string            `json:"at"`
 }
@@ -93,6 +94,7 @@ type Runner struct {
 	// and Stack are recorded with every point.
 	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (Result, error)
 	Clock, Stack string
+	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
 }
 
 // perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
@@ -171,7 +173,7 @@ func (r *Runner) progress(done, total int, start time.Time, p Point) {
 // when a stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
-	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack}
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack, VethRTT: float64(r.VethRTT) / 1e3}
 	if r.Perf != nil {
 		var err error
 		if rec.Result, err = r.Perf(ctx, p, e); err != nil {
@@ -535,7 +537,7 @@ func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int,
 // CSVHeader is the first line of results.csv, written once by whoever
 // opens the file.
 var CSVHeader = []string{"variant", "experiment", "tool", "test", "size", "sockbuf", "repetition", "throughput_mbps", "send_mbps",
-	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "error", "flag"}
+	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "veth_rtt_us", "error", "flag"}
 
 // write appends a record to the JSON lines and CSV files and flushes them.
 func (r *Runner) write(rec Record) error {
@@ -563,11 +565,18 @@ func (r *Runner) write(rec Record) error {
 		}
 		r.CSV.Write([]string{rec.Variant, rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
 			mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
-			strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), errText, rec.Flag})
+			strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), vethOf(rec.VethRTT), errText, rec.Flag})
 		r.CSV.Flush()
 		return r.CSV.Error()
 	}
 	return nil
+}
+
+func vethOf(us float64) string {
+	if us == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", us)
 }
 
 func mbpsOf(bps float64) string {

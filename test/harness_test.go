@@ -242,6 +242,13 @@ func labRun(t *testing.T, lab string) (string, []harness.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, rec := range recs {
+		// Every result carries the veth probe's RTT; a ping over veth
+		// takes 5-60 µs on this machine kind, never a millisecond.
+		if rec.VethRTT <= 0 || rec.VethRTT > 1000 {
+			t.Errorf("%s %s size %d: veth_rtt_us %.1f, want the lab's veth probe (0-1000 µs)", rec.Experiment, rec.Test, rec.Size, rec.VethRTT)
+		}
+	}
 	return out, recs
 }
 

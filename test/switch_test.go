@@ -319,8 +319,18 @@ func TestStatsAndCapture(t *testing.T) {
 		t.Errorf("stats: h1:eth0 = %+v, want at least 4 frames each way", h1)
 	}
 	out, err := exec.Command(atmlab, "stats", r.name).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "sw1:p2") || !strings.Contains(string(out), "release lateness") {
+	if err != nil || !strings.Contains(string(out), "sw1:p2") || !strings.Contains(string(out), "release lateness") || !strings.Contains(string(out), "plain veth pair") {
 		t.Errorf("atmlab stats: %v\n%s", err, out)
+	}
+	// The veth probe ran at lab start, in namespaces of the lab's own that
+	// are gone by the time it is ready.
+	if v := st.Loop.VethRTT; v <= 0 || v > time.Millisecond {
+		t.Errorf("stats: veth_rtt_ns %v, want a ping over veth (0-1 ms)", v)
+	}
+	for _, ns := range namespaces(r.name) {
+		if strings.Contains(ns, "-probe-") {
+			t.Errorf("the veth probe's namespace %s outlived the probe", ns)
+		}
 	}
 	out, err = exec.Command(atmlab, "capture", r.name, "h9:eth0", "-w", filepath.Join(t.TempDir(), "x.pcap")).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "no link has this endpoint") {

@@ -167,6 +167,7 @@ func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (in
 	go func() { defer wg.Done(); k.Run(loopCtx) }()
 	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
 	r.Env = labEnv{k: k, self: r.Self}
+	r.VethRTT = k.Loop.VethRTT
 	recs, err := r.Run(ctx)
 	return len(recs), err
 }

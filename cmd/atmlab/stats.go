@@ -74,6 +74,8 @@ func newStats(opts *options) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "super-frames: %d from the hosts, cut into %d wire frames (%.1f each); %d could not be cut\n",
 					l.SuperFrames, l.SuperSegments, float64(l.SuperSegments)/float64(max(l.SuperFrames, 1)), l.GSOErrors)
 			}
+			fmt.Fprintf(cmd.OutOrStdout(), "baseline: a ping over a plain veth pair between two namespaces took %v (median, measured at lab start); a ping between the lab's hosts minus this and the model's time is the emulator's added latency\n",
+				l.VethRTT.Round(100*time.Nanosecond))
 			if n := st.HostDrops(); n > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "warning: hosts dropped %d frames at their TAPs: the emulator, not the model, limited this lab (see emulator CPU)\n", n)
 			}

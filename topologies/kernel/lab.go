@@ -122,6 +122,9 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 			return nil, err
 		}
 	}
+	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {
+		return nil, err
+	}
 	if k.server, err = listen(k); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type Loop struct {
 	// sleeping thread costs ~50 µs of a ping's round trip here). Its CPU
 	// time is not counted as the emulator's (LoopStats.IdleSpin).
 	IdleSpin time.Duration
+	// VethRTT is the median ping RTT over a plain veth pair between two
+	// namespaces, measured when the lab came up (probe.go): the baseline
+	// for the emulator's added latency.
+	VethRTT time.Duration
 
 	s     *sched.Scheduler
 	start time.Time
@@ -436,6 +440,7 @@ type LoopStats struct {
 	CPUTime     time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
 	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling at SCHED_IDLE with nothing to do
 	Lateness    hist.Summary  `json:"lateness"`
+	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
 	WriteErrors uint64        `json:"tap_write_errors"`
 	GSOErrors   uint64        `json:"gso_errors,omitempty"` // super-frames from a host that could not be cut
 	// SuperFrames are the GSO super-frames hosts handed over, cut into
@@ -446,7 +451,7 @@ type LoopStats struct {
 
 // Stats returns the loop's health; call it on the loop goroutine.
 func (l *Loop) Stats() LoopStats {
-	st := LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary()}
+	st := LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), VethRTT: l.VethRTT}
 	st.IdleSpin = l.idleCPU
 	if l.idle {
 		st.IdleSpin += threadCPU() - l.idleFrom
