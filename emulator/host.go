@@ -11,7 +11,7 @@ import (
 // (read from its TAP) go out through TX; frames delivered to the port go to
 // Sink (written to the TAP).
 //
-// The NIC pushes back like a real one (DESIGN.md principle 4): TX has a
+// The NIC pushes back like a real one (docs/design.md, modelling rule 4): TX has a
 // small ring (QueueFrames), and the TAP reader asks CanAccept before taking
 // another frame from the kernel, so the host's own queues hold the excess.
 type HostPort struct {

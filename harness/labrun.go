@@ -274,7 +274,7 @@ func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experime
 // iperf3 runs the same point with iperf3 -J and folds its report into a
 // Result: TCP from end.sum_received, UDP from the receiver's per-second
 // intervals (iperf3's end-of-test UDP receiver figure divides by a window
-// the control connection stretches, reference/platform.md).
+// the control connection stretches, docs/reference.md §9).
 func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) (Result, error) {
 	res := toolResult(r.Lab, p, e)
 	if p.Test != TCPStream && p.Test != UDPStream {

@@ -3,7 +3,7 @@
 // RFC 2684 encapsulation and back (answering ATMARP itself), cell links that
 // send one 53-octet cell per slot of the PHY's cell clock, and a cell switch
 // that translates VPI/VCI per port and queues cells per output port. Facts:
-// ../shared/reference/atm.md.
+// docs/reference.md §5.
 package atm
 
 import (

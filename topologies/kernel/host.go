@@ -215,7 +215,7 @@ func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
 }
 
 // pushback makes the host's own queues hold what its NIC cannot send yet
-// (DESIGN.md principle 4). A TAP frees a frame's socket memory as soon as
+// (docs/design.md, modelling rule 4). A TAP frees a frame's socket memory as soon as
 // the frame enters its ring and drops when the ring is full, so a sender
 // would never block. A token bucket on the TAP at the emulated line rate,
 // counting each frame's wire overhead through a size table, holds frames in

@@ -22,13 +22,13 @@ import (
 // calls from other goroutines. When it wakes it runs every event whose time
 // has passed (at that event's own model time, so departures stay exact),
 // takes frames from TAPs whose NIC has room, and re-arms the timer. It never
-// sleeps per frame and never polls at a fixed period (DESIGN.md principle 2).
+// sleeps per frame and never polls at a fixed period (docs/design.md, modelling rule 2).
 //
 // Model time is wall time since the loop was made; releases to TAPs record
 // how late they were in Lateness.
 type Loop struct {
 	// Spin is the longest wait the loop busy-polls instead of sleeping: a
-	// timerfd wakes tens of microseconds late here (reference/platform.md),
+	// timerfd wakes tens of microseconds late here (docs/reference.md §9),
 	// longer than a frame takes at 100M and above, so short waits are
 	// spun. Spinning happens only while frames are in flight.
 	Spin time.Duration
@@ -433,7 +433,7 @@ func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 }
 
 // LoopStats is the loop's own health, reported beside every result
-// (DESIGN.md principle 7).
+// (docs/design.md, modelling rule 7).
 type LoopStats struct {
 	Uptime      time.Duration `json:"uptime_ns"`
 	CPU         float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
