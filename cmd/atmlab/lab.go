@@ -51,6 +51,9 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !kernel.InHolder() { // a holder's child runs this command again
+				printWarnings(cmd.ErrOrStderr(), lab)
+			}
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}

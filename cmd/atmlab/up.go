@@ -31,6 +31,9 @@ func newUp(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !kernel.InHolder() { // a holder's child runs this command again
+				printWarnings(cmd.ErrOrStderr(), lab)
+			}
 			if kernel.NeedsHolder() {
 				return runHolder(lab)
 			}

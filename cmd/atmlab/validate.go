@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -48,9 +49,7 @@ func newValidate(opts *options) *cobra.Command {
 				return fmt.Errorf("%s: %d problem(s)", a[0], len(flatten(err)))
 			}
 			if opts.output == "table" {
-				for _, w := range lab.Warnings {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d: warning: %s: %s\n", w.File, w.Line, w.Key, w.Msg)
-				}
+				printWarnings(cmd.ErrOrStderr(), lab)
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: lab %s is valid: %d nodes, %d links", a[0], lab.Name, len(lab.Nodes), len(lab.Links))
 				if len(lab.Warnings) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), " (%d warning(s))", len(lab.Warnings))
@@ -59,6 +58,15 @@ func newValidate(opts *options) *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// printWarnings prints the lab file's warnings (loops of switches) one a
+// line, as FILE:LINE: warning: KEY: what; validate, up and lab run print
+// them alike.
+func printWarnings(w io.Writer, lab *topologies.Lab) {
+	for _, x := range lab.Warnings {
+		fmt.Fprintf(w, "%s:%d: warning: %s: %s\n", x.File, x.Line, x.Key, x.Msg)
 	}
 }
 
