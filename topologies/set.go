@@ -57,7 +57,7 @@ func ParseChange(words []string) (Change, error) {
 		case "limit":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return c, fmt.Errorf("bad limit %q: frames held in the delay line, such as 1000 (0 for none)", v)
+				return c, fmt.Errorf("bad limit %q: frames held in the delay line, such as 1000 (0 for netem's default of 1000)", v)
 			}
 			c.Limit = &n
 		case "buffer":

@@ -19,7 +19,7 @@ func newSet(opts *options) *cobra.Command {
 			"nothing queued or in flight is lost or reordered and the counters keep counting. A new\n" +
 			"delay applies to frames that enter the link after it, as a cable of a new length.\n" +
 			"Settings: rate=10M delay=20ms jitter=1ms loss=1% limit=1000 (frames in the delay line,\n" +
-			"0 for none) buffer=64KiB (a switch port's output buffer). Both directions unless\n" +
+			"0 for the default 1000) buffer=64KiB (a switch port's output buffer). Both directions unless\n" +
 			"--direction names the sending end. --reset returns to the lab file's settings first.\n" +
 			"Each change is written to up's output and listed by atmlab stats.\n\n" +
 			"Example:\n  atmlab set sw100 h1:eth0 delay=20ms\n  atmlab set sw100 h1:eth0 rate=10M --direction sw1:p1\n  atmlab set sw100 h1:eth0 --reset",
