@@ -54,6 +54,8 @@ type Channel struct {
 	epoch        time.Duration // start of the current busy period
 	epochBits    int64         // bits sent in this busy period
 	freeAt       time.Duration
+	lastAt       time.Duration // latest delivery time handed out: frames never overtake
+	inFlight     int           // frames between transmitter and receiver
 
 	// OnSpace, if set, is called when a frame leaves a queue that was full
 	// by QueueFrames, so an upstream reader (a host's TAP) can resume.
@@ -131,7 +133,7 @@ func (c *Channel) startNext() {
 	c.busy = f != nil
 	if f != nil {
 		now := c.s.Now()
-		if now > c.freeAt || c.epochBits == 0 {
+		if now > c.freeAt {
 			c.epoch, c.epochBits = now, 0
 		}
 		c.inServiceLen = len(f.Data)
@@ -158,7 +160,7 @@ func (c *Channel) sent(f *Frame) {
 	at := c.s.Now() + c.cfg.Propagation
 	if c.impair != nil {
 		var ok, limited bool
-		at, ok, limited = c.impair.admit(at, len(f.Data))
+		at, ok, limited = c.impair.admit(at, len(f.Data), c.inFlight)
 		switch {
 		case limited:
 			c.stats.LimitDrops++
@@ -167,8 +169,12 @@ func (c *Channel) sent(f *Frame) {
 			c.stats.ImpairDrops++
 			return
 		}
-		c.impair.inFlight++
 	}
+	// A shorter delay set at run time must not let this frame overtake one
+	// already in flight: it waits behind it, as netem's tfifo keeps order.
+	at = max(at, c.lastAt)
+	c.lastAt = at
+	c.inFlight++
 	if at == c.s.Now() {
 		c.deliver(f)
 		return
@@ -177,14 +183,46 @@ func (c *Channel) sent(f *Frame) {
 }
 
 func (c *Channel) deliver(f *Frame) {
-	if c.impair != nil && c.impair.inFlight > 0 {
-		c.impair.inFlight--
-	}
+	c.inFlight--
 	c.stats.Delivered++
 	if c.Tap != nil {
 		c.Tap(f, c.s.Now())
 	}
 	c.dst.Receive(f)
+}
+
+// Config returns the channel's configuration now (after any SetConfig).
+func (c *Channel) Config() ChannelConfig { return c.cfg }
+
+// SetConfig changes the channel's rate, propagation, queue limits and
+// impairments at the scheduler's current time; framing and seed stay. It is
+// a cable swapped under running traffic: nothing queued or in flight is lost
+// or reordered and the counters keep counting. The frame in service
+// finishes at the old rate and the next starts when it (and its gap) is
+// done, at the new rate. A new delay applies to frames whose last bit
+// leaves after the change; a frame that a shorter delay would deliver
+// before one still in flight is delivered just behind it instead. A lower
+// queue limit drops nothing already queued; it refuses what arrives while
+// the queue is above it.
+func (c *Channel) SetConfig(cfg ChannelConfig) {
+	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
+	cfg.Framing, cfg.Seed = c.cfg.Framing, c.cfg.Seed
+	if cfg.Rate != c.cfg.Rate {
+		// The bits timed so far keep the old rate: the next frame starts
+		// at freeAt (or on arrival, if later) and is timed at the new one.
+		c.epoch, c.epochBits = c.freeAt, 0
+	}
+	c.cfg = cfg
+	switch {
+	case c.impair != nil:
+		c.impair.cfg = cfg.Impair
+	case !cfg.Impair.IsZero():
+		c.impair = &impairState{cfg: cfg.Impair, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6174_6d6c_6162))}
+	}
+	full := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
+	if wasFull && !full && c.OnSpace != nil {
+		c.OnSpace()
+	}
 }
 
 // FIFO is a slice-backed frame queue that reuses its storage.

@@ -33,17 +33,17 @@ type impairState struct {
 	rng      *rand.Rand
 	rateFree time.Duration // when the rate stage is next free
 	last     time.Duration // latest delivery time handed out, to keep FIFO order
-	inFlight int
 }
 
 // admit decides the fate of a frame whose last bit left the transmitter at t:
 // ok is false when it is lost (limit or loss), else at is its delivery time.
-func (st *impairState) admit(t time.Duration, n int) (at time.Duration, ok bool, limited bool) {
+// inFlight is the number of frames in the delay line now.
+func (st *impairState) admit(t time.Duration, n, inFlight int) (at time.Duration, ok bool, limited bool) {
 	limit := st.cfg.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	if st.inFlight >= limit {
+	if inFlight >= limit {
 		return 0, false, true
 	}
 	if st.cfg.Loss > 0 && st.rng.Float64() < st.cfg.Loss {

@@ -28,6 +28,12 @@ type Env interface {
 	Emulator(ctx context.Context) (cpu time.Duration, hostDrops uint64, hosts netstat.Counters, err error)
 }
 
+// Changer is an Env whose links may be changed at run time (atmlab set):
+// every point records the changes made before it started.
+type Changer interface {
+	Changes(ctx context.Context) []string
+}
+
 // Point is one measurement of an experiment's matrix.
 type Point struct {
 	Variant    string `json:"variant"` // "base" is the lab as written
@@ -60,6 +66,9 @@ type Record struct {
 	Stack      string            `json:"stack,omitempty"`       // the virtual hosts' TCP/IP stack and version
 	Error      string            `json:"error,omitempty"`
 	At         string            `json:"at"`
+	// Changes are the atmlab set changes in force, oldest first: the
+	// point measured the lab as changed, not as its file says.
+	Changes []string `json:"changes,omitempty"`
 }
 
 // Points expands a lab's experiments into their measurement matrix.
@@ -138,7 +147,12 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 			break
 		}
 		r.progress(i, len(pts), start, p)
+		var changes []string
+		if c, ok := r.Env.(Changer); ok {
+			changes = c.Changes(ctx)
+		}
 		rec := r.measure(ctx, p)
+		rec.Changes = changes
 		recs = append(recs, rec)
 		if err := r.write(rec); err != nil {
 			return recs, err

@@ -35,6 +35,7 @@ type Network struct {
 	Hubs        []*ether.Hub
 	ATMSwitches []*atm.Switch
 	Routers     map[string]*router.Router
+	Lab         *Lab // what it was built from: atmlab set --reset returns to it
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
@@ -92,7 +93,7 @@ func (l *NetLink) CaptureDescription() string {
 // Build resolves a validated lab into emulator objects on s. It refuses
 // kinds and media that this version does not model yet.
 func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
-	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}}
+	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}, Lab: lab}
 	ports := map[string]emulator.Port{}
 	switches := map[string]*ether.Switch{}
 	hubs := map[string]*ether.Hub{}

@@ -214,6 +214,15 @@ func (e labEnv) Command(node string, args ...string) *exec.Cmd {
 	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
 }
 
+// Changes lists the lab's run-time changes so far.
+func (e labEnv) Changes(ctx context.Context) []string {
+	var out []string
+	for _, c := range e.k.Changes(ctx) {
+		out = append(out, c.String())
+	}
+	return out
+}
+
 func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Counters, error) {
 	st, err := e.k.Stats(ctx)
 	return st.Loop.CPUTime, st.HostDrops(), st.HostKernel(), err

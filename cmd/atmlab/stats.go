@@ -67,6 +67,12 @@ func newStats(opts *options) *cobra.Command {
 					fmt.Fprintln(cmd.OutOrStdout(), "  "+hostLine(name, st.Hosts[name]))
 				}
 			}
+			if len(st.Changes) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "changes (atmlab set):")
+				for _, c := range st.Changes {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", c)
+				}
+			}
 			l := st.Loop
 			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling at idle priority), release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)

@@ -54,6 +54,7 @@ func newUp(opts *options) *cobra.Command {
 			}
 			defer k.Close()
 			k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = spin, linger, idleSpin
+			k.Events = cmd.ErrOrStderr()
 			for _, n := range k.Notes {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 			}

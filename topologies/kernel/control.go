@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,12 +35,16 @@ type request struct {
 	Op       string `json:"op"` // "stats" or "capture"
 	Endpoint string `json:"endpoint,omitempty"`
 	Cells    bool   `json:"cells,omitempty"` // capture an ATM link's cells, not its PDUs
+	// set's direction (a sending endpoint, or both) and change
+	Direction string             `json:"direction,omitempty"`
+	Change    *topologies.Change `json:"change,omitempty"`
 }
 
 // reply is the first line the server answers; a capture's pcap stream follows it.
 type reply struct {
-	Error string `json:"error,omitempty"`
-	Stats *Stats `json:"stats,omitempty"`
+	Error string   `json:"error,omitempty"`
+	Stats *Stats   `json:"stats,omitempty"`
+	Set   *Changed `json:"set,omitempty"`
 }
 
 // Stats is a running lab's counters: `atmlab stats -o json` prints it.
@@ -52,6 +57,8 @@ type Stats struct {
 	// Hosts are each host kernel's own UDP and TCP counters: what it lost
 	// or resent inside itself, beyond any emulator counter.
 	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
+	// Changes are atmlab set's changes, oldest first.
+	Changes []Changed `json:"changes,omitempty"`
 }
 
 // HubStats is a hub's row: how busy its medium was and how much of that
@@ -204,6 +211,8 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 		json.NewEncoder(c).Encode(reply{Stats: &st})
 	case "capture":
 		s.capture(ctx, c, req.Endpoint, req.Cells)
+	case "set":
+		s.set(ctx, c, req)
 	default:
 		fail("unknown op: use stats or capture")
 	}
@@ -211,7 +220,7 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 
 // stats gathers the lab's counters; call it on the loop goroutine.
 func (k *Lab) stats() Stats {
-	st := Stats{Lab: k.Lab.Name, Loop: k.Loop.Stats(), Ports: k.Net.Stats()}
+	st := Stats{Lab: k.Lab.Name, Loop: k.Loop.Stats(), Ports: k.Net.Stats(), Changes: slices.Clone(k.changes)}
 	for _, h := range k.Net.Hubs {
 		if st.Hubs == nil {
 			st.Hubs = map[string]HubStats{}

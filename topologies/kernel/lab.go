@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +32,9 @@ type Lab struct {
 	server     *server
 	lock       *fileLock // held for the lab's life
 	Notes      []string  // what Up changed outside the lab, for the user
+	// Events, if set, gets a line per run-time change (the lab's event log).
+	Events  io.Writer
+	changes []Changed // only the loop goroutine touches it
 }
 
 // Up builds lab: a namespace per host, a TAP per host interface attached to

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kernel"
+)
+
+func newSet(opts *options) *cobra.Command {
+	var direction string
+	var reset bool
+	c := &cobra.Command{
+		Use:   "set NAME ENDPOINT key=value ... [--direction FROM] [--reset]",
+		Short: "Change a running lab's link: rate, delay, jitter, loss, limit, a switch's buffer",
+		Long: "Change the link that has ENDPOINT while traffic runs, at the emulator's current time:\n" +
+			"nothing queued or in flight is lost or reordered and the counters keep counting. A new\n" +
+			"delay applies to frames that enter the link after it, as a cable of a new length.\n" +
+			"Settings: rate=10M delay=20ms jitter=1ms loss=1% limit=1000 (frames in the delay line,\n" +
+			"0 for the default 1000) buffer=64KiB (a switch port's output buffer). Both directions unless\n" +
+			"--direction names the sending end. --reset returns to the lab file's settings first.\n" +
+			"Each change is written to up's output and listed by atmlab stats.\n\n" +
+			"Example:\n  atmlab set sw100 h1:eth0 delay=20ms\n  atmlab set sw100 h1:eth0 rate=10M --direction sw1:p1\n  atmlab set sw100 h1:eth0 --reset",
+		Args: args(cobra.MinimumNArgs(2)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			ch, err := topologies.ParseChange(a[2:])
+			if err != nil {
+				return err
+			}
+			ch.Reset = reset
+			if len(a) == 2 && !reset {
+				return fmt.Errorf("nothing to change: give key=value settings, such as delay=20ms, or --reset")
+			}
+			rec, err := kernel.SetLink(cmd.Context(), a[0], a[1], direction, ch)
+			if err != nil {
+				return err
+			}
+			if opts.output == "json" {
+				return printJSON(cmd.OutOrStdout(), rec)
+			}
+			for _, d := range rec.Directions {
+				fmt.Fprintln(cmd.OutOrStdout(), d)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&direction, "direction", "", "change only the direction this endpoint sends (default both)")
+	c.Flags().BoolVar(&reset, "reset", false, "return the link to the lab file's settings (then apply any settings given)")
+	return c
+}

@@ -1,0 +1,189 @@
+//go:build integration
+
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const setLab = `
+name: NAME
+topology:
+  nodes:
+    h1:  {kind: host, ipv4: 10.0.0.1/24}
+    h2:  {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+  links:
+    - endpoints: ["h1:eth0", "sw1:p1"]
+      ethernet: {rate: 100M}
+    - endpoints: ["h2:eth0", "sw1:p2"]
+      ethernet: {rate: 100M}
+`
+
+// set runs atmlab set on the lab.
+func (r *running) set(args ...string) {
+	r.t.Helper()
+	if out, err := exec.Command(atmlab, append([]string{"set", r.name}, args...)...).CombinedOutput(); err != nil {
+		r.t.Fatalf("atmlab set %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+var rttRE = regexp.MustCompile(`time=([0-9.]+) ms`)
+
+// pingQuick sends n pings 50 ms apart and returns the median RTT in ms.
+func (r *running) pingQuick(n int) float64 {
+	r.t.Helper()
+	out := r.exec("h1", "ping", "-c", strconv.Itoa(n), "-i", "0.05", "-W", "2", "10.0.0.2")
+	var rtts []float64
+	for _, m := range rttRE.FindAllSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		rtts = append(rtts, v)
+	}
+	if len(rtts) != n {
+		r.t.Fatalf("%d of %d pings answered:\n%s", len(rtts), n, out)
+	}
+	slices.Sort(rtts)
+	return rtts[n/2]
+}
+
+// tcpOFO reads how many segments h2's TCP queued out of order.
+func (r *running) tcpOFO() int {
+	r.t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(r.exec("h2", "cat", "/proc/net/netstat")))
+	var names []string
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "TcpExt:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		if i := slices.Index(names, "TCPOFOQueue"); i > 0 {
+			n, _ := strconv.Atoi(f[i])
+			return n
+		}
+	}
+	r.t.Fatal("no TcpExt TCPOFOQueue in h2's /proc/net/netstat")
+	return 0
+}
+
+// drops sums the emulator's queue and impairment drops over all ports.
+func (r *running) drops() (queue, impair uint64) {
+	for _, p := range r.stats().Ports {
+		queue += p.Drops
+		impair += p.ImpairDrops
+	}
+	return queue, impair
+}
+
+// TestSetLive changes a running 100M lab's link with atmlab set while
+// traffic runs: delay 0 -> 20 ms -> 0 moves ping's RTT by the model's
+// 2 x 20 ms within 0.5 ms with no frame of a concurrent TCP stream lost or
+// reordered; rate 100M -> 10M -> 100M moves a TCP stream's per-second
+// intervals to each ceiling within 1 % after a second; loss 0 -> 1 % -> 0
+// loses 1 % of a UDP flow's datagrams (within 4 sigma) and then none.
+func TestSetLive(t *testing.T) {
+	requireRoot(t, "iperf3", "ping")
+	r := up(t, setLab)
+	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
+
+	// Delay, under a 10 Mbit/s TCP stream (well below the line rate, so
+	// that ping hardly waits behind the stream's queue). Ping waits a
+	// second after each change: right after delay=0 the stream's window,
+	// grown to the longer path, queues in front of ping for a while.
+	var wg sync.WaitGroup
+	var stream iperf
+	wg.Add(1)
+	go func() { defer wg.Done(); stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5301, 8, "-b", "10M") }()
+	time.Sleep(1500 * time.Millisecond)
+	ofo := r.tcpOFO()
+	base := r.pingQuick(9)
+	r.set("h1:eth0", "delay=20ms")
+	time.Sleep(time.Second)
+	slow := r.pingQuick(9)
+	r.set("h1:eth0", "delay=0")
+	time.Sleep(time.Second)
+	back := r.pingQuick(9)
+	wg.Wait()
+	if stream.err != nil {
+		t.Fatal(stream.err)
+	}
+	t.Logf("ping median RTT %.3f ms, with delay=20ms %.3f ms, back %.3f ms; stream retransmits %d", base, slow, back, stream.Retransmit)
+	if math.Abs(slow-base-40) > 0.5 || math.Abs(back-base) > 0.5 {
+		t.Errorf("RTT %.3f -> %.3f -> %.3f ms, want +40 ms and back within 0.5 ms", base, slow, back)
+	}
+	if q, im := r.drops(); q != 0 || im != 0 || stream.Retransmit != 0 || r.tcpOFO() != ofo {
+		t.Errorf("the stream lost or reordered frames across the changes: %d queue and %d impairment drops, %d retransmits, %d segments out of order",
+			q, im, stream.Retransmit, r.tcpOFO()-ofo)
+	}
+
+	// Rate: 11 s of TCP; 10M from 2.5 s to 7 s after the client's launch.
+	wg.Add(1)
+	go func() { defer wg.Done(); stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5302, 11) }()
+	time.Sleep(2500 * time.Millisecond)
+	r.set("h1:eth0", "rate=10M")
+	time.Sleep(4500 * time.Millisecond)
+	r.set("h1:eth0", "--reset")
+	wg.Wait()
+	if stream.err != nil {
+		t.Fatal(stream.err)
+	}
+	iv := stream.Received
+	t.Logf("TCP per-second intervals (Mbit/s): %v", mbps(iv))
+	if len(iv) < 10 {
+		t.Fatalf("%d intervals, want 10", len(iv))
+	}
+	// The stream starts 0.1-0.9 s after the client is launched: the
+	// changes fall at 1.6-2.4 s and 6.1-6.9 s of its time, so intervals 4
+	// and 5 lie a second or more after the first, 8 and 9 after the second.
+	hi, lo := ceiling(100e6, 1448, 52), ceiling(10e6, 1448, 52)
+	for i, want := range map[int]float64{1: hi, 4: lo, 5: lo, 8: hi, 9: hi} {
+		if !within(iv[i], want, 0.01) {
+			t.Errorf("interval %d: %.2f Mbit/s, want %.2f within 1%%", i, iv[i]/1e6, want/1e6)
+		}
+	}
+
+	// Loss: a 20 Mbit/s UDP flow of 1470-byte datagrams for 6 s; 1 % loss
+	// from 2 s to 4 s, counted by the emulator.
+	_, im0 := r.drops()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5303, 6, "-u", "-b", "20M", "-l", "1470")
+	}()
+	time.Sleep(2 * time.Second)
+	tx0 := port(t, r.stats(), "h1:eth0").Tx
+	r.set("h1:eth0", "loss=1%", "--direction", "h1:eth0")
+	time.Sleep(2 * time.Second)
+	r.set("h1:eth0", "loss=0", "--direction", "h1:eth0")
+	tx1 := port(t, r.stats(), "h1:eth0").Tx
+	_, im1 := r.drops()
+	wg.Wait()
+	if stream.err != nil {
+		t.Fatal(stream.err)
+	}
+	_, im2 := r.drops()
+	n, lost := float64(tx1-tx0), float64(im1-im0)
+	t.Logf("1%% loss: %v of %v frames lost; iperf3 lost %d of %d", lost, n, stream.Lost, stream.Packets)
+	if sigma := math.Sqrt(n * 0.01 * 0.99); n < 1000 || math.Abs(lost-n*0.01) > 4*sigma {
+		t.Errorf("lost %v of %v frames under loss=1%%, want 1%% within 4 sigma (%.0f)", lost, n, 4*sigma)
+	}
+	if im2 != im1 || stream.Lost != int(lost) {
+		t.Errorf("after loss=0: %d more impairment drops; iperf3 lost %d, the emulator %v", im2-im1, stream.Lost, lost)
+	}
+	if st := r.stats(); len(st.Changes) != 6 {
+		t.Errorf("stats lists %d changes, want the 6 made", len(st.Changes))
+	}
+}

@@ -1,0 +1,108 @@
+package topologies
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// echo sends a ping-sized frame from h1 to h2 and back and returns the RTT.
+func echo(t *testing.T, n *Network) time.Duration {
+	t.Helper()
+	h1, h2 := n.Hosts["h1:eth0"], n.Hosts["h2:eth0"]
+	mk := func(dst, src byte) *emulator.Frame {
+		d := make([]byte, 98)
+		d[5], d[11] = dst, src
+		return &emulator.Frame{Data: d}
+	}
+	start := n.Sched.Now()
+	var back time.Duration
+	h2.Sink = func(*emulator.Frame) { h2.Input(mk(1, 2)) }
+	h1.Sink = func(*emulator.Frame) { back = n.Sched.Now() }
+	h1.Input(mk(2, 1))
+	n.Sched.Run()
+	return back - start
+}
+
+func TestNetworkSet(t *testing.T) {
+	lab, err := Parse("echo.yaml", []byte(echoLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Build(lab, sched.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hops = 4 * 8800 * time.Nanosecond // four 102-byte serialisations at 100M
+	if rtt := echo(t, n); rtt != 20*time.Millisecond+hops {
+		t.Fatalf("RTT from the lab file %v", rtt)
+	}
+	set := func(e, from string, words ...string) []Applied {
+		t.Helper()
+		c, err := ParseChange(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Reset = len(words) == 0
+		a, err := n.Set(e, from, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := set("sw1:p1", "", "delay=0")
+	if len(a) != 2 || a[0].From.String() != "h1:eth0" || a[0].Before.Impair.Delay != 10*time.Millisecond || a[1].After.Impair.Delay != 0 {
+		t.Fatalf("applied %+v", a)
+	}
+	if rtt := echo(t, n); rtt != hops {
+		t.Fatalf("RTT after delay=0: %v, want %v", rtt, hops)
+	}
+	set("h2:eth0", "sw1:p2", "delay=5ms", "rate=10M")
+	// sw1 -> h2 at 10M: 88 µs instead of 8.8.
+	if rtt := echo(t, n); rtt != 5*time.Millisecond+hops+88*time.Microsecond-8800 {
+		t.Fatalf("RTT after one direction's change: %v", rtt)
+	}
+	set("h2:eth0", "")
+	set("h1:eth0", "")
+	if rtt := echo(t, n); rtt != 20*time.Millisecond+hops {
+		t.Fatalf("RTT after --reset: %v", rtt)
+	}
+	if a := set("sw1:p2", "", "buffer=4KiB"); len(a) != 1 || a[0].From.String() != "sw1:p2" || a[0].After.QueueBytes != 4096 || a[0].Before.QueueBytes != 128<<10 {
+		t.Fatalf("buffer applied %+v", a)
+	}
+	if a := set("sw1:p2", "sw1:p2"); a[0].After.QueueBytes != 128<<10 || a[0].After.Rate != 100*units.Mbps {
+		t.Fatalf("reset %+v", a[0].After)
+	}
+	for _, tc := range []struct{ e, from, words, want string }{
+		{"h9:eth0", "", "delay=1ms", "no link has endpoint"},
+		{"h1:eth0", "h2:eth0", "delay=1ms", "not an end of link"},
+		{"h1:eth0", "h1:eth0", "buffer=1KiB", "no switch sends"},
+	} {
+		c, err := ParseChange(strings.Fields(tc.words))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Set(tc.e, tc.from, c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%s, %s, %s) = %v, want %q", tc.e, tc.from, tc.words, err, tc.want)
+		}
+	}
+}
+
+func TestParseChange(t *testing.T) {
+	c, err := ParseChange([]string{"rate=10M", "delay=20ms", "jitter=1ms", "loss=1%", "limit=100", "buffer=64KiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.String(), "rate=10M delay=20ms jitter=1ms loss=1% limit=100 buffer=64KiB"; got != want {
+		t.Fatalf("round trip %q, want %q", got, want)
+	}
+	for _, w := range []string{"delay", "delay=-1ms", "loss=101%", "rate=fast", "colour=red", "limit=-1", "buffer=0"} {
+		if _, err := ParseChange([]string{w}); err == nil {
+			t.Errorf("ParseChange(%q) took it", w)
+		}
+	}
+}
