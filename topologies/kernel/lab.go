@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -184,8 +185,15 @@ func Down(name string) ([]string, error) {
 	}
 	if NeedsHolder() {
 		removed, err := downRootless(name)
-		if l, lerr := tryLock(LockPath(name)); lerr == nil { // the lock file of a holder killed with -9
-			l.release()
+		// The lock file of a holder killed with -9: its lock frees once the
+		// signalled holder has exited, which may be a moment after
+		// downRootless returns.
+		for range 50 {
+			if l, lerr := tryLock(LockPath(name)); lerr == nil {
+				l.release()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		return removed, err
 	}
