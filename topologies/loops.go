@@ -26,18 +26,8 @@ func loopWarnings(lab *Lab) []*Error {
 		to   string
 		link *Link
 	}
-	parent := map[string]string{} // union-find over the bridges
-	var find func(string) string
-	find = func(x string) string {
-		p, ok := parent[x]
-		if !ok || p == x {
-			parent[x] = x
-			return x
-		}
-		r := find(p)
-		parent[x] = r
-		return r
-	}
+	parent := unionFind{} // over the bridges
+	find := parent.find
 	tree := map[string][]edge{} // links that joined two parts: a forest
 	var out []*Error
 	more := 0
@@ -122,18 +112,8 @@ func (d *decoder) checkPVCs(lab *Lab) {
 		explicit = explicit || n.ATMSwitch != nil && len(n.ATMSwitch.Mappings) > 0
 	}
 	if !explicit {
-		parent := map[string]string{}
-		var find func(string) string
-		find = func(x string) string {
-			p, ok := parent[x]
-			if !ok || p == x {
-				parent[x] = x
-				return x
-			}
-			r := find(p)
-			parent[x] = r
-			return r
-		}
+		parent := unionFind{}
+		find := parent.find
 		for _, l := range lab.Links {
 			if l.ATM != nil && isSwitch(l.A) && isSwitch(l.B) {
 				parent[find(l.A.Node)] = find(l.B.Node)
@@ -220,4 +200,19 @@ func (d *decoder) checkPVCs(lab *Lab) {
 			}
 		}
 	}
+}
+
+// unionFind maps a node to its set's representative (path-compressed);
+// union is parent[find(a)] = find(b).
+type unionFind map[string]string
+
+func (u unionFind) find(x string) string {
+	p, ok := u[x]
+	if !ok || p == x {
+		u[x] = x
+		return x
+	}
+	r := u.find(p)
+	u[x] = r
+	return r
 }

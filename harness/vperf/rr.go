@@ -162,12 +162,9 @@ func (r *run) tcpRR() error {
 // datagram; a lost one costs a timeout (200 ms, then 8 x the p99 once 20
 // transactions are in, between 50 ms and 2 s), then the test goes on.
 func (r *run) udpRR() error {
-	sv, p, err := r.listen(udp.ProtocolNumber)
+	sv, p, err := r.listenUDP()
 	if err != nil {
 		return err
-	}
-	if err := sv.EP.Bind(tcpip.FullAddress{Port: p}); err != nil {
-		return fmt.Errorf("%s: bind udp port %d: %s", r.t.To, p, err)
 	}
 	s := r.t.Lab.Sched
 	resp := make([]byte, r.t.Spec.Response)

@@ -253,6 +253,18 @@ func established(s *vhost.Socket) bool {
 	return tcp.EndpointState(s.EP.State()) == tcp.StateEstablished
 }
 
+// listenUDP is the server's UDP socket, bound to its test port.
+func (r *run) listenUDP() (*vhost.Socket, uint16, error) {
+	sv, p, err := r.listen(udp.ProtocolNumber)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := sv.EP.Bind(tcpip.FullAddress{Port: p}); err != nil {
+		return nil, 0, fmt.Errorf("%s: bind udp port %d: %s", r.t.To, p, err)
+	}
+	return sv, p, nil
+}
+
 // listen opens the server's data socket.
 func (r *run) listen(proto tcpip.TransportProtocolNumber) (*vhost.Socket, uint16, error) {
 	s, err := r.sv.Socket(proto)
@@ -395,12 +407,9 @@ func (r *run) tcpStream() error {
 // time ends when that queue is empty; the server counts what arrives
 // until 300 ms pass without a datagram after the client is done.
 func (r *run) udpStream() error {
-	sv, p, err := r.listen(udp.ProtocolNumber)
+	sv, p, err := r.listenUDP()
 	if err != nil {
 		return err
-	}
-	if err := sv.EP.Bind(tcpip.FullAddress{Port: p}); err != nil {
-		return fmt.Errorf("%s: bind udp port %d: %s", r.t.To, p, err)
 	}
 	s := r.t.Lab.Sched
 	var seen []uint64
