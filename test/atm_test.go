@@ -17,7 +17,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 // Classical IP over ATM: two hosts on one OC-3c link (h1-h2, LLC/SNAP and

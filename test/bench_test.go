@@ -14,7 +14,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 // TestBenchTable prints the benchmark table of the README (`make bench`).

@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 var atmlab string // the binary under test

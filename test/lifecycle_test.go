@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 // launch is an `atmlab up` started without waiting: ready receives true on

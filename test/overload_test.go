@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
-	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
 // Two senders on 1G links into one 100M port. IPv6 is off and ARP entries

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 // rootlessUID is the unprivileged user the rootless test runs atmlab as:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 // stormLab has a loop of switches: sw1's ports p3 and p4 are cabled to

@@ -1,6 +1,6 @@
 // Package topologies reads and validates lab files (docs/design.md, "Lab files")
 // and resolves them into the objects the emulator and the kernel package
-// build. The Linux-only kernel side lives in topologies/kernel.
+// build. The Linux-only kernel side lives in package kernel.
 package topologies
 
 import (

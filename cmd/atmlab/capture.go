@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/wireshark"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/topologies/kernel"
+	"github.com/atmlab/atmlab/kernel"
 )
 
 func newExec(opts *options) *cobra.Command {

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
 func newLab(opts *options) *cobra.Command {

@@ -3,13 +3,13 @@ package main
 import (
 	"os"
 
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
 // runHolder runs this command again, as a normal user, in a rootless lab's
 // holder (its own user, mount and network namespaces; see
-// topologies/kernel/rootless.go) and exits with the holder's exit code.
+// kernel/rootless.go) and exits with the holder's exit code.
 // labs are what the holder will build. It returns only on failure.
 func runHolder(labs ...*topologies.Lab) error {
 	code, err := kernel.RunHolder(os.Args[1:], labs...)

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
 func newSet(opts *options) *cobra.Command {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
-	"github.com/atmlab/atmlab/topologies/kernel"
 )
 
 func newStats(opts *options) *cobra.Command {
