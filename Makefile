@@ -12,10 +12,11 @@ build:
 	$(GO) build -o bin/atmlab ./cmd/atmlab
 
 # What labs and integration tests run inside the hosts (Debian packages);
-# tshark checks that Wireshark decodes atmlab's captures, traceroute the routers.
+# tshark checks that Wireshark decodes atmlab's captures, traceroute the routers,
+# chromium (headless, internal/headless) the web pages.
 deps:
-	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 iperf ethtool iproute2 iputils-ping tshark traceroute >/dev/null; }
+	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null && test -x /usr/bin/chromium || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 iperf ethtool iproute2 iputils-ping tshark traceroute chromium >/dev/null; }
 
 # Unit tests need no root; integration tests run real namespaces and traffic
 # one at a time (-p 1), as root.
