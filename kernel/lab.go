@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -30,12 +31,12 @@ type Lab struct {
 	Net        *topologies.Network
 	Loop       *Loop
 	namespaces []string
-	server     *server
+	server     *control.Server
 	lock       *fileLock // held for the lab's life
 	Notes      []string  // what Up changed outside the lab, for the user
 	// Events, if set, gets a line per run-time change (the lab's event log).
 	Events  io.Writer
-	changes []Changed // only the loop goroutine touches it
+	changes []control.Changed // only the loop goroutine touches it
 }
 
 // Up builds lab: a namespace per host, a TAP per host interface attached to
@@ -130,7 +131,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {
 		return nil, err
 	}
-	if k.server, err = listen(k); err != nil {
+	if k.server, err = control.Listen(k, SocketPath(lab.Name)); err != nil {
 		return nil, err
 	}
 	if err := markHolder(lab.Name); err != nil {
@@ -141,7 +142,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 
 // Run drives the lab until ctx is cancelled.
 func (k *Lab) Run(ctx context.Context) error {
-	go k.server.serve(ctx)
+	go k.server.Serve(ctx)
 	return k.Loop.Run(ctx)
 }
 
@@ -151,7 +152,7 @@ func (k *Lab) Run(ctx context.Context) error {
 func (k *Lab) Close() error {
 	var errs []error
 	if k.server != nil {
-		errs = append(errs, k.server.close())
+		errs = append(errs, k.server.Close())
 		k.server = nil
 	}
 	if k.Loop != nil {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -44,7 +45,7 @@ type Loop struct {
 	// sleeping: any host's thread preempts it at once, so it takes no CPU
 	// a host wants, and a frame that arrives finds it awake (waking a
 	// sleeping thread costs ~50 µs of a ping's round trip here). Its CPU
-	// time is not counted as the emulator's (LoopStats.IdleSpin).
+	// time is not counted as the emulator's (control.LoopStats.IdleSpin).
 	IdleSpin time.Duration
 	// VethRTT is the median ping RTT over a plain veth pair between two
 	// namespaces, measured when the lab came up (probe.go): the baseline
@@ -432,26 +433,9 @@ func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 	t.port.InputSegments(t.frames)
 }
 
-// LoopStats is the loop's own health, reported beside every result
-// (docs/design.md, modelling rule 7).
-type LoopStats struct {
-	Uptime      time.Duration `json:"uptime_ns"`
-	CPU         float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
-	CPUTime     time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
-	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling at SCHED_IDLE with nothing to do
-	Lateness    hist.Summary  `json:"lateness"`
-	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
-	WriteErrors uint64        `json:"tap_write_errors"`
-	GSOErrors   uint64        `json:"gso_errors,omitempty"` // super-frames from a host that could not be cut
-	// SuperFrames are the GSO super-frames hosts handed over, cut into
-	// SuperSegments wire frames.
-	SuperFrames   uint64 `json:"super_frames,omitempty"`
-	SuperSegments uint64 `json:"super_segments,omitempty"`
-}
-
 // Stats returns the loop's health; call it on the loop goroutine.
-func (l *Loop) Stats() LoopStats {
-	st := LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), VethRTT: l.VethRTT}
+func (l *Loop) Stats() control.LoopStats {
+	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), VethRTT: l.VethRTT}
 	st.IdleSpin = l.idleCPU
 	if l.idle {
 		st.IdleSpin += threadCPU() - l.idleFrom

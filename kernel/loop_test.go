@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -93,7 +94,7 @@ func TestLoopDeliversNoEarlierThanModel(t *testing.T) {
 			t.Errorf("frame %d arrived after %v, earlier than the model's %v", i, got, min)
 		}
 	}
-	var st LoopStats
+	var st control.LoopStats
 	loop.Query(context.Background(), func() { st = loop.Stats() })
 	if st.Lateness.Count != 3 || st.WriteErrors != 0 {
 		t.Errorf("loop stats %+v: want 3 releases, no write errors", st)
@@ -188,7 +189,7 @@ func TestLoopIdleSpinEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(DefaultIdleSpin + 80*time.Millisecond) // the frame's 2 ms delay, then the spin, then quiet
-	stats := func() (st LoopStats) {
+	stats := func() (st control.LoopStats) {
 		loop.Query(context.Background(), func() { st = loop.Stats() })
 		return st
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/google/gopacket/pcapgo"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/kernel"
 )
 
 // Classical IP over ATM: two hosts on one OC-3c link (h1-h2, LLC/SNAP and
@@ -166,7 +166,7 @@ func TestATMSwitch(t *testing.T) {
 	if lost < formula-4*sigma || lost > formula+merged+4*sigma {
 		t.Errorf("PDU loss %.4f, want %.4f..%.4f (± 4σ)", lost, formula, formula+merged)
 	}
-	failed := func(st kernel.Stats) (n uint64) {
+	failed := func(st control.Stats) (n uint64) {
 		for _, row := range st.Ports {
 			if row.Port == "h3:eth0" {
 				n = row.ATM.CRCErrors + row.ATM.LengthErrors
@@ -174,7 +174,7 @@ func TestATMSwitch(t *testing.T) {
 		}
 		return n
 	}
-	cellsLost := func(st kernel.Stats) (n uint64) {
+	cellsLost := func(st control.Stats) (n uint64) {
 		for _, row := range st.Ports {
 			if row.Port == "atm1:p3" {
 				n = row.ATM.LostCells

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/kernel"
 )
 
 // TestBenchTable prints the benchmark table of the README (`make bench`).
@@ -142,7 +142,7 @@ func TestBenchTable(t *testing.T) {
 		tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 6).Received, 2)
 		after := r.stats()
 		secs := time.Since(start).Seconds()
-		cellsOut := func(st kernel.Stats) (n uint64) {
+		cellsOut := func(st control.Stats) (n uint64) {
 			for _, p := range st.Ports {
 				if strings.HasPrefix(p.Port, "atm1:") && p.ATM != nil {
 					n += p.ATM.TxCells
@@ -204,7 +204,7 @@ func benchATMSmall(t *testing.T, veth *running, row func(...string)) {
 }
 
 // cpuBetween is the emulator's CPU share between two stats readings.
-func cpuBetween(a, b kernel.LoopStats) float64 {
+func cpuBetween(a, b control.LoopStats) float64 {
 	return float64(b.CPUTime-a.CPUTime) / float64(b.Uptime-a.Uptime)
 }
 

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/kernel"
 )
 
@@ -201,13 +202,13 @@ func (r *running) command(node string, args ...string) *exec.Cmd {
 }
 
 // stats reads the lab's counters through `atmlab stats -o json`.
-func (r *running) stats() kernel.Stats {
+func (r *running) stats() control.Stats {
 	r.t.Helper()
 	out, err := exec.Command(atmlab, "stats", r.name, "-o", "json").Output()
 	if err != nil {
 		r.t.Fatalf("atmlab stats: %v", err)
 	}
-	var st kernel.Stats
+	var st control.Stats
 	if err := json.Unmarshal(out, &st); err != nil {
 		r.t.Fatalf("atmlab stats -o json: %v\n%s", err, out)
 	}
@@ -215,7 +216,7 @@ func (r *running) stats() kernel.Stats {
 }
 
 // port returns one port's row from stats.
-func port(t *testing.T, st kernel.Stats, name string) (row struct{ Rx, Tx, Drops uint64 }) {
+func port(t *testing.T, st control.Stats, name string) (row struct{ Rx, Tx, Drops uint64 }) {
 	t.Helper()
 	for _, p := range st.Ports {
 		if p.Port == name {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/kernel"
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/netstat"
 )
 
@@ -82,7 +82,7 @@ func TestOverloadCount(t *testing.T) {
 	atIface := rxDropped(t, r, "h3") - rx0
 	tapWrites := st1.Loop.WriteErrors - st0.Loop.WriteErrors
 
-	host := func(st kernel.Stats, h string) netstat.Counters { return st.Hosts[h] }
+	host := func(st control.Stats, h string) netstat.Counters { return st.Hosts[h] }
 	d := func(h string) netstat.Counters { return host(st1, h).Sub(host(st0, h)) }
 	sent := d("h1").UDPOutDatagrams + d("h2").UDPOutDatagrams
 	delivered := d("h3").UDPInDatagrams

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/harness"
 	"github.com/atmlab/atmlab/kernel"
 )
@@ -208,7 +209,7 @@ func TestRootlessLab(t *testing.T) {
 	if err := capture.Wait(); err != nil || !strings.Contains(capOut.String(), "4 records written") {
 		t.Errorf("rootless capture: %v: %s", err, capOut.String())
 	}
-	var st kernel.Stats
+	var st control.Stats
 	if err := json.Unmarshal([]byte(u.run("stats", name, "-o", "json")), &st); err != nil {
 		t.Fatal(err)
 	}

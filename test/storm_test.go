@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/kernel"
+	"github.com/atmlab/atmlab/control"
 )
 
 // stormLab has a loop of switches: sw1's ports p3 and p4 are cabled to
@@ -49,7 +49,7 @@ func TestStormResponsive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("atmlab stats under the storm: %v", err)
 		}
-		var st kernel.Stats
+		var st control.Stats
 		if err := json.Unmarshal(out, &st); err != nil {
 			t.Fatalf("atmlab stats -o json: %v\n%s", err, out)
 		}

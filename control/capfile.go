@@ -1,6 +1,4 @@
-//go:build linux
-
-package kernel
+package control
 
 import (
 	"bufio"

@@ -1,6 +1,4 @@
-//go:build linux
-
-package kernel
+package control
 
 import (
 	"bufio"
@@ -15,27 +13,25 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/atmlab/atmlab/topologies"
 )
 
-// testServer serves a control socket in a temporary directory for a lab
-// without a loop: enough for every answer but stats and capture.
-func testServer(t *testing.T, setup func(*server)) (*server, string) {
+// testServer serves a control socket in a temporary directory for a fake
+// lab (fake_test.go), lab t with no network unless setup gives one.
+func testServer(t *testing.T, setup func(*Server)) (*Server, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.sock")
 	ln, err := listenUnix(path, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newServer(&Lab{Lab: &topologies.Lab{Name: "t"}}, ln, path)
+	s := newServer(&fakeLab{name: "t"}, ln, path)
 	s.idle = 200 * time.Millisecond
 	if setup != nil {
 		setup(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go s.serve(ctx)
-	t.Cleanup(func() { cancel(); s.close(); s.wg.Wait() })
+	go s.Serve(ctx)
+	t.Cleanup(func() { cancel(); s.Close(); s.wg.Wait() })
 	return s, path
 }
 
@@ -134,7 +130,7 @@ func (l *flakyListener) Accept() (net.Conn, error) {
 
 // An Accept error is waited out, not the end of the socket.
 func TestControlAcceptErrors(t *testing.T) {
-	_, path := testServer(t, func(s *server) {
+	_, path := testServer(t, func(s *Server) {
 		f := &flakyListener{Listener: s.ln}
 		f.fails.Store(5)
 		s.ln = f
@@ -160,7 +156,7 @@ func TestMayControl(t *testing.T) {
 	if _, err := peerUID(a); err == nil {
 		t.Error("peerUID of a pipe: no error")
 	}
-	_, path := testServer(t, func(s *server) { s.owner = uint32(os.Geteuid()) + 1 })
+	_, path := testServer(t, func(s *Server) { s.owner = uint32(os.Geteuid()) + 1 })
 	got := ask(t, path, []byte(`{"op":"nop"}`+"\n"))
 	if os.Geteuid() == 0 {
 		if !strings.Contains(got, "unknown op") {
@@ -193,7 +189,7 @@ func TestDialTimeout(t *testing.T) {
 	replyTimeout = 300 * time.Millisecond
 	defer func() { replyTimeout = old }()
 	start := time.Now()
-	_, _, _, err = dialPath(context.Background(), "mute", path, request{Op: "stats"})
+	_, _, _, err = dial(context.Background(), "mute", path, request{Op: "stats"})
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms") || time.Since(start) > 3*time.Second {
 		t.Errorf("mute lab: %v after %v", err, time.Since(start))
 	}
@@ -201,11 +197,11 @@ func TestDialTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	_, _, _, err = dialPath(ctx, "mute", path, request{Op: "stats"})
+	_, _, _, err = dial(ctx, "mute", path, request{Op: "stats"})
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
 		t.Errorf("cancelled wait: %v after %v", err, time.Since(start))
 	}
-	if _, err := QueryStats(context.Background(), "../../tmp/v"); err == nil || !strings.Contains(err.Error(), "lab name") {
+	if _, err := QueryStats(context.Background(), "../../tmp/v", path); err == nil || !strings.Contains(err.Error(), "lab name") {
 		t.Errorf("stats of a path: %v", err)
 	}
 }

@@ -1,6 +1,4 @@
-//go:build linux
-
-package kernel
+package control
 
 import (
 	"fmt"
@@ -32,7 +30,3 @@ func peerUID(c net.Conn) (uint32, error) {
 	}
 	return cred.Uid, nil
 }
-
-// mayControl reports whether a peer with user id peer may control a lab
-// that the user owner started: root, or that user.
-func mayControl(peer, owner uint32) bool { return peer == 0 || peer == owner }

@@ -1,0 +1,129 @@
+package control
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/ether"
+	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/netstat"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Stats is a running lab's counters: `atmlab stats -o json` prints it.
+type Stats struct {
+	Lab      string               `json:"lab"`
+	Loop     LoopStats            `json:"emulator"`
+	Ports    []emulator.PortStats `json:"ports"`
+	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
+	Hubs     map[string]HubStats  `json:"hubs,omitempty"`
+	// Hosts are each host kernel's own UDP and TCP counters: what it lost
+	// or resent inside itself, beyond any emulator counter.
+	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
+	// Changes are atmlab set's changes, oldest first.
+	Changes []Changed `json:"changes,omitempty"`
+}
+
+// LoopStats is the real-time loop's own health, reported beside every
+// result (docs/design.md, modelling rule 7).
+type LoopStats struct {
+	Uptime      time.Duration `json:"uptime_ns"`
+	CPU         float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
+	CPUTime     time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
+	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling at SCHED_IDLE with nothing to do
+	Lateness    hist.Summary  `json:"lateness"`
+	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
+	WriteErrors uint64        `json:"tap_write_errors"`
+	GSOErrors   uint64        `json:"gso_errors,omitempty"` // super-frames from a host that could not be cut
+	// SuperFrames are the GSO super-frames hosts handed over, cut into
+	// SuperSegments wire frames.
+	SuperFrames   uint64 `json:"super_frames,omitempty"`
+	SuperSegments uint64 `json:"super_segments,omitempty"`
+}
+
+// HubStats is a hub's row: how busy its medium was and how much of that
+// went to collisions.
+type HubStats struct {
+	ether.HubStats
+	Utilization       float64 `json:"utilization"`        // frame bits delivered / elapsed bit times
+	CollisionFraction float64 `json:"collision_fraction"` // of the elapsed time
+}
+
+// Snapshot gathers the emulated network's counters at model time now
+// (elapsed since the lab started); call it where the network's model runs.
+// The hosts' own counters (Hosts, PortStats.HostDrops) are the runtime's
+// to add.
+func Snapshot(lab string, loop LoopStats, net *topologies.Network, now time.Duration, changes []Changed) Stats {
+	st := Stats{Lab: lab, Loop: loop, Ports: net.Stats(), Changes: slices.Clone(changes)}
+	for _, h := range net.Hubs {
+		if st.Hubs == nil {
+			st.Hubs = map[string]HubStats{}
+		}
+		hs := h.Stats()
+		st.Hubs[h.Name] = HubStats{HubStats: hs,
+			Utilization:       float64(hs.FrameBits) / (float64(h.Rate()) * now.Seconds()),
+			CollisionFraction: float64(hs.CollisionTime) / float64(now)}
+	}
+	for _, sw := range net.Switches {
+		if st.Filtered == nil {
+			st.Filtered = map[string]uint64{}
+		}
+		st.Filtered[sw.Name] = sw.Filtered
+	}
+	return st
+}
+
+// HostKernel sums the hosts' own counters.
+func (st *Stats) HostKernel() netstat.Counters {
+	var c netstat.Counters
+	for _, h := range st.Hosts {
+		c = c.Add(h)
+	}
+	return c
+}
+
+// HostDrops sums the frames hosts dropped at their TAPs.
+func (st *Stats) HostDrops() uint64 {
+	var n uint64
+	for _, p := range st.Ports {
+		n += p.HostDrops
+	}
+	return n
+}
+
+// Changed is one run-time change as the lab applied it: when (model time
+// since up), to what, and each direction's settings after it.
+type Changed struct {
+	At         time.Duration `json:"at_ns"`
+	Endpoint   string        `json:"endpoint"`
+	Direction  string        `json:"direction,omitempty"` // sending endpoint; empty is both
+	Change     string        `json:"change"`              // as atmlab set's words
+	Directions []string      `json:"directions"`          // "h1:eth0->sw1:p1 rate=... delay=..." after the change
+}
+
+func (c Changed) String() string {
+	return fmt.Sprintf("at %v: set %s %s: %s", c.At.Round(time.Millisecond), c.Endpoint, c.Change, strings.Join(c.Directions, "; "))
+}
+
+// Apply makes a change to a link of net at model time now and records it;
+// call it where the network's model runs.
+func Apply(net *topologies.Network, now time.Duration, endpoint, direction string, c topologies.Change) ([]topologies.Applied, Changed, error) {
+	applied, err := net.Set(endpoint, direction, c)
+	if err != nil {
+		return nil, Changed{}, err
+	}
+	rec := Changed{At: now, Endpoint: endpoint, Direction: direction, Change: c.String()}
+	for _, a := range applied {
+		cfg := a.After
+		d := fmt.Sprintf("%s->%s rate=%v delay=%v jitter=%v loss=%g%% limit=%d", a.From, a.To, cfg.Rate, cfg.Impair.Delay, cfg.Impair.Jitter, cfg.Impair.Loss*100, cfg.Impair.Limit)
+		if cfg.QueueBytes > 0 {
+			d += " buffer=" + units.Size(cfg.QueueBytes).String()
+		}
+		rec.Directions = append(rec.Directions, d)
+	}
+	return applied, rec, nil
+}
