@@ -227,7 +227,7 @@ var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
-	var nodesNode, linksNode, expNode, refNode, varNode, findNode, gradeNode, figNode *yaml.Node
+	var nodesNode, linksNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
 	d.mapping(n, "", []field{
 		{"name", true, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
@@ -251,6 +251,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
 		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
 		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
+		{"sweep", false, func(_ string, v *yaml.Node) { sweepNode = v }},
 		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
 		{"grades", false, func(_ string, v *yaml.Node) { gradeNode = v }},
 		{"figures", false, func(_ string, v *yaml.Node) { figNode = v }},
@@ -275,6 +276,9 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	}
 	if varNode != nil {
 		d.variants(varNode, lab)
+	}
+	if sweepNode != nil {
+		d.sweep(sweepNode, lab)
 	}
 	d.experimentVariants(lab)
 	if findNode != nil {
@@ -377,16 +381,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 				}
 			}
 		}},
-		"buffer": {"buffer", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
-				b, err := units.ParseSize(s)
-				if err != nil || b < 1518 || b > MaxBuffer {
-					d.errorf(v, key, "bad buffer %q: a size from one frame (1518B) to 1GiB, such as 128KiB", s)
-					return
-				}
-				node.Buffer = b
-			}
-		}},
+		"buffer": {"buffer", false, func(key string, v *yaml.Node) { d.buffer(key, v, &node.Buffer) }},
 		"ageing": {"ageing", false, func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
 		"queue":  {"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
 		"discard": {"discard", false, func(key string, v *yaml.Node) {
@@ -411,20 +406,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			d.oneOf(key, v, &m, "implicit", "explicit")
 			node.Router.ExplicitNull = m == "explicit"
 		}},
-		"cost": {"cost", false, func(key string, v *yaml.Node) {
-			c := &node.Router.Cost
-			var cpu string
-			d.mapping(v, key, []field{
-				{"ip", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.IP) }},
-				{"push", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Push) }},
-				{"swap", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Swap) }},
-				{"pop", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Pop) }},
-				{"per_byte", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerByte) }},
-				{"cpu", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &cpu, "own", "shared") }},
-				{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
-			})
-			c.SharedCPU = cpu == "shared"
-		}},
+		"cost": {"cost", false, func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
 		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				if s != "class1" && s != "class2" {
@@ -469,6 +451,36 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		}
 		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
 	}
+}
+
+// buffer decodes a switch's output buffer per port.
+func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
+	if s, ok := d.scalar(key, v); ok {
+		b, err := units.ParseSize(s)
+		if err != nil || b < 1518 || b > MaxBuffer {
+			d.errorf(v, key, "bad buffer %q: a size from one frame (1518B) to 1GiB, such as 128KiB", s)
+			return
+		}
+		*into = b
+	}
+}
+
+// routerCost decodes a software router's cost: {ip, push, swap, pop,
+// per_byte, cpu: own|shared, queue}.
+func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
+	var c RouterCost
+	var cpu string
+	d.mapping(v, key, []field{
+		{"ip", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.IP) }},
+		{"push", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Push) }},
+		{"swap", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Swap) }},
+		{"pop", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Pop) }},
+		{"per_byte", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerByte) }},
+		{"cpu", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &cpu, "own", "shared") }},
+		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+	})
+	c.SharedCPU = cpu == "shared"
+	return c
 }
 
 // frameCPU decodes a host's or a software switch's processing limit:

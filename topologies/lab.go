@@ -41,7 +41,8 @@ type Lab struct {
 	Links       []*Link       // in file order
 	Experiments []*Experiment // in file order
 	References  []*Reference  // hardware figures, in file order
-	Variants    []*Variant    // what-ifs, in file order
+	Variants    []*Variant    // what-ifs, in file order, then the sweep's grid points
+	Sweep       *Sweep        // a parameter grid, nil if none
 	Findings    []*Finding    // the study's claims, checked by the report
 	Grades      *Grades       // a study's letter grades for tools, if any
 	Notes       string        // Markdown the report shows under its title

@@ -116,7 +116,7 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 	bad = strings.Replace(bad, "    sw1: {kind: switch}\n", "    sw1: {kind: switch}\n    r1: {kind: router}\n", 1)
 	_, err = Parse("bad.yaml", []byte(bad+
 		"  - {name: cpu-on-router, set: [{node: r1, cpu: {rate: 1M}}, {link: \"h1:eth0\", cpu: {rate: 1M}}]}\n"))
-	for _, want := range []string{`experiments[1].variants: no variant named "green"`, "cpu: limits a host or a switch; r1 is a router", "kind:, mpls: and cpu: apply to a node:"} {
+	for _, want := range []string{`experiments[1].variants: no variant named "green"`, "cpu: limits a host or a switch; r1 is a router", "kind:, mpls:, cpu:, buffer: and cost: apply to a node:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%v", want, err)
 		}

@@ -20,22 +20,25 @@ type Variant struct {
 	Name string
 	Line int
 	Set  []Override
+	Grid []string // a sweep's point: its value of each parameter (Lab.Sweep); nil for a named variant
 }
 
-// Override changes one thing: a link's rate, delay or loss (both
+// Override changes one thing: a link's rate, delay, jitter or loss (both
 // directions, by one of its endpoints), an ATM link's PHY, AAL or
-// encapsulation, or a node's kind or MPLS.
+// encapsulation, or a node's kind, MPLS, CPU, switch buffer or router cost.
 type Override struct {
 	Line            int
 	Link            string // endpoint naming the link
 	Node            string
 	Rate            units.BitRate
-	Delay           *time.Duration
+	Delay, Jitter   *time.Duration
 	Loss            *float64
 	PHY, AAL, Encap string
 	Kind            string
 	MPLS            *bool
-	CPU             *FrameCPU // a host's or switch's processing limit (zero costs: none)
+	CPU             *FrameCPU   // a host's or switch's processing limit (zero costs: none)
+	Buffer          units.Size  // a switch's output buffer per port
+	Cost            *RouterCost // a router's costs, all of them
 }
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
@@ -90,7 +93,21 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 		}},
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &o.Rate) }},
 		{"delay", false, func(key string, v *yaml.Node) { o.Delay = new(time.Duration); d.duration(key, v, o.Delay) }},
+		{"jitter", false, func(key string, v *yaml.Node) { o.Jitter = new(time.Duration); d.duration(key, v, o.Jitter) }},
 		{"loss", false, func(key string, v *yaml.Node) { o.Loss = new(float64); d.loss(key, v, o.Loss) }},
+		{"buffer", false, func(key string, v *yaml.Node) {
+			if n := lab.Node(o.Node); n != nil && n.Kind != KindSwitch && n.Kind != KindHub {
+				d.errorf(v, key, "buffer: is a switch's; %s is a %s", n.Name, n.Kind)
+			}
+			d.buffer(key, v, &o.Buffer)
+		}},
+		{"cost", false, func(key string, v *yaml.Node) {
+			if n := lab.Node(o.Node); n != nil && n.Kind != KindRouter {
+				d.errorf(v, key, "cost: is a router's; %s is a %s", n.Name, n.Kind)
+			}
+			c := d.routerCost(key, v)
+			o.Cost = &c
+		}},
 		{"kind", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
 				if s != KindSwitch && s != KindHub {
@@ -114,10 +131,10 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	switch {
 	case (o.Link == "") == (o.Node == ""):
 		d.errorf(n, path, "name one link: (an endpoint) or one node:")
-	case o.Link != "" && (o.Kind != "" || o.MPLS != nil || o.CPU != nil):
-		d.errorf(n, path, "kind:, mpls: and cpu: apply to a node:, not a link:")
-	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Loss != nil || atmSet):
-		d.errorf(n, path, "rate:, delay:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
+	case o.Link != "" && (o.Kind != "" || o.MPLS != nil || o.CPU != nil || o.Buffer != 0 || o.Cost != nil):
+		d.errorf(n, path, "kind:, mpls:, cpu:, buffer: and cost: apply to a node:, not a link:")
+	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Jitter != nil || o.Loss != nil || atmSet):
+		d.errorf(n, path, "rate:, delay:, jitter:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
 	case o.Link != "":
 		if l := lab.LinkOf(endpointOf(o.Link)); l != nil && (l.ATM == nil) == atmSet && (atmSet || o.Rate != 0) {
 			if atmSet {
@@ -158,6 +175,7 @@ func (lab *Lab) apply(name string) error {
 	if va == nil {
 		return fmt.Errorf("no variant named %q", name)
 	}
+	var buffered []Override
 	for _, o := range va.Set {
 		if o.Node != "" {
 			n := lab.Node(o.Node)
@@ -182,6 +200,13 @@ func (lab *Lab) apply(name string) error {
 					n.CPU = nil
 				}
 			}
+			if o.Buffer != 0 {
+				n.Buffer = o.Buffer
+				buffered = append(buffered, o) // checked once every kind: is applied
+			}
+			if o.Cost != nil {
+				n.Router.Cost = *o.Cost
+			}
 			continue
 		}
 		for _, link := range lab.Links {
@@ -195,6 +220,9 @@ func (lab *Lab) apply(name string) error {
 				if o.Delay != nil {
 					dir.Impair.Delay = *o.Delay
 				}
+				if o.Jitter != nil {
+					dir.Impair.Jitter = *o.Jitter
+				}
 				if o.Loss != nil {
 					dir.Impair.Loss = *o.Loss
 				}
@@ -203,6 +231,11 @@ func (lab *Lab) apply(name string) error {
 				a.PHY, a.AAL, a.Encap = cmp.Or(o.PHY, a.PHY), cmp.Or(o.AAL, a.AAL), cmp.Or(o.Encap, a.Encap)
 				link.AB.Rate, link.BA.Rate = atm.PHYs[a.PHY].LineRate, atm.PHYs[a.PHY].LineRate
 			}
+		}
+	}
+	for _, o := range buffered {
+		if n := lab.Node(o.Node); n.Kind != KindSwitch {
+			return fmt.Errorf("%s:%d: variant %s: buffer: is a switch's, and %s is a %s here", lab.File, o.Line, name, n.Name, n.Kind)
 		}
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).

@@ -58,13 +58,9 @@ func newLabRun(opts *options) *cobra.Command {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
 			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
-				labs := []*topologies.Lab{lab}
-				for _, v := range lab.Variants {
-					vlab, err := lab.WithVariant(v.Name)
-					if err != nil {
-						return err
-					}
-					labs = append(labs, vlab)
+				labs, err := resolveVariants(lab, lab.Measured(), false)
+				if err != nil {
+					return err
 				}
 				return runHolder(labs...)
 			}
@@ -100,22 +96,18 @@ func newLabRun(opts *options) *cobra.Command {
 			csvw := csv.NewWriter(csvFile)
 			csvw.Write(harness.CSVHeader)
 
-			// The lab as written, then each what-if variant, built and
-			// measured in turn with the same experiments.
-			names := []string{"base"}
-			for _, v := range lab.Variants {
-				names = append(names, v.Name)
+			// The lab as written, then each what-if variant (or the sweep's
+			// grid points), built and measured in turn with the same
+			// experiments; every one resolved before anything is measured.
+			names := lab.Measured()
+			vlabs, err := resolveVariants(lab, names, quick)
+			if err != nil {
+				return err
 			}
 			var runErr error
 			total := 0
-			for _, name := range names {
-				vlab, err := lab.WithVariant(name)
-				if err != nil {
-					return err
-				}
-				if quick {
-					quicken(vlab, name)
-				}
+			for i, name := range names {
+				vlab := vlabs[i]
 				if len(vlab.Experiments) == 0 {
 					continue // nothing of the matrix runs in this variant
 				}
@@ -154,6 +146,24 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	return c
+}
+
+// resolveVariants returns the lab as each named variant makes it (quickened
+// for --quick): a variant that makes an invalid lab fails here, before the
+// first point is measured.
+func resolveVariants(lab *topologies.Lab, names []string, quick bool) ([]*topologies.Lab, error) {
+	var vlabs []*topologies.Lab
+	for _, name := range names {
+		vlab, err := lab.WithVariant(name)
+		if err != nil {
+			return nil, err
+		}
+		if quick {
+			quicken(vlab, name)
+		}
+		vlabs = append(vlabs, vlab)
+	}
+	return vlabs, nil
 }
 
 // runVariant builds one variant of the lab, runs its experiments and
