@@ -104,6 +104,7 @@ type Runner struct {
 	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (Result, error)
 	Clock, Stack string
 	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
+	Shard        Shard         // the part of the campaign to measure; zero: all of it
 }
 
 // perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
@@ -116,10 +117,7 @@ const (
 // Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
-	pts := Points(r.Lab)
-	for i := range pts {
-		pts[i].Variant = cmp.Or(r.Variant, "base")
-	}
+	pts := ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard)
 	servers := map[string]bool{}
 	for _, e := range r.Lab.Experiments {
 		servers[e.To] = true

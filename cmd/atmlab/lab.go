@@ -28,10 +28,10 @@ func newLab(opts *options) *cobra.Command {
 }
 
 func newLabRun(opts *options) *cobra.Command {
-	var out, clock string
+	var out, clock, shardFlag string
 	var quick bool
 	c := &cobra.Command{
-		Use:   "run FILE [--out DIR] [--quick]",
+		Use:   "run FILE [--out DIR] [--quick] [--shard K/N]",
 		Short: "Build a lab, run its experiments, write the results and the report, tear down",
 		Long: "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
 			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
@@ -39,13 +39,25 @@ func newLabRun(opts *options) *cobra.Command {
 			"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each,\n" +
 			"or what an experiment's quick: section names.\n" +
 			"--clock virtual runs every host as a userspace TCP/IP stack (gVisor's netstack) in model time:\n" +
-			"no root, the same figures on every machine; --clock both measures each point both ways.\n\n" +
-			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick\n  atmlab lab run topologies/sw100.yaml --quick --clock virtual",
+			"no root, the same figures on every machine; --clock both measures each point both ways.\n" +
+			"--shard K/N runs a stable 1/N of the campaign's points, K from 1 to N (as Slurm's array task ids,\n" +
+			"$SLURM_ARRAY_TASK_ID): a point's shard is a hash of its variant, experiment, test, size, socket buffer\n" +
+			"and repetition, never its position; `atmlab report DIR... --out DIR` merges the shards' folders.\n" +
+			"DIR/campaign.json records the campaign's identity (lab file hash, atmlab version, clock, shard).\n" +
+			"A real-time run holds a machine-wide lock while it measures: a second one waits for it and says so.\n\n" +
+			"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick\n  atmlab lab run topologies/sw100.yaml --quick --clock virtual\n" +
+			"  atmlab lab run topologies/whatif.yaml --clock virtual --shard 2/4 --out results/whatif/shard-2",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			clocks, err := clocksOf(clock)
 			if err != nil {
 				return err
+			}
+			var shard harness.Shard
+			if shardFlag != "" {
+				if shard, err = harness.ParseShard(shardFlag); err != nil {
+					return usageError{err}
+				}
 			}
 			lab, err := topologies.Load(a[0])
 			if err != nil {
@@ -56,6 +68,15 @@ func newLabRun(opts *options) *cobra.Command {
 			}
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
+			}
+			if slices.Contains(clocks, "real") && !kernel.InHolder() { // virtual time takes no lock
+				release, err := kernel.MeasureLock(func(pid int) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, kernel.MeasureLockPath())
+				})
+				if err != nil {
+					return fmt.Errorf("measuring lock: %w", err)
+				}
+				defer release()
 			}
 			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
 				labs, err := resolveVariants(lab, lab.Measured(), false)
@@ -70,8 +91,12 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			if src, err := os.ReadFile(a[0]); err == nil {
-				os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644)
+			src, err := os.ReadFile(a[0])
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644); err != nil {
+				return err
 			}
 			if quick {
 				os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644) // the report says so
@@ -104,16 +129,24 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			id := harness.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
+			for i, name := range names {
+				id.Points += len(harness.ShardPoints(vlabs[i], name, shard)) * len(clocks)
+			}
+			if err := harness.WriteIdentity(out, id); err != nil {
+				return err
+			}
 			var runErr error
 			total := 0
 			for i, name := range names {
 				vlab := vlabs[i]
-				if len(vlab.Experiments) == 0 {
-					continue // nothing of the matrix runs in this variant
+				n := len(harness.ShardPoints(vlab, name, shard))
+				if n == 0 {
+					continue // nothing of the matrix (or of this shard) runs in this variant
 				}
 				for _, clk := range clocks {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s (%s time): %d points; results in %s\n", name, clk, len(harness.Points(vlab)), out)
-					r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr()}
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s (%s time): %d points%s; results in %s\n", name, clk, n, ofShard(shard), out)
+					r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard}
 					run := runVariant
 					if clk == "virtual" {
 						run = func(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
@@ -144,8 +177,17 @@ func newLabRun(opts *options) *cobra.Command {
 	}
 	c.Flags().StringVar(&out, "out", "", "results folder (default results/<lab>-<time>)")
 	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
+	c.Flags().StringVar(&shardFlag, "shard", "", "K/N: run the K-th of N stable parts of the campaign's points, K from 1 (as Slurm's $SLURM_ARRAY_TASK_ID)")
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	return c
+}
+
+// ofShard says which shard a count of points is, if any.
+func ofShard(s harness.Shard) string {
+	if s.N == 0 {
+		return ""
+	}
+	return " of shard " + s.String()
 }
 
 // resolveVariants returns the lab as each named variant makes it (quickened
