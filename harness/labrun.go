@@ -566,22 +566,27 @@ func (r *Runner) write(rec Record) error {
 		}
 	}
 	if r.CSV != nil {
-		res := rec.Result
-		var p50, p99 string
-		if res.Latency != nil {
-			p50, p99 = fmt.Sprintf("%.1f", res.Latency.P50), fmt.Sprintf("%.1f", res.Latency.P99)
-		}
-		errText := rec.Error
-		if errText == "" {
-			errText = res.Error
-		}
-		r.CSV.Write([]string{rec.Variant, rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
-			mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
-			strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), vethOf(rec.VethRTT), errText, rec.Flag})
+		r.CSV.Write(CSVRow(rec))
 		r.CSV.Flush()
 		return r.CSV.Error()
 	}
 	return nil
+}
+
+// CSVRow is a record's line of results.csv (CSVHeader's columns).
+func CSVRow(rec Record) []string {
+	res := rec.Result
+	var p50, p99 string
+	if res.Latency != nil {
+		p50, p99 = fmt.Sprintf("%.1f", res.Latency.P50), fmt.Sprintf("%.1f", res.Latency.P99)
+	}
+	errText := rec.Error
+	if errText == "" {
+		errText = res.Error
+	}
+	return []string{rec.Variant, rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
+		mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
+		strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), vethOf(rec.VethRTT), errText, rec.Flag}
 }
 
 func vethOf(us float64) string {

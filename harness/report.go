@@ -182,6 +182,7 @@ func WriteReport(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, QuickMarker)); err == nil {
 		md.WriteString("This was a quick run (`--quick`): one short repetition of each point, so differences of a few per cent, and more for request/response rates, are within this machine's noise. A run without `--quick` repeats each point as the lab file says.\n\n")
 	}
+	md.WriteString(missingSection(dir))
 	md.WriteString(notes)
 	for _, f := range figs {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)

@@ -10,17 +10,46 @@ import (
 )
 
 func newReport(opts *options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "report DIR",
-		Short: "Render report.md and report.html (with plots) from a results folder",
-		Long:  "Render a results folder's report: tables of every point (mean, min, max, ceiling) and plots of\nthroughput and transactions/s against message size, as Markdown and a self-contained HTML page.\n\nExample:\n  atmlab report results/sw100-20261130-101500",
-		Args:  args(cobra.ExactArgs(1)),
+	var out string
+	c := &cobra.Command{
+		Use:   "report DIR... [--out DIR]",
+		Short: "Render report.md and report.html (with plots) from a results folder, or merge shards' folders into one",
+		Long: "Render a results folder's report: tables of every point (mean, min, max, ceiling) and plots of\n" +
+			"throughput and transactions/s against message size, as Markdown and a self-contained HTML page.\n" +
+			"With --out, merge any number of folders of one campaign's shards (lab run --shard K/N) into one\n" +
+			"results set and report in the --out folder: it refuses folders of another lab file, atmlab version,\n" +
+			"clock or --quick, and a point measured twice, and lists the points no folder has (a warning).\n\n" +
+			"Example:\n  atmlab report results/sw100-20261130-101500\n  atmlab report results/whatif/shard-* --out results/whatif",
+		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if err := harness.WriteReport(a[0]); err != nil {
+			if out == "" {
+				if len(a) > 1 {
+					return usageError{fmt.Errorf("report: %d folders: merging needs --out DIR, the folder to write the merged results and report to", len(a))}
+				}
+				if err := harness.WriteReport(a[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
+				return nil
+			}
+			m, err := harness.Merge(out, a)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
+			if n := len(m.Missing); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d points of the campaign are in none of the %d folders (listed in the report):\n", n, len(a))
+				for i, p := range m.Missing {
+					if i == 10 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "  and %d more\n", n-10)
+						break
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", p)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "merged %d results from %d folders into %s\nreport: %s\n", m.Records, len(a), out, filepath.Join(out, "report.html"))
 			return nil
 		},
 	}
+	c.Flags().StringVar(&out, "out", "", "merge the folders into this one (results, lab file, campaign.json, report)")
+	return c
 }
