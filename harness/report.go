@@ -175,6 +175,11 @@ func WriteReport(dir string) error {
 		return err
 	}
 	figs = append(labFigs, figs...) // the lab's own figures first: they are its main ones
+	gridFigs, gridTable, err := gridReport(dir, lab, recs)
+	if err != nil {
+		return err
+	}
+	figs = append(gridFigs, figs...) // a sweep's figures are its main ones
 
 	notes, study := studySections(lab, recs)
 	var md strings.Builder
@@ -187,6 +192,7 @@ func WriteReport(dir string) error {
 	for _, f := range figs {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)
 	}
+	md.WriteString(gridTable)
 	for _, s := range all {
 		unit := "Mbit/s"
 		if isRR(s.Test) {
@@ -540,13 +546,17 @@ func save(p *plot.Plot, dir, name string, entries int) error {
 	if math.IsInf(p.Y.Min, 0) || math.IsInf(p.Y.Max, 0) || math.IsNaN(p.Y.Min) || math.IsNaN(p.Y.Max) {
 		p.Y.Min, p.Y.Max = 0, 1 // nothing plotted (every point failed or was skipped): gonum's tick search never ends on an empty range
 	}
-	if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
+	if _, log := p.Y.Scale.(plot.LogScale); log {
+		// a logarithmic axis (a grid's figures over decades) keeps its range
+	} else if lo, hi := p.Y.Min, p.Y.Max; lo > 0.6*hi && hi > lo {
 		p.Y.Min, p.Y.Max = lo-0.1*(hi-lo), hi+0.1*(hi-lo)
 		p.Y.Label.Text += " (axis does not start at 0)"
 	} else {
 		p.Y.Min = 0
 	}
-	if p.Legend.Top {
+	if _, log := p.Y.Scale.(plot.LogScale); log && p.Legend.Top {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.06*float64(entries))
+	} else if p.Legend.Top {
 		p.Y.Max += (p.Y.Max - p.Y.Min) * 0.06 * float64(entries)
 	}
 	for _, ext := range []string{".png", ".svg"} {
