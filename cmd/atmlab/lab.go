@@ -69,6 +69,7 @@ func newLabRun(opts *options) *cobra.Command {
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
+			releaseLock := func() {}
 			if slices.Contains(clocks, "real") && !kernel.InHolder() { // virtual time takes no lock
 				release, err := kernel.MeasureLock(func(pid int) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, kernel.MeasureLockPath())
@@ -77,13 +78,19 @@ func newLabRun(opts *options) *cobra.Command {
 					return fmt.Errorf("measuring lock: %w", err)
 				}
 				defer release()
+				releaseLock = release
 			}
 			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
 				labs, err := resolveVariants(lab, lab.Measured(), false)
 				if err != nil {
 					return err
 				}
-				return runHolder(labs...)
+				code, err := kernel.RunHolder(os.Args[1:], labs...)
+				if err != nil {
+					return err
+				}
+				releaseLock() // the holder measured; os.Exit runs no deferred call
+				os.Exit(code)
 			}
 			if out == "" {
 				out = filepath.Join("results", lab.Name+"-"+time.Now().Format("20060102-150405"))
