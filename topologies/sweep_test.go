@@ -187,3 +187,42 @@ topology:
 		t.Fatalf("WithVariant of a hub with links of two rates: %v", err)
 	}
 }
+
+// FuzzSweep: whatever sweep Parse accepts makes a grid of the product of
+// its parameters' value counts, each point named once, and every point
+// applies or is refused with an error, never a panic.
+func FuzzSweep(f *testing.F) {
+	f.Add([]byte(sweepLab))
+	f.Add([]byte(strings.Replace(sweepLab, "kind: [switch, hub]", "buffer: [16KiB, 1MiB]", 1)))
+	f.Add([]byte(strings.Replace(sweepLab, "delay: [0s, 5ms]", "jitter: [1ms], name: j", 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lab, err := Parse("fuzz.yaml", data)
+		if err != nil || lab.Sweep == nil {
+			return
+		}
+		want := 1
+		for _, p := range lab.Sweep.Params {
+			want *= len(p.Values)
+		}
+		seen := map[string]bool{}
+		grid := 0
+		for _, v := range lab.Variants {
+			if v.Grid == nil {
+				continue
+			}
+			grid++
+			if seen[v.Name] || len(v.Grid) != len(lab.Sweep.Params) {
+				t.Fatalf("point %q twice or with %d values", v.Name, len(v.Grid))
+			}
+			seen[v.Name] = true
+			fresh, err := Parse("fuzz.yaml", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh.apply(v.Name)
+		}
+		if grid != want || want > MaxGridPoints {
+			t.Fatalf("%d points, want %d", grid, want)
+		}
+	})
+}
