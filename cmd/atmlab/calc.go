@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness"
 )
 
@@ -55,8 +56,9 @@ func (p *calcPath) medium() string {
 func newCalc(opts *options) *cobra.Command {
 	p := &calcPath{}
 	var sawtooth bool
+	var web, results string
 	c := &cobra.Command{
-		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO",
+		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--results DIR]",
 		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
 		Long: "Print the goodput ceiling of a path for each payload size.\n\n" +
 			"Ethernet (--rate): frames (IP fragments or TCP segments), wire bytes with 802.3 framing\n" +
@@ -67,14 +69,29 @@ func newCalc(opts *options) *cobra.Command {
 			"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
 			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
 			"costs a cell, with the goodput before and after the step.\n\n" +
+			"--web ADDR serves the sawtooth explorer, a page with a payload-size slider that shows every\n" +
+			"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (loopback unless\n" +
+			"ADDR names a host; read-only); --results DIR adds a lab run's measured points.\n\n" +
 			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame; labelled\n" +
 			"packets must fit the routers' MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
 			"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
 			"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
 			"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
-			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100",
-		Args: args(cobra.MinimumNArgs(1)),
+			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100\n" +
+			"  atmlab calc --web 127.0.0.1:8080 --results results/sw100",
+		Args: args(func(cmd *cobra.Command, a []string) error {
+			if web != "" {
+				return cobra.NoArgs(cmd, a)
+			}
+			return cobra.MinimumNArgs(1)(cmd, a)
+		}),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if web != "" {
+				return serveExplorer(cmd, web, results)
+			}
+			if results != "" {
+				return usageError{fmt.Errorf("--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results %s", results)}
+			}
 			if err := p.resolve(cmd.Flags().Changed("mtu")); err != nil {
 				return usageError{err}
 			}
@@ -108,6 +125,8 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().IntVar(&p.Labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
 	c.Flags().StringVar(&p.Proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
+	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT (loopback when HOST is empty)")
+	c.Flags().StringVar(&results, "results", "", "a lab run's results folder whose measured points --web draws")
 	return c
 }
 
@@ -214,4 +233,18 @@ func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) erro
 		fmt.Fprintf(w, "%d\t%d\t%.3f\t%d\t%.3f\t%.1f%%\t\n", s.Size, s.Cells, s.Goodput/1e6, s.Cells+1, s.Next/1e6, 100*s.Drop)
 	}
 	return w.Flush()
+}
+
+// serveExplorer serves the sawtooth explorer until SIGINT or SIGTERM.
+func serveExplorer(cmd *cobra.Command, addr, results string) error {
+	if results != "" {
+		if err := explorer.CheckResults(results); err != nil {
+			return usageError{err}
+		}
+	}
+	l, err := explorer.Listen(addr)
+	if err != nil {
+		return usageError{err}
+	}
+	return explorer.Serve(cmd.Context(), l, results, cmd.OutOrStdout())
 }
