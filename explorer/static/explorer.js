@@ -103,7 +103,9 @@ function draw(f) {
     tr.onclick = () => { setSize(m.size_bytes); };
     mt.appendChild(tr);
   }
-  document.body.dataset.size = f.size_bytes; // what the page shows now, for tests
+  // What the page shows now, for tests to wait on.
+  document.body.dataset.path = d.phy + "/" + d.aal + "/" + d.encap;
+  document.body.dataset.size = f.size_bytes;
 }
 
 // drawLayout draws each packet's cells as boxes of 2 px an octet, eight to a
@@ -181,9 +183,9 @@ function drawSaw(f, d) {
     const g = lo + (hi - lo) * i / 4;
     svg.appendChild(el("text", { x: 2, y: Y(g) + 4 }, mbit(g)));
     const s = Math.round(f.from + span * i / 4);
-    svg.appendChild(el("text", { x: X(s) - 12, y: H - 10 }, s));
+    svg.appendChild(el("text", { x: X(s), y: H - 10, "text-anchor": ["start", "middle", "middle", "middle", "end"][i] }, s));
   }
-  svg.appendChild(el("text", { x: W - 190, y: H - 10 }, "UDP payload B; Mbit/s"));
+  svg.appendChild(el("text", { x: L + 8, y: T + 10 }, "goodput ceiling, Mbit/s, by UDP payload, bytes" + (meas.length ? "; red: measured" : "")));
   svg.appendChild(el("polyline", { class: "line", points: d.line.map((p) => X(p.size_bytes) + "," + Y(p.goodput_bps)).join(" ") }));
   for (const s of d.steps) {
     const c = el("circle", { cx: X(s.size_bytes), cy: Y(s.goodput_bps), r: 2.5, class: "step" });
