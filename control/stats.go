@@ -120,6 +120,10 @@ func Apply(net *topologies.Network, now time.Duration, endpoint, direction strin
 	for _, a := range applied {
 		cfg := a.After
 		d := fmt.Sprintf("%s->%s rate=%v delay=%v jitter=%v loss=%g%% limit=%d", a.From, a.To, cfg.Rate, cfg.Impair.Delay, cfg.Impair.Jitter, cfg.Impair.Loss*100, cfg.Impair.Limit)
+		if a.ATM {
+			// The PHY's rate; loss is each cell's.
+			d = fmt.Sprintf("%s->%s ATM at %v: delay=%v jitter=%v loss=%g%% of cells", a.From, a.To, cfg.Rate, cfg.Impair.Delay, cfg.Impair.Jitter, cfg.Impair.Loss*100)
+		}
 		if cfg.QueueBytes > 0 {
 			d += " buffer=" + units.Size(cfg.QueueBytes).String()
 		}

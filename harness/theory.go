@@ -70,14 +70,9 @@ func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip in
 		if payload > MaxUDPPayload {
 			return c, fmt.Errorf("a UDP payload of %d bytes does not fit: an IPv4 datagram carries at most %d", payload, MaxUDPPayload)
 		}
-		data := payload + UDPHeader
-		perFrag := mtu - IPv4Header
-		if data > perFrag {
-			perFrag &^= 7 // offsets count 8-byte units: all fragments but the last are multiples of 8
-		}
-		for left := data; left > 0; left -= perFrag {
+		for _, ip := range fragments(mtu, payload) {
 			c.Frames++
-			c.WireBytes += float64(wire(IPv4Header + min(left, perFrag)))
+			c.WireBytes += float64(wire(ip))
 		}
 		c.Efficiency = float64(payload) / c.WireBytes
 	case "tcp", "tcp-nots":

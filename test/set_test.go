@@ -187,3 +187,43 @@ func TestSetLive(t *testing.T) {
 		t.Errorf("stats lists %d changes, want the 6 made", len(st.Changes))
 	}
 }
+
+const setATMLab = `
+name: NAME
+topology:
+  nodes:
+    h1:   {kind: host, ipv4: 10.0.0.1/24}
+    h2:   {kind: host, ipv4: 10.0.0.2/24}
+    atm1: {kind: atm-switch}
+  links:
+    - endpoints: ["h1:eth0", "atm1:p1"]
+      atm: {phy: oc3}
+    - endpoints: ["h2:eth0", "atm1:p2"]
+      atm: {phy: oc3}
+      impair: {delay: 2ms}
+`
+
+// TestSetATM: atmlab set on a running ATM lab: delay=12ms on h2's link
+// (2 ms in the lab file) raises ping's RTT by 20 ms, one direction's
+// loss=100% loses every ping, and --reset returns both.
+func TestSetATM(t *testing.T) {
+	requireRoot(t, "ping")
+	r := up(t, setATMLab)
+	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
+	base := r.pingQuick(9)
+	r.set("h2:eth0", "delay=12ms")
+	slow := r.pingQuick(9)
+	r.set("h2:eth0", "loss=100%", "--direction", "atm1:p2")
+	if out, err := r.try("h1", "ping", "-c", "3", "-i", "0.05", "-W", "1", "10.0.0.2"); err == nil {
+		t.Errorf("pings answered through a link losing every cell:\n%s", out)
+	}
+	r.set("h2:eth0", "--reset")
+	back := r.pingQuick(9)
+	t.Logf("ping median RTT %.3f ms, with delay=12ms %.3f ms, after --reset %.3f ms", base, slow, back)
+	if math.Abs(slow-base-20) > 0.5 || math.Abs(back-base) > 0.5 {
+		t.Errorf("RTT %.3f -> %.3f -> %.3f ms, want +20 ms and back within 0.5 ms", base, slow, back)
+	}
+	if st := r.stats(); len(st.Changes) != 3 {
+		t.Errorf("stats lists %d changes, want 3: %+v", len(st.Changes), st.Changes)
+	}
+}

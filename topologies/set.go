@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -101,10 +102,12 @@ func (c Change) String() string {
 }
 
 // Applied is one direction a change reached: its sender and what it
-// was and is now.
+// was and is now. On an ATM link (ATM set) Rate is the PHY's, and the
+// impairments are the cells' delay, jitter and loss ratio.
 type Applied struct {
 	From, To      Endpoint
 	Before, After emulator.ChannelConfig
+	ATM           bool
 }
 
 // Set applies c to the link with endpoint e, in both directions or only in
@@ -116,28 +119,22 @@ func (n *Network) Set(e, from string, c Change) ([]Applied, error) {
 		return nil, fmt.Errorf("no link has endpoint %q; name one end of a link, such as h1:eth0", e)
 	}
 	l := nl.Link
-	switch {
-	case nl.Station != nil:
-		return nil, fmt.Errorf("link %s-%s is on a hub, whose medium is shared: run-time changes are for point-to-point Ethernet links", l.A, l.B)
-	case nl.ATM != nil:
-		return nil, fmt.Errorf("link %s-%s is ATM: this version changes Ethernet links at run time only", l.A, l.B)
+	if nl.Station != nil {
+		return nil, fmt.Errorf("link %s-%s is on a hub, whose medium is shared: run-time changes are for point-to-point Ethernet and ATM links", l.A, l.B)
+	}
+	lo, hi, err := directions(l, from)
+	if err != nil {
+		return nil, err
+	}
+	if nl.ATM != nil {
+		return n.setATM(nl, lo, hi, c)
 	}
 	type side struct {
 		from, to Endpoint
 		dir      Direction
 		ch       *emulator.Channel
 	}
-	sides := []side{{l.A, l.B, l.AB, nl.AB}, {l.B, l.A, l.BA, nl.BA}}
-	if from != "" {
-		switch from {
-		case l.A.String():
-			sides = sides[:1]
-		case l.B.String():
-			sides = sides[1:]
-		default:
-			return nil, fmt.Errorf("--direction %s is not an end of link %s-%s; use %s or %s", from, l.A, l.B, l.A, l.B)
-		}
-	}
+	sides := []side{{l.A, l.B, l.AB, nl.AB}, {l.B, l.A, l.BA, nl.BA}}[lo:hi]
 	if c.Buffer != nil {
 		var sw []side
 		for _, s := range sides {
@@ -181,4 +178,59 @@ func (n *Network) Set(e, from string, c Change) ([]Applied, error) {
 		out = append(out, Applied{From: s.from, To: s.to, Before: before, After: cfg})
 	}
 	return out, nil
+}
+
+// directions returns which of the link's directions, AB (0) and BA (1),
+// a change sent from `from` reaches: both when from is empty.
+func directions(l *Link, from string) (lo, hi int, err error) {
+	switch from {
+	case "":
+		return 0, 2, nil
+	case l.A.String():
+		return 0, 1, nil
+	case l.B.String():
+		return 1, 2, nil
+	}
+	return 0, 0, fmt.Errorf("--direction %s is not an end of link %s-%s; use %s or %s", from, l.A, l.B, l.A, l.B)
+}
+
+// setATM applies c to an ATM link's directions lo to hi: the cells' delay,
+// jitter and loss ratio (loss=), from the model's current time on
+// (atm.CellLink.SetConfig). The rate is the PHY's.
+func (n *Network) setATM(nl *NetLink, lo, hi int, c Change) ([]Applied, error) {
+	l := nl.Link
+	if c.Rate != nil || c.Limit != nil || c.Buffer != nil {
+		return nil, fmt.Errorf("link %s-%s is ATM, whose rate is its PHY's: set delay, jitter or loss (each cell's loss ratio), or --reset", l.A, l.B)
+	}
+	type side struct {
+		from, to Endpoint
+		dir      Direction
+		cl       *atm.CellLink
+	}
+	var out []Applied
+	for _, s := range []side{{l.A, l.B, l.AB, nl.ATM.AB}, {l.B, l.A, l.BA, nl.ATM.BA}}[lo:hi] {
+		before := s.cl.Config()
+		cfg := before
+		if c.Reset {
+			cfg.Delay, cfg.Jitter, cfg.CLR = s.dir.Impair.Delay, s.dir.Impair.Jitter, s.dir.Impair.Loss
+		}
+		if c.Delay != nil {
+			cfg.Delay = *c.Delay
+		}
+		if c.Jitter != nil {
+			cfg.Jitter = *c.Jitter
+		}
+		if c.Loss != nil {
+			cfg.CLR = *c.Loss
+		}
+		s.cl.SetConfig(cfg)
+		out = append(out, Applied{From: s.from, To: s.to, Before: cellChannel(before), After: cellChannel(cfg), ATM: true})
+	}
+	return out, nil
+}
+
+// cellChannel describes an ATM link direction as a channel's settings.
+func cellChannel(c atm.LinkConfig) emulator.ChannelConfig {
+	return emulator.ChannelConfig{Rate: c.PHY.LineRate, Propagation: c.Propagation,
+		Impair: emulator.Impair{Delay: c.Delay, Jitter: c.Jitter, Loss: c.CLR}}
 }

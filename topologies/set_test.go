@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -103,6 +104,91 @@ func TestParseChange(t *testing.T) {
 	for _, w := range []string{"delay", "delay=-1ms", "loss=101%", "rate=fast", "colour=red", "limit=-1", "buffer=0"} {
 		if _, err := ParseChange([]string{w}); err == nil {
 			t.Errorf("ParseChange(%q) took it", w)
+		}
+	}
+}
+
+// TestNetworkSetATM: an ATM link's cell delay and loss change at run time,
+// per direction; --reset returns to the lab file's (delay 1ms, loss 0.1%).
+func TestNetworkSetATM(t *testing.T) {
+	lab, err := Parse("asx.yaml", []byte(asxLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.New()
+	n, err := Build(lab, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []time.Duration
+	n.Hosts["h3:eth0"].Sink = func(*emulator.Frame) { at = append(at, s.Now()) }
+	// One 1000-byte packet h1 -> h3 across both switches: its transit time.
+	transit := func() time.Duration {
+		t.Helper()
+		s.RunFor(time.Second) // an idle line: every run starts alike on the cell clocks
+		start := s.Now()
+		at = at[:0]
+		n.Hosts["h1:eth0"].Input(ipv4(atm.VCMAC(0, 41), "10.0.0.1", "10.0.0.3", 1000))
+		s.Run()
+		if len(at) != 1 {
+			t.Fatalf("h3 got %d packets", len(at))
+		}
+		return at[0] - start
+	}
+	set := func(e, from string, words ...string) []Applied {
+		t.Helper()
+		c, err := ParseChange(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Reset = len(words) == 0
+		a, err := n.Set(e, from, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := set("h3:eth0", "", "loss=0")
+	if len(a) != 2 || !a[0].ATM || a[0].Before.Impair.Loss != 0.001 || a[1].After.Impair.Loss != 0 || a[0].After.Rate != 40_704_000 || a[0].After.Impair.Delay != time.Millisecond {
+		t.Fatalf("applied %+v", a)
+	}
+	base := transit()
+	// Toward h3 only: 20 ms more on that line, exactly.
+	a = set("h3:eth0", "atm2:p2", "delay=21ms")
+	if len(a) != 1 || a[0].From.String() != "atm2:p2" || n.Link("h3:eth0").ATM.BA.Config().Delay != 21*time.Millisecond || n.Link("h3:eth0").ATM.AB.Config().Delay != time.Millisecond {
+		t.Fatalf("applied %+v", a)
+	}
+	if d := transit(); d != base+20*time.Millisecond {
+		t.Fatalf("transit %v after delay=21ms, want %v", d, base+20*time.Millisecond)
+	}
+	// Every cell lost toward h3: nothing arrives, and the 22 cells of the
+	// packet (1000 + 8 LLC + 8 trailer in 48-octet payloads) are counted.
+	set("h3:eth0", "atm2:p2", "loss=100%")
+	s.RunFor(time.Second)
+	at = at[:0]
+	n.Hosts["h1:eth0"].Input(ipv4(atm.VCMAC(0, 41), "10.0.0.1", "10.0.0.3", 1000))
+	s.Run()
+	if len(at) != 0 || n.Link("h3:eth0").ATM.BA.Stats().LostCells != 22 {
+		t.Fatalf("loss=100%%: %d arrived, stats %+v", len(at), n.Link("h3:eth0").ATM.BA.Stats())
+	}
+	a = set("h3:eth0", "")
+	for _, d := range a {
+		if d.After.Impair.Delay != time.Millisecond || d.After.Impair.Loss != 0.001 {
+			t.Fatalf("reset %+v", d.After)
+		}
+	}
+	set("h3:eth0", "", "loss=0")
+	if d := transit(); d != base {
+		t.Fatalf("transit %v after --reset, want %v", d, base)
+	}
+	for _, tc := range []struct{ e, from, words, want string }{
+		{"h3:eth0", "", "rate=10M", "is ATM, whose rate is its PHY's"},
+		{"h3:eth0", "", "buffer=1KiB", "is ATM"},
+		{"h3:eth0", "h1:eth0", "delay=1ms", "not an end of link"},
+	} {
+		c, _ := ParseChange(strings.Fields(tc.words))
+		if _, err := n.Set(tc.e, tc.from, c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%s, %s, %s) = %v, want %q", tc.e, tc.from, tc.words, err, tc.want)
 		}
 	}
 }

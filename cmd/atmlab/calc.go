@@ -12,51 +12,16 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness"
 )
 
-// calcPath is the medium `atmlab calc` works out: Ethernet at a rate, or
-// Classical IP over ATM on a PHY.
+// calcPath is the medium `atmlab calc` works out (harness.Path), with its
+// flags' text.
 type calcPath struct {
-	rate             units.BitRate
-	phy              *atm.PHY
-	aal              atm.AAL
-	encap            cells.Encap
-	mtu, labels      int
-	proto            string
+	harness.Path
 	rateStr, aalStr  string
 	encapStr, phyStr string
-}
-
-func (p *calcPath) ceiling(payload int) (harness.Ceiling, error) {
-	if p.phy != nil {
-		return harness.ATMCeiling(*p.phy, p.aal, p.encap, p.mtu, payload, p.proto)
-	}
-	c, err := harness.MPLSCeiling(p.rate, p.mtu, p.labels, payload, p.proto)
-	if err == nil && p.labels > 0 {
-		// The largest IP packet of a message: a full segment, a datagram or
-		// its first fragment, all at most the MTU. Its labels must fit the
-		// routers' MTU too, the larger of 1500 and --mtu (routers refuse
-		// what does not: ICMP "fragmentation needed").
-		ip := p.mtu
-		if p.proto == "udp" {
-			ip = min(payload+harness.IPv4Header+harness.UDPHeader, p.mtu)
-		}
-		if link := max(1500, p.mtu); ip+4*p.labels > link {
-			return c, fmt.Errorf("payload %d does not fit: a %d-byte IP packet with %d label(s) is %d bytes, over the routers' %d-byte MTU; give --mtu %d (labels ride on top of the hosts' MTU) or a smaller payload",
-				payload, ip, p.labels, ip+4*p.labels, link, link-4*p.labels)
-		}
-	}
-	return c, err
-}
-
-// mss is a TCP stream's segment payload on the path.
-func (p *calcPath) mss() int {
-	mss := p.mtu - harness.IPv4Header - harness.TCPHeader
-	if p.proto == "tcp" {
-		mss -= harness.TCPTimestamps
-	}
-	return mss
 }
 
 // number prints a count: whole for UDP's frames and bytes, with decimals
@@ -72,27 +37,28 @@ func number(f float64) string {
 }
 
 func (p *calcPath) String() string {
-	if p.proto != "udp" {
-		return p.medium() + fmt.Sprintf(" (a stream of %d-byte segments: a message's frames and bytes are its share of them)", p.mss())
+	if p.Proto != "udp" {
+		return p.medium() + fmt.Sprintf(" (a stream of %d-byte segments: a message's frames and bytes are its share of them)", p.MSS())
 	}
 	return p.medium()
 }
 
 func (p *calcPath) medium() string {
-	if p.phy != nil {
-		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", p.phy.Name, p.phy.CellRate(), p.aal, p.encap, p.mtu, p.proto)
+	if p.PHY != nil {
+		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", p.PHY.Name, p.PHY.CellRate(), p.AAL, p.Encap, p.MTU, p.Proto)
 	}
-	if p.labels > 0 {
-		return fmt.Sprintf("Ethernet at %v, MTU %d, %d MPLS label(s), %s", p.rate, p.mtu, p.labels, p.proto)
+	if p.Labels > 0 {
+		return fmt.Sprintf("Ethernet at %v, MTU %d, %d MPLS label(s), %s", p.Rate, p.MTU, p.Labels, p.Proto)
 	}
-	return fmt.Sprintf("Ethernet at %v, MTU %d, %s", p.rate, p.mtu, p.proto)
+	return fmt.Sprintf("Ethernet at %v, MTU %d, %s", p.Rate, p.MTU, p.Proto)
 }
 
 func newCalc(opts *options) *cobra.Command {
 	p := &calcPath{}
 	var sawtooth bool
+	var web, results string
 	c := &cobra.Command{
-		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO",
+		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--results DIR]",
 		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
 		Long: "Print the goodput ceiling of a path for each payload size.\n\n" +
 			"Ethernet (--rate): frames (IP fragments or TCP segments), wire bytes with 802.3 framing\n" +
@@ -103,14 +69,29 @@ func newCalc(opts *options) *cobra.Command {
 			"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
 			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
 			"costs a cell, with the goodput before and after the step.\n\n" +
+			"--web ADDR serves the sawtooth explorer, a page with a payload-size slider that shows every\n" +
+			"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (loopback unless\n" +
+			"ADDR names a host; read-only); --results DIR adds a lab run's measured points.\n\n" +
 			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame; labelled\n" +
 			"packets must fit the routers' MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
 			"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
 			"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
 			"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
-			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100",
-		Args: args(cobra.MinimumNArgs(1)),
+			"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100\n" +
+			"  atmlab calc --web 127.0.0.1:8080 --results results/sw100",
+		Args: args(func(cmd *cobra.Command, a []string) error {
+			if web != "" {
+				return cobra.NoArgs(cmd, a)
+			}
+			return cobra.MinimumNArgs(1)(cmd, a)
+		}),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if web != "" {
+				return serveExplorer(cmd, web, results)
+			}
+			if results != "" {
+				return usageError{fmt.Errorf("--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results %s", results)}
+			}
 			if err := p.resolve(cmd.Flags().Changed("mtu")); err != nil {
 				return usageError{err}
 			}
@@ -127,7 +108,7 @@ func newCalc(opts *options) *cobra.Command {
 			}
 			var rows []harness.Ceiling
 			for _, n := range sizes {
-				c, err := p.ceiling(n)
+				c, err := p.Ceiling(n)
 				if err != nil {
 					return usageError{err}
 				}
@@ -140,10 +121,12 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().StringVar(&p.phyStr, "phy", "", "ATM PHY instead of Ethernet: oc3, oc12, ds3, e3, atm25")
 	c.Flags().StringVar(&p.aalStr, "aal", "aal5", "ATM adaptation layer: aal5 or aal34")
 	c.Flags().StringVar(&p.encapStr, "encap", "llc", "RFC 2684 encapsulation: llc (LLC/SNAP) or vcmux")
-	c.Flags().IntVar(&p.mtu, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
-	c.Flags().IntVar(&p.labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
-	c.Flags().StringVar(&p.proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
+	c.Flags().IntVar(&p.MTU, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
+	c.Flags().IntVar(&p.Labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
+	c.Flags().StringVar(&p.Proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
+	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT (loopback when HOST is empty)")
+	c.Flags().StringVar(&results, "results", "", "a lab run's results folder whose measured points --web draws")
 	return c
 }
 
@@ -153,7 +136,7 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 	if err != nil {
 		return fmt.Errorf("--rate: %w", err)
 	}
-	p.rate = r
+	p.Rate = r
 	if p.phyStr == "" {
 		return nil
 	}
@@ -161,46 +144,46 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 	if err != nil {
 		return fmt.Errorf("--phy: %w", err)
 	}
-	p.phy = &phy
-	if p.aal, err = atm.ParseAAL(p.aalStr); err != nil {
+	p.PHY = &phy
+	if p.AAL, err = atm.ParseAAL(p.aalStr); err != nil {
 		return fmt.Errorf("--aal: %w", err)
 	}
-	if p.encap, err = cells.ParseEncap(p.encapStr); err != nil {
+	if p.Encap, err = cells.ParseEncap(p.encapStr); err != nil {
 		return fmt.Errorf("--encap: %w", err)
 	}
 	if !mtuGiven {
-		p.mtu = 9180
+		p.MTU = 9180
 	}
-	if sdu := p.mtu + p.encap.Overhead(); sdu > 65535 {
-		return fmt.Errorf("--mtu %d does not fit: with %v an AAL SDU of %d bytes is over 65535; give --mtu %d or less", p.mtu, p.encap, sdu, 65535-p.encap.Overhead())
+	if sdu := p.MTU + p.Encap.Overhead(); sdu > 65535 {
+		return fmt.Errorf("--mtu %d does not fit: with %v an AAL SDU of %d bytes is over 65535; give --mtu %d or less", p.MTU, p.Encap, sdu, 65535-p.Encap.Overhead())
 	}
 	return nil
 }
 
 func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceiling) error {
 	cellsOf := func(c harness.Ceiling) string {
-		if p.phy == nil {
+		if p.PHY == nil {
 			return ""
 		}
-		return number(c.WireBytes / float64(p.phy.CellOctets))
+		return number(p.Cells(c))
 	}
 	switch opts.output {
 	case "json":
-		out := map[string]any{"mtu": p.mtu, "medium": "ethernet", "rate_bps": int64(p.rate), "ceilings": rows}
-		if p.phy != nil {
+		out := map[string]any{"mtu": p.MTU, "medium": "ethernet", "rate_bps": int64(p.Rate), "ceilings": rows}
+		if p.PHY != nil {
 			delete(out, "rate_bps")
-			out["medium"], out["phy"], out["aal"], out["encap"], out["cells_per_sec"] = "atm", p.phy.Name, p.aal.String(), p.encap.String(), p.phy.CellRate()
+			out["medium"], out["phy"], out["aal"], out["encap"], out["cells_per_sec"] = "atm", p.PHY.Name, p.AAL.String(), p.Encap.String(), p.PHY.CellRate()
 		}
 		return printJSON(cmd.OutOrStdout(), out)
 	case "csv":
 		w := csv.NewWriter(cmd.OutOrStdout())
 		w.Write([]string{"rate_bps", "mtu", "proto", "payload_bytes", "frames", "wire_bytes", "efficiency", "goodput_bps", "medium", "cells"})
-		medium, rate := "ethernet", int64(p.rate)
-		if p.phy != nil {
-			medium, rate = p.phy.Name+"/"+p.aal.String()+"/"+p.encap.String(), int64(p.phy.LineRate)
+		medium, rate := "ethernet", int64(p.Rate)
+		if p.PHY != nil {
+			medium, rate = p.PHY.Name+"/"+p.AAL.String()+"/"+p.Encap.String(), int64(p.PHY.LineRate)
 		}
 		for _, c := range rows {
-			w.Write([]string{strconv.FormatInt(rate, 10), strconv.Itoa(p.mtu), c.Proto, strconv.Itoa(c.Payload), number(c.Frames),
+			w.Write([]string{strconv.FormatInt(rate, 10), strconv.Itoa(p.MTU), c.Proto, strconv.Itoa(c.Payload), number(c.Frames),
 				number(c.WireBytes), f(c.Efficiency), f(c.Goodput), medium, cellsOf(c)})
 		}
 		w.Flush()
@@ -208,7 +191,7 @@ func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceili
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), p)
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
-	if p.phy != nil {
+	if p.PHY != nil {
 		fmt.Fprintln(w, "payload B\tpackets\tcells\tline B\tefficiency\tgoodput Mbit/s\t")
 		for _, c := range rows {
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%.4f\t%.3f\t\n", c.Payload, number(c.Frames), cellsOf(c), number(c.WireBytes), c.Efficiency, c.Goodput/1e6)
@@ -223,16 +206,16 @@ func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceili
 }
 
 func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) error {
-	if p.phy == nil || len(sizes) != 2 || sizes[0] < 1 || sizes[1] < sizes[0] {
+	if p.PHY == nil || len(sizes) != 2 || sizes[0] < 1 || sizes[1] < sizes[0] {
 		return usageError{fmt.Errorf("--sawtooth FROM TO: give an ATM --phy and two UDP payload sizes, FROM ≤ TO")}
 	}
-	steps, err := harness.Sawtooth(*p.phy, p.aal, p.encap, p.mtu, sizes[0], sizes[1])
+	steps, err := harness.Sawtooth(*p.PHY, p.AAL, p.Encap, p.MTU, sizes[0], sizes[1])
 	if err != nil {
 		return usageError{err}
 	}
 	switch opts.output {
 	case "json":
-		return printJSON(cmd.OutOrStdout(), map[string]any{"phy": p.phy.Name, "aal": p.aal.String(), "encap": p.encap.String(), "mtu": p.mtu, "steps": steps})
+		return printJSON(cmd.OutOrStdout(), map[string]any{"phy": p.PHY.Name, "aal": p.AAL.String(), "encap": p.Encap.String(), "mtu": p.MTU, "steps": steps})
 	case "csv":
 		w := csv.NewWriter(cmd.OutOrStdout())
 		w.Write([]string{"size_bytes", "cells", "goodput_bps", "next_goodput_bps", "drop"})
@@ -242,7 +225,7 @@ func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) erro
 		w.Flush()
 		return w.Error()
 	}
-	p.proto = "udp"
+	p.Proto = "udp"
 	fmt.Fprintf(cmd.OutOrStdout(), "sawtooth of %s: the last UDP payload before each extra cell\n", p)
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "payload B\tcells\tgoodput Mbit/s\t+1 byte: cells\tgoodput Mbit/s\tdrop\t")
@@ -250,4 +233,18 @@ func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) erro
 		fmt.Fprintf(w, "%d\t%d\t%.3f\t%d\t%.3f\t%.1f%%\t\n", s.Size, s.Cells, s.Goodput/1e6, s.Cells+1, s.Next/1e6, 100*s.Drop)
 	}
 	return w.Flush()
+}
+
+// serveExplorer serves the sawtooth explorer until SIGINT or SIGTERM.
+func serveExplorer(cmd *cobra.Command, addr, results string) error {
+	if results != "" {
+		if err := explorer.CheckResults(results); err != nil {
+			return usageError{err}
+		}
+	}
+	l, err := explorer.Listen(addr)
+	if err != nil {
+		return usageError{err}
+	}
+	return explorer.Serve(cmd.Context(), l, results, cmd.OutOrStdout())
 }

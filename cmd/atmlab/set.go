@@ -14,13 +14,15 @@ func newSet(opts *options) *cobra.Command {
 	var reset bool
 	c := &cobra.Command{
 		Use:   "set NAME ENDPOINT key=value ... [--direction FROM] [--reset]",
-		Short: "Change a running lab's link: rate, delay, jitter, loss, limit, a switch's buffer",
+		Short: "Change a running lab's link: rate, delay, jitter, loss, limit, a switch's buffer; an ATM link's cell delay and loss",
 		Long: "Change the link that has ENDPOINT while traffic runs, at the emulator's current time:\n" +
 			"nothing queued or in flight is lost or reordered and the counters keep counting. A new\n" +
 			"delay applies to frames that enter the link after it, as a cable of a new length.\n" +
 			"Settings: rate=10M delay=20ms jitter=1ms loss=1% limit=1000 (frames in the delay line,\n" +
 			"0 for the default 1000) buffer=64KiB (a switch port's output buffer). Both directions unless\n" +
 			"--direction names the sending end. --reset returns to the lab file's settings first.\n" +
+			"On an ATM link: delay, jitter and loss (each cell's loss ratio) apply to the cells queued\n" +
+			"after the change; its rate is its PHY's.\n" +
 			"Each change is written to up's output and listed by atmlab stats.\n\n" +
 			"Example:\n  atmlab set sw100 h1:eth0 delay=20ms\n  atmlab set sw100 h1:eth0 rate=10M --direction sw1:p1\n  atmlab set sw100 h1:eth0 --reset",
 		Args: args(cobra.MinimumNArgs(2)),
