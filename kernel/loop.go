@@ -84,6 +84,7 @@ type Loop struct {
 	idleMoves   uint64        // moves to SCHED_IDLE and back
 	polls       uint64        // epoll waits
 	buf         []byte
+	slab        slab // the frames read
 	cpuStart    time.Duration
 	wallStart   time.Time
 	sleptFor    time.Duration // the event the loop last slept towards
@@ -453,9 +454,7 @@ func (l *Loop) read(t *tap) {
 			continue
 		}
 		l.nextID++
-		data := make([]byte, n)
-		copy(data, l.buf[:n])
-		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: born})
+		t.port.Input(l.slab.frame(l.buf[:n], l.nextID, born))
 	}
 }
 
@@ -477,7 +476,9 @@ func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 	t.frames = t.frames[:0]
 	for _, d := range t.segs {
 		l.nextID++
-		t.frames = append(t.frames, &emulator.Frame{Data: d, ID: l.nextID, Born: born})
+		f := l.slab.frame(nil, l.nextID, born)
+		f.Data = d // Segment made it
+		t.frames = append(t.frames, f)
 	}
 	t.port.InputSegments(t.frames)
 }
