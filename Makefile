@@ -31,7 +31,7 @@ integration: deps
 	$(GO) test -tags integration -p 1 -count=1 -timeout 20m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
 
 bench: deps build
-	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... 2>/dev/null | grep -E '^Benchmark' || true
+	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... ./kernel/ 2>/dev/null | grep -E '^Benchmark' || true
 	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop)$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
 	scripts/stability.sh    # the seed labs' quick runs five times: each claim's verdicts and spread (~12 min)
 

@@ -56,6 +56,10 @@ type Channel struct {
 	freeAt       time.Duration
 	lastAt       time.Duration // latest delivery time handed out: frames never overtake
 	inFlight     int           // frames between transmitter and receiver
+	// lastBitAt fires at the last bit of serving, the frame on the wire:
+	// one timer for every frame, so a frame costs no allocation here.
+	lastBitAt *sched.Timer
+	serving   *Frame
 
 	// OnSpace, if set, is called when a frame leaves a queue that was full
 	// by QueueFrames, so an upstream reader (a host's TAP) can resume.
@@ -69,6 +73,12 @@ type Channel struct {
 // NewChannel returns a channel that delivers to dst.
 func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
 	c := &Channel{s: s, cfg: cfg, framing: cfg.Framing, dst: dst}
+	c.lastBitAt = s.NewTimer(func() {
+		f := c.serving
+		c.serving = nil
+		c.sent(f)
+		c.startNext()
+	})
 	if c.framing == nil {
 		c.framing = Ethernet{}
 	}
@@ -143,10 +153,8 @@ func (c *Channel) startNext() {
 		lastBit := c.epoch + c.cfg.Rate.TxTime(c.epochBits-int64(gap)*8)
 		c.freeAt = c.epoch + c.cfg.Rate.TxTime(c.epochBits)
 		c.stats.BusyTime += c.freeAt - start
-		c.s.At(lastBit, func() {
-			c.sent(f)
-			c.startNext()
-		})
+		c.serving = f
+		c.lastBitAt.Reset(lastBit)
 	}
 	if wasFull && c.OnSpace != nil {
 		c.OnSpace()

@@ -27,6 +27,12 @@ import (
 //
 // Model time is wall time since the loop was made; releases to TAPs record
 // how late they were in Lateness.
+//
+// The loop works in passes, each at one reading of the clock: it runs the
+// events due then, reads the TAPs epoll named, and runs what that made due.
+// When the next event is already due after a pass, the next pass starts at
+// once, without asking epoll (at most passEvents events run between two
+// polls); the loop polls only when nothing is due yet.
 type Loop struct {
 	// Spin is the longest wait the loop busy-polls instead of sleeping: a
 	// timerfd wakes tens of microseconds late here (docs/reference.md §9),
@@ -66,14 +72,19 @@ type Loop struct {
 
 	// Owned by the loop goroutine; read them through Do.
 	Lateness    hist.Histogram
-	lastBusy    time.Duration // wall time (model clock) of the last release or read
+	now         time.Duration   // the pass's clock reading
+	releases    []time.Duration // model times of this pass's releases, for Lateness
+	lastBusy    time.Duration   // the pass clock of the last release or read
 	lingerUntil time.Duration
 	nextID      uint64
 	stopped     bool
 	idle        bool          // spinning at SCHED_IDLE
 	idleFrom    time.Duration // the thread's CPU time when it began
 	idleCPU     time.Duration // CPU time spent spinning idle
+	idleMoves   uint64        // moves to SCHED_IDLE and back
+	polls       uint64        // epoll waits
 	buf         []byte
+	slab        slab // the frames read
 	cpuStart    time.Duration
 	wallStart   time.Time
 	sleptFor    time.Duration // the event the loop last slept towards
@@ -102,6 +113,15 @@ const DefaultLinger = 200 * time.Microsecond
 // DefaultIdleSpin is Loop.IdleSpin unless changed: request/response
 // traffic and pings a few milliseconds apart find the loop awake.
 const DefaultIdleSpin = 20 * time.Millisecond
+
+// idleAfter is how long the loop, with nothing scheduled, polls at normal
+// priority after the last frame before it moves to SCHED_IDLE. Each move
+// is a sched_setattr, and moving at every frame cost two a frame (flood
+// ping: 19,998 for 10,000 frames); request/response traffic and floods
+// leave gaps shorter than this (a TCP_RR transaction through a 100M
+// switch takes ~75 µs here), so they never move at all, and a quiet lab
+// moves twice a spell.
+const idleAfter = 200 * time.Microsecond
 
 // tap is a TAP device attached to a host NIC model.
 type tap struct {
@@ -198,15 +218,25 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	return nil
 }
 
-// released notes a release to a TAP: its lateness, and whether it ended a
-// quiet spell (see Linger).
+// released notes a release to a TAP: whether it ended a quiet spell (see
+// Linger), and its model time, whose lateness is recorded at the clock
+// reading that ends the pass (settle): a release is measured no earlier
+// than it happened, and the clock is not read per frame.
 func (l *Loop) released() {
-	now := l.Now()
-	l.Lateness.Record(now - l.s.Now())
-	if now-l.lastBusy > time.Millisecond {
-		l.lingerUntil = now + l.Linger
+	if l.now-l.lastBusy > time.Millisecond {
+		l.lingerUntil = l.now + l.Linger
 	}
-	l.lastBusy = now
+	l.lastBusy = l.now
+	l.releases = append(l.releases, l.s.Now())
+}
+
+// settle records the lateness of the pass's releases at now, the clock
+// reading that ends the pass.
+func (l *Loop) settle(now time.Duration) {
+	for _, at := range l.releases {
+		l.Lateness.Record(now - at)
+	}
+	l.releases = l.releases[:0]
 }
 
 // Do runs f on the loop goroutine, soon. It is safe from any goroutine.
@@ -233,9 +263,9 @@ func (l *Loop) Query(ctx context.Context, f func()) error {
 // Run drives the scheduler until ctx is cancelled. It locks its OS thread:
 // the loop's waits are blocking syscalls, not the Go netpoller.
 //
-// A pass of the loop runs at most passEvents events, so that when the model
-// needs more CPU than the wall clock gives (a broadcast storm in a loop of
-// switches) the loop still comes back to epoll between passes and serves
+// At most passEvents events run between two polls of epoll, so that when
+// the model needs more CPU than the wall clock gives (a broadcast storm in
+// a loop of switches) the loop still comes back to epoll and serves
 // signals, stats and captures; the model then runs behind the wall clock,
 // which its lateness shows.
 func (l *Loop) Run(ctx context.Context) error {
@@ -248,41 +278,12 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.IdleSpin = 0
 	}
 	events := make([]unix.EpollEvent, 64)
-	behind := false
+	n, budget := 0, passEvents
+	now := l.Now()
 	for !l.stopped {
-		timeout := -1
-		if behind {
-			timeout = 0
-		} else if next, ok := l.s.Next(); ok {
-			// One early sleep per event, then spin: a second sleep after
-			// waking early would wake late (frames out of a 5 ms delay were
-			// released 41 µs late at the median; now 1-2 µs).
-			if wait := next - l.Now(); wait <= l.Spin || next == l.sleptFor && wait <= l.wakeAt {
-				timeout = 0
-			} else {
-				l.wakeAt = earlyWake(wait, l.Spin)
-				l.arm(wait - l.wakeAt)
-				l.sleptFor = next
-			}
-		} else if now := l.Now(); now < l.lingerUntil {
-			timeout = 0
-		} else if now-l.lastBusy < l.IdleSpin {
-			timeout = 0
-			l.setIdle(true)
-		}
-		if timeout != 0 {
-			l.setIdle(false) // a thread asleep at SCHED_IDLE would wake late
-		}
-		n, err := unix.EpollWait(l.epfd, events, timeout)
-		if n > 0 {
-			l.setIdle(false)
-		}
-		if err != nil && !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-		budget := passEvents
-		behind = !l.runDue(&budget)
-		for _, ev := range events[:max(n, 0)] {
+		l.now = now
+		all := l.runDue(&budget)
+		for _, ev := range events[:n] {
 			switch int(ev.Fd) {
 			case l.tfd:
 				var b [8]byte
@@ -298,14 +299,62 @@ func (l *Loop) Run(ctx context.Context) error {
 				}
 			}
 		}
-		behind = !l.runDue(&budget)
-		for len(l.resumed) > 0 && !behind {
+		n = 0
+		all = all && l.runDue(&budget)
+		for len(l.resumed) > 0 && all {
 			resumed := l.resumed
 			l.resumed = nil
 			for _, t := range resumed {
 				l.read(t)
 			}
-			behind = !l.runDue(&budget)
+			all = l.runDue(&budget)
+		}
+		now = l.Now() // ends this pass and begins the next
+		l.settle(now)
+		next, scheduled := l.s.Next()
+		if l.stopped {
+			break
+		}
+		if scheduled && next <= now && budget > 0 {
+			continue // due already: run it without polling
+		}
+		timeout := -1
+		if budget <= 0 {
+			timeout = 0 // behind: serve epoll, then go on
+		} else if scheduled {
+			// One early sleep per event, then spin: a second sleep after
+			// waking early would wake late (frames out of a 5 ms delay were
+			// released 41 µs late at the median; now 1-2 µs).
+			if wait := next - now; wait <= l.Spin || next == l.sleptFor && wait <= l.wakeAt {
+				timeout = 0
+			} else {
+				l.wakeAt = earlyWake(wait, l.Spin)
+				l.arm(wait - l.wakeAt)
+				l.sleptFor = next
+			}
+		} else if now < l.lingerUntil {
+			timeout = 0
+		} else if quiet := now - l.lastBusy; quiet < l.IdleSpin {
+			timeout = 0
+			if quiet >= idleAfter {
+				l.setIdle(true)
+			}
+		}
+		if timeout != 0 {
+			l.setIdle(false) // a thread asleep at SCHED_IDLE would wake late
+		}
+		var err error
+		n, err = unix.EpollWait(l.epfd, events, timeout)
+		l.polls++
+		if n > 0 {
+			l.setIdle(false)
+		}
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+		n, budget = max(n, 0), passEvents
+		if timeout != 0 {
+			now = l.Now() // it slept
 		}
 	}
 	return nil
@@ -337,6 +386,7 @@ func (l *Loop) setIdle(idle bool) {
 		return
 	}
 	l.idle = idle
+	l.idleMoves++
 	policy := uint32(unix.SCHED_NORMAL)
 	if idle {
 		policy = unix.SCHED_IDLE
@@ -349,14 +399,14 @@ func (l *Loop) setIdle(idle bool) {
 	}
 }
 
-// passEvents is the most events one pass of the loop runs before it serves
-// epoll again: ~1 ms of work at a microsecond an event.
+// passEvents is the most events the loop runs before it serves epoll
+// again: ~1 ms of work at a microsecond an event.
 const passEvents = 1000
 
-// runDue runs the events due now, at most *budget of them, and reports
-// whether it ran them all.
+// runDue runs the events due at the pass's clock, at most *budget of
+// them, and reports whether it ran them all.
 func (l *Loop) runDue(budget *int) bool {
-	ran, all := l.s.RunDue(l.Now(), *budget)
+	ran, all := l.s.RunDue(l.now, *budget)
 	*budget -= ran
 	return all
 }
@@ -394,7 +444,7 @@ func (l *Loop) read(t *tap) {
 			t.readable = err == unix.EINTR
 			return
 		}
-		l.lastBusy = l.Now()
+		l.lastBusy = l.now
 		born := l.s.Now()
 		if t.freeAt > 0 {
 			born, t.freeAt = min(born, t.freeAt), 0 // it waited while the loop was late
@@ -404,9 +454,7 @@ func (l *Loop) read(t *tap) {
 			continue
 		}
 		l.nextID++
-		data := make([]byte, n)
-		copy(data, l.buf[:n])
-		t.port.Input(&emulator.Frame{Data: data, ID: l.nextID, Born: born})
+		t.port.Input(l.slab.frame(l.buf[:n], l.nextID, born))
 	}
 }
 
@@ -428,7 +476,9 @@ func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 	t.frames = t.frames[:0]
 	for _, d := range t.segs {
 		l.nextID++
-		t.frames = append(t.frames, &emulator.Frame{Data: d, ID: l.nextID, Born: born})
+		f := l.slab.frame(nil, l.nextID, born)
+		f.Data = d // Segment made it
+		t.frames = append(t.frames, f)
 	}
 	t.port.InputSegments(t.frames)
 }

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 )
 
 // TestBenchLoop prints the real-time loop's rows of `make bench`: the
 // emulator's added latency over a plain veth pair (ping, TCP_RR, TCP_RR
-// over a delay), unpaced 64-byte frames and 1 GbE UDP one way and both
-// ways, each beside its counterpart measured in the same run. It asserts
+// over a delay), unpaced 64-byte frames and TCP, OC-3c UDP at 200 and
+// 293 B three times each, and 1 GbE UDP one way and both ways, each beside
+// its counterpart measured in the same run. It asserts
 // nothing and runs only with ATMLAB_BENCH=1.
 func TestBenchLoop(t *testing.T) {
 	if os.Getenv("ATMLAB_BENCH") == "" {
@@ -89,7 +91,30 @@ func TestBenchLoop(t *testing.T) {
 	v := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5201, 5, "-u", "-b", "0", "-l", "18").PPS, 1)
 	_ = before
 	row("forwarding 64-byte frames, unpaced", fmt.Sprintf("%.0f kframes/s", e/1e3), fmt.Sprintf("veth %.0f kframes/s", v/1e3), fmt.Sprintf("%.2f", e/v))
+	et := steady(t, u.runIperf("h1", "h2", "10.0.0.2", 5202, 5).Received, 1)
+	vt := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5202, 5).Received, 1)
+	row("forwarding TCP, unpaced", fmt.Sprintf("%.0f Mbit/s", et/1e6), fmt.Sprintf("veth %.0f Mbit/s", vt/1e6), fmt.Sprintf("%.2f", et/vt))
 	u.stop()
+
+	// OC-3c AAL5 through an atm-switch at 200 and 293 B (5 and 7 cells
+	// full), three runs each: how repeatable the small sizes are.
+	a := up(t, atmPairLab)
+	a.exec("h1", "ping", "-c", "1", "10.0.0.2")
+	for _, size := range []int{200, 293} {
+		c := oc3(t, atm.AAL5, size, "udp")
+		var got []string
+		lo, hi := 2.0, 0.0
+		for range 3 {
+			g, _ := a.udpSteady("h1", "h2", "10.0.0.2", 5201, 5, size)
+			lo, hi = min(lo, g/c), max(hi, g/c)
+			got = append(got, fmt.Sprintf("%.4f", g/c))
+		}
+		row(fmt.Sprintf("OC-3c UDP %d B, three runs (of the cell ceiling)", size), strings.Join(got, ", "),
+			fmt.Sprintf("ceiling %.2f Mbit/s", c/1e6), fmt.Sprintf("spread %.2f %%", 100*(hi-lo)))
+	}
+	st = a.stats().Loop
+	row("release lateness, OC-3c UDP 200-293 B", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
+	a.stop()
 
 	// 1 GbE UDP 1472 B: one way, then both ways at once.
 	g := up(t, strings.ReplaceAll(pairLab, "RATE", "1G"))
@@ -124,6 +149,19 @@ func TestBenchLoop(t *testing.T) {
 		fmt.Println("| " + strings.Join(r, " | ") + " |")
 	}
 }
+
+// atmPairLab is two hosts through an atm-switch on OC-3c.
+const atmPairLab = `
+name: NAME
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    atm1: {kind: atm-switch}
+  links:
+    - {endpoints: ["h1:eth0", "atm1:p1"], atm: {phy: oc3}}
+    - {endpoints: ["h2:eth0", "atm1:p2"], atm: {phy: oc3}}
+`
 
 var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
 

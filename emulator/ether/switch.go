@@ -86,28 +86,31 @@ func (sw *Switch) input(in *SwitchPort, f *emulator.Frame) {
 		sw.Filtered++
 		return
 	}
-	forward := func() {
-		if dst[0]&1 == 0 {
-			if out, ok := sw.Lookup(dst); ok {
-				if out == in {
-					sw.Filtered++
-					return
-				}
-				out.transmit(f)
-				return
-			}
-		}
-		for _, out := range sw.ports {
-			if out != in {
-				out.transmit(f)
-			}
-		}
-	}
 	if sw.Latency > 0 {
-		sw.s.After(sw.Latency, forward)
+		d := dst // captured alone, so dst stays on the stack
+		sw.s.After(sw.Latency, func() { sw.forward(in, f, d) })
 		return
 	}
-	forward()
+	sw.forward(in, f, dst) // no closure: a frame allocates nothing here
+}
+
+// forward sends f out of the port dst was learned on, or floods it.
+func (sw *Switch) forward(in *SwitchPort, f *emulator.Frame, dst MAC) {
+	if dst[0]&1 == 0 {
+		if out, ok := sw.Lookup(dst); ok {
+			if out == in {
+				sw.Filtered++
+				return
+			}
+			out.transmit(f)
+			return
+		}
+	}
+	for _, out := range sw.ports {
+		if out != in {
+			out.transmit(f)
+		}
+	}
 }
 
 // SwitchPort is one port of a Switch.
