@@ -43,17 +43,6 @@ type Test struct {
 	Spec     harness.Spec
 }
 
-// nextPort gives each test its own data port on the server.
-var nextPort uint16 = 20000
-
-func port() uint16 {
-	nextPort++
-	if nextPort < 20000 {
-		nextPort = 20001
-	}
-	return nextPort
-}
-
 // run is a test in progress.
 type run struct {
 	t        Test
@@ -271,7 +260,7 @@ func (r *run) listen(proto tcpip.TransportProtocolNumber) (*vhost.Socket, uint16
 	if err != nil {
 		return nil, 0, err
 	}
-	p := port()
+	p := r.t.Lab.Port()
 	r.res.RemoteSockBuf.RequestedSend, r.res.RemoteSockBuf.RequestedRecv = r.t.Spec.RecvBuf, r.t.Spec.RecvBuf
 	r.res.RemoteSockBuf.Send, r.res.RemoteSockBuf.Recv = sockbufs(s, r.t.Spec.RecvBuf)
 	return s, p, nil
