@@ -53,8 +53,12 @@ type run struct {
 	finished bool
 	abandon  time.Duration
 	err      error
-	count    uint64 // what interval reports count: octets, or transactions
-	hist     hist.Histogram
+	// count is what interval reports count: transactions, or octets (a
+	// TCP_STREAM's as the server reads them: netstack takes writes into
+	// its send buffer in bursts of half of it, so octets written come in
+	// lumps up to twice the link's rate an interval).
+	count uint64
+	hist  hist.Histogram
 }
 
 // Run runs the test from the scheduler's current time until it is over
@@ -321,6 +325,7 @@ func (r *run) tcpStream() error {
 			}
 			n, eof, err := sink(c)
 			r.res.BytesReceived += uint64(n)
+			r.count += uint64(n)
 			if err != nil {
 				r.fail(fmt.Errorf("server read: %s", err))
 			}
@@ -372,7 +377,6 @@ func (r *run) tcpStream() error {
 		if !shut && s.Now() < r.end {
 			n, err := w.write(c)
 			r.res.BytesSent += uint64(n)
-			r.count += uint64(n)
 			if err != nil {
 				r.fail(fmt.Errorf("write: %s", err))
 			}
