@@ -99,6 +99,7 @@ func clocksSection(recs []Record) string {
 		sum  float64
 		n    int
 		errs []string
+		by   string // the tool that stood in (virtual: atmlab)
 	}
 	var keys []key
 	all := map[key]*[2]side{}
@@ -118,11 +119,13 @@ func clocksSection(recs []Record) string {
 		}
 		s.sum += r.Result.Figure()
 		s.n++
+		s.by = cmp.Or(s.by, r.MeasuredBy)
 	}
 	var b strings.Builder
 	b.WriteString("## Real and virtual time, point by point\n\n" +
 		"Each point measured both ways (`--clock both`): the mean of its repetitions with the kernel's hosts in namespaces (real) and with netstack hosts in model time (virtual), and the difference (virtual − real) / real. " +
-		"The two share every link, switch, ATM and router model and every `cpu:` limit; they differ in the hosts' TCP/IP stack (netstack's TCP is not Linux's: initial window, delayed ACK, buffer auto-tuning, CUBIC's details) and in what a host costs (in virtual time only its `cpu:` model, in real time this machine's CPU as well).\n\n" +
+		"The two share every link, switch, ATM and router model and every `cpu:` limit; they differ in the hosts' TCP/IP stack (netstack's TCP is not Linux's: initial window, delayed ACK, buffer auto-tuning, CUBIC's details) and in what a host costs (in virtual time only its `cpu:` model, in real time this machine's CPU as well). " +
+		"An iperf3 or iperf experiment runs in virtual time only as atmlab's own test, when it says `virtual: atmlab` (marked *by atmlab*).\n\n" +
 		"| variant | experiment | test | tool | size (B) | sockbuf | real | virtual | difference |\n|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, k := range keys {
 		sides := all[k]
@@ -135,6 +138,9 @@ func clocksSection(recs []Record) string {
 			switch {
 			case s.n > 0:
 				fig[i] = fmt.Sprintf("%.2f%s", s.sum/float64(s.n)/scale, unit)
+				if s.by != "" {
+					fig[i] += " (by " + s.by + ")"
+				}
 			case len(s.errs) > 0:
 				fig[i] = cell(strings.Join(uniq(s.errs), "; "))
 			}

@@ -65,11 +65,17 @@ func TestClocksSection(t *testing.T) {
 		rec("base", "rr", TCPRR, 1, 0, 8000), virt(rec("base", "rr", TCPRR, 1, 0, 10000)),
 		real3, skipped,
 	}
+	stood := virt(rec("base", "ip3b", UDPStream, 1460, 0, 95e6))
+	stood.Tool, stood.MeasuredBy = "iperf3", "atmlab"
+	real3b := real3
+	real3b.Experiment = "ip3b"
+	recs = append(recs, real3b, stood)
 	md := clocksSection(recs)
 	for _, want := range []string{
 		"| base | sw | UDP_STREAM | atmlab | 1460 | 0 | 91.00 Mbit/s | 95.60 Mbit/s | +5.1 % |",
 		"| base | rr | TCP_RR | atmlab | 1 | 0 | 8000.00/s | 10000.00/s | +25.0 % |",
 		"| base | ip3 | UDP_STREAM | iperf3 | 1460 | 0 | 94.00 Mbit/s | skipped: iperf3 runs only in real time; run with --clock real |  |",
+		"| base | ip3b | UDP_STREAM | iperf3 | 1460 | 0 | 94.00 Mbit/s | 95.00 Mbit/s (by atmlab) | +1.1 % |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("side by side lacks %q:\n%s", want, md)
@@ -79,7 +85,7 @@ func TestClocksSection(t *testing.T) {
 		t.Error("a real-time run has a side-by-side section")
 	}
 	// Sections that average points are rendered per clock.
-	if s := byClock(recs, func(rs []Record) string { return "## n\n" + strings.Repeat("x", len(rs)) + "\n" }); s != "## n (real time)\nxxxx\n## n (virtual time)\nxxx\n" {
+	if s := byClock(recs, func(rs []Record) string { return "## n\n" + strings.Repeat("x", len(rs)) + "\n" }); s != "## n (real time)\nxxxxx\n## n (virtual time)\nxxxx\n" {
 		t.Errorf("byClock: %q", s)
 	}
 }

@@ -102,7 +102,8 @@ func TestBackground(t *testing.T) {
 
 // Repetitions are measured on labs seeded apart (PointSeed), so a lossy
 // link loses other frames in each; the same repetition gives the same
-// figure every time. iperf3 and iperf points are skipped with the reason.
+// figure every time. iperf3 and iperf points are skipped with the reason,
+// or measured by atmlab's test when the experiment says virtual: atmlab.
 func TestRepetitionsAndTools(t *testing.T) {
 	l := lab(t, strings.Replace(shareLab, `"sw1:p3"], ethernet: {rate: 100M}}`, `"sw1:p3"], ethernet: {rate: 100M}, impair: {loss: 2%}}`, 1))
 	e := &topologies.Experiment{Duration: 300 * time.Millisecond}
@@ -122,10 +123,15 @@ func TestRepetitionsAndTools(t *testing.T) {
 		t.Errorf("repetitions 1 and 2 lost the same: %v", figs)
 	}
 	for _, tool := range []string{"iperf3", "iperf"} {
-		p := harness.Point{Experiment: "tools", Tool: tool, Test: harness.TCPStream, From: "h1", To: "h3", Rep: 1}
+		p := harness.Point{Experiment: "tools", Tool: tool, Test: harness.TCPStream, From: "h1", To: "h2", Rep: 1}
 		res, err := Measure(context.Background(), l, p, e)
 		if err != nil || !strings.HasPrefix(res.Error, "skipped: "+tool+" runs only in real time") || !strings.Contains(res.Error, "run with --clock real") {
 			t.Errorf("%s: %v %q", tool, err, res.Error)
+		}
+		// With virtual: atmlab the point is atmlab's own test of that name.
+		res, err = Measure(context.Background(), l, p, &topologies.Experiment{Duration: e.Duration, Virtual: "atmlab"})
+		if err != nil || res.Error != "" || res.ThroughputBps < 80e6 {
+			t.Errorf("%s with virtual: atmlab: %v %q %.2f Mbit/s", tool, err, res.Error, res.ThroughputBps/1e6)
 		}
 	}
 }
