@@ -63,6 +63,7 @@ type Record struct {
 	VethRTT    float64           `json:"veth_rtt_us,omitempty"` // a ping over a plain veth pair when the lab came up: the baseline for this point's latency
 	Flag       string            `json:"flag,omitempty"`        // why the emulator may have distorted this point
 	Clock      string            `json:"clock,omitempty"`       // "virtual" when measured on netstack hosts in model time; empty: real time
+	MeasuredBy string            `json:"measured_by,omitempty"` // the tool that measured an iperf3 or iperf point in virtual time (the experiment's virtual: atmlab)
 	Stack      string            `json:"stack,omitempty"`       // the virtual hosts' TCP/IP stack and version
 	Error      string            `json:"error,omitempty"`
 	At         string            `json:"at"`
@@ -190,6 +191,9 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		var err error
 		if rec.Result, err = r.Perf(ctx, p, e); err != nil {
 			rec.Error = err.Error()
+		}
+		if p.Tool != "" && p.Tool != "atmlab" && e.Virtual != "" && rec.Result.Error == "" {
+			rec.MeasuredBy = e.Virtual
 		}
 		r.judge(p, &rec)
 		return rec

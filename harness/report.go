@@ -215,9 +215,10 @@ func WriteReport(dir string) error {
 		md.WriteString("\n")
 	}
 	md.WriteString(study)
-	md.WriteString(compareVariants(recs))
+	md.WriteString(clocksSection(recs))
+	md.WriteString(byClock(recs, compareVariants))
 	if hw, err := readFigures(dir); err == nil && len(hw) > 0 {
-		md.WriteString(compare(hw, recs))
+		md.WriteString(byClock(recs, func(recs []Record) string { return compare(hw, recs) }))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
 		return err

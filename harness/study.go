@@ -3,6 +3,7 @@ package harness
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/atmlab/atmlab/topologies"
@@ -55,8 +56,7 @@ func selectMean(s topologies.Selector, recs []Record) (mean float64, limited boo
 	sums := map[key][2]float64{}
 	flagged := map[key]bool{}
 	for _, r := range recs {
-		if cmp.Or(r.Variant, "base") != s.Variant || r.Experiment != s.Experiment || r.Test != s.Test || r.Tool != s.Tool ||
-			r.Error != "" || r.Result.Error != "" || (s.Size > 0 && r.Size != s.Size) || (s.SockBuf >= 0 && r.SockBuf != s.SockBuf) {
+		if !matches(s, r) || r.Error != "" || r.Result.Error != "" {
 			continue
 		}
 		k := key{r.Size, r.SockBuf}
@@ -69,6 +69,12 @@ func selectMean(s topologies.Selector, recs []Record) (mean float64, limited boo
 		}
 	}
 	return mean, limited
+}
+
+// matches reports whether a selector picks a record's point.
+func matches(s topologies.Selector, r Record) bool {
+	return cmp.Or(r.Variant, "base") == s.Variant && r.Experiment == s.Experiment && r.Test == s.Test && r.Tool == s.Tool &&
+		(s.Size <= 0 || r.Size == s.Size) && (s.SockBuf < 0 || r.SockBuf == s.SockBuf)
 }
 
 // studySections renders what the lab file asks of the results beyond
@@ -127,40 +133,88 @@ func gradesSection(g *topologies.Grades, recs []Record) string {
 	return b.String()
 }
 
-// findingsSection renders the verdicts as the report's claim-by-claim table.
+// findingsSection renders the verdicts as the report's claim-by-claim
+// table: one verdict per clock the records were measured by, side by side
+// after --clock both. A claim whose figure rests on real-host behaviour
+// (RealHostReason) has its virtual-time verdict marked so, with the reason.
 func findingsSection(findings []*topologies.Finding, recs []Record) string {
 	if len(findings) == 0 {
 		return ""
 	}
+	clocks := clocksIn(recs)
+	if len(clocks) == 0 {
+		clocks = []string{"real"}
+	}
+	verdicts := map[string][]Verdict{}
+	for _, c := range clocks {
+		verdicts[c] = Judge(findings, onClock(recs, c))
+	}
 	var b strings.Builder
 	b.WriteString("## The study's findings, claim by claim\n\n" +
-		"Each claim is checked by a rule written in the lab file: the change from the baseline to the measured figure must lie in the range given.\n\n" +
-		"| # | claim | the study | atmlab | change (range) | verdict | why |\n|---:|---|---|---|---|---|---|\n")
-	reproduced := 0
-	for i, v := range Judge(findings, recs) {
-		f := v.Finding
-		var base string
-		if f.Against != nil {
-			base = f.Against.String() + ": " + figure(f.Against.Test, v.Baseline)
+		"Each claim is checked by a rule written in the lab file: the change from the baseline to the measured figure must lie in the range given.")
+	head, rule := "| # | claim | the study |", "|---:|---|---|"
+	for _, c := range clocks {
+		if len(clocks) > 1 || c == "virtual" {
+			head += fmt.Sprintf(" atmlab, %s time | change (range) | verdict |", c)
 		} else {
-			base = "hardware " + f.Hardware.Label()
+			head += " atmlab | change (range) | verdict |"
 		}
-		change := fmt.Sprintf("(%+g … %+g %%)", f.Change[0], f.Change[1])
-		if v.Status != "not measured" {
-			change = fmt.Sprintf("%+.1f %% %s", v.Change, change)
-		}
-		verdict := v.Status
-		if v.Status == "reproduced" {
-			verdict = "**reproduced**"
-			reproduced++
-		}
-		if v.Limited {
-			verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s: %s; against %s | %s | %s | %s |\n", i+1, cell(f.Claim), cell(f.Study),
-			f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, verdict, cell(f.Why))
+		rule += "---|---|---|"
 	}
-	fmt.Fprintf(&b, "\n%d of %d claims reproduced in this run.\n\n", reproduced, len(findings))
+	if slices.Contains(clocks, "virtual") {
+		b.WriteString(" In virtual time a claim whose figure rests on what only a real host does (Linux's TCP, a kernel's loopback, a real binary such as iperf3) is marked *real hosts only*, with the reason: its virtual-time verdict does not stand for the real one.")
+	}
+	b.WriteString("\n\n" + head + " why |\n" + rule + "---|\n")
+	reproduced := map[string]int{}
+	realOnly := 0
+	for i, f := range findings {
+		reason := ""
+		if slices.Contains(clocks, "virtual") {
+			if reason = RealHostReason(f, recs); reason != "" {
+				realOnly++
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s |", i+1, cell(f.Claim), cell(f.Study))
+		for _, c := range clocks {
+			v := verdicts[c][i]
+			var base string
+			if f.Against != nil {
+				base = f.Against.String() + ": " + figure(f.Against.Test, v.Baseline)
+			} else {
+				base = "hardware " + f.Hardware.Label()
+			}
+			change := fmt.Sprintf("(%+g … %+g %%)", f.Change[0], f.Change[1])
+			if v.Status != "not measured" {
+				change = fmt.Sprintf("%+.1f %% %s", v.Change, change)
+			}
+			verdict := v.Status
+			if v.Status == "reproduced" {
+				verdict = "**reproduced**"
+			}
+			if v.Limited {
+				verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
+			}
+			if c == "virtual" && reason != "" {
+				verdict += "; *real hosts only*: " + reason
+			} else if v.Status == "reproduced" {
+				reproduced[c]++
+			}
+			fmt.Fprintf(&b, " %s: %s; against %s | %s | %s |", f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, cell(verdict))
+		}
+		fmt.Fprintf(&b, " %s |\n", cell(f.Why))
+	}
+	b.WriteString("\n")
+	for _, c := range clocks {
+		switch {
+		case len(clocks) == 1 && c == "real":
+			fmt.Fprintf(&b, "%d of %d claims reproduced in this run.\n", reproduced[c], len(findings))
+		case c == "real":
+			fmt.Fprintf(&b, "%d of %d claims reproduced in real time.\n", reproduced[c], len(findings))
+		default:
+			fmt.Fprintf(&b, "%d of %d claims reproduced in virtual time; %d rest on real hosts only.\n", reproduced[c], len(findings)-realOnly, realOnly)
+		}
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 

@@ -243,6 +243,10 @@ topology:
 		e.Repetitions != 3 || e.Duration != 2*time.Second || e.Background == nil || e.Background.Test != "UDP_STREAM" {
 		t.Fatalf("experiment = %+v", e)
 	}
+	lab, err = Parse("ok.yaml", []byte(base+"experiments:\n  - {name: i3, from: h1, to: h2, tool: iperf3, virtual: atmlab, tests: [UDP_STREAM]}\n"))
+	if err != nil || lab.Experiments[0].Virtual != "atmlab" {
+		t.Fatalf("virtual: atmlab: %v %+v", err, lab)
+	}
 	_, err = Parse("bad.yaml", []byte(base+`experiments:
   - name: a
     from: h9
@@ -252,8 +256,12 @@ topology:
     tool: netperf
     colour: red
   - {name: a, from: h1, to: h1, tests: [TCP_RR]}
+  - {name: b, from: h1, to: h2, tests: [TCP_RR], virtual: atmlab}
+  - {name: c, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], virtual: netperf}
 `))
 	for _, want := range []string{
+		`bad.yaml:19: experiments[2].virtual: only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:`,
+		`bad.yaml:20: experiments[3].virtual: "netperf": use one of atmlab`,
 		`bad.yaml:12: experiments[0].from: "h9" is not a host of this lab`,
 		`bad.yaml:14: experiments[0].tests: unknown test "TCP_BLAST"`,
 		`bad.yaml:15: experiments[0].sizes: want a whole number from 1`,

@@ -13,10 +13,14 @@ import (
 // tests × sizes × socket buffers × repetitions between two hosts, measured
 // with atmlab's own tool or iperf3, optionally under a background load.
 type Experiment struct {
-	Name        string
-	Line        int
-	From, To    string // client and server hosts; the same host tests its loopback
-	Tool        string // atmlab or iperf3
+	Name     string
+	Line     int
+	From, To string // client and server hosts; the same host tests its loopback
+	Tool     string // atmlab or iperf3
+	// Virtual is "atmlab" when an iperf3 or iperf experiment is to run as
+	// atmlab's own test in virtual time (where no real binary runs);
+	// empty: such points are skipped there.
+	Virtual     string
 	Tests       []string
 	Sizes       []int // message size (streams); request = response size (RR)
 	SockBufs    []int // 0 = system default
@@ -82,6 +86,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 					e.Tool = s
 				}
 			}},
+			{"virtual", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &e.Virtual, "atmlab") }},
 			{"tests", true, func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
 			{"sizes", false, func(key string, v *yaml.Node) { e.Sizes = d.intList(key, v, 1, 1<<20) }},
 			{"sockbufs", false, func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
@@ -117,6 +122,9 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		})
 		if e.Duration <= 0 {
 			d.errorf(v, path+".duration", "must be positive")
+		}
+		if e.Virtual != "" && (e.Tool == "" || e.Tool == "atmlab") {
+			d.errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
 		}
 		if len(e.Sizes) == 0 {
 			e.Sizes = []int{0} // the tool's default

@@ -21,6 +21,10 @@ type Finding struct {
 	Hardware *Reference
 	Change   [2]float64 // (measured − baseline) / baseline, in percent: [low, high]
 	Why      string     // what the emulator models and does not, for this claim
+	// RealHost, if set, says why the claim's figure rests on real-host
+	// behaviour virtual hosts lack (Linux's TCP, a kernel's loopback): the
+	// report names the claim's virtual-time verdict as such.
+	RealHost string
 }
 
 // Selector picks results: the mean over repetitions of one point, or, with
@@ -53,6 +57,7 @@ func (d *decoder) findings(n *yaml.Node, lab *Lab) {
 			{"claim", true, text(&f.Claim)},
 			{"study", false, text(&f.Study)},
 			{"why", true, text(&f.Why)},
+			{"real_host", false, text(&f.RealHost)},
 			{"measured", true, func(key string, v *yaml.Node) { f.Measured = d.selector(key, v, lab) }},
 			{"against", false, func(key string, v *yaml.Node) { s := d.selector(key, v, lab); f.Against = &s }},
 			{"hardware", false, func(key string, v *yaml.Node) {

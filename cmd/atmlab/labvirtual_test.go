@@ -26,6 +26,7 @@ topology:
 experiments:
   - {name: streams, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR], sizes: [1472], repetitions: 2, duration: 300ms, interval: 100ms}
   - {name: tools, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], duration: 300ms}
+  - {name: as-atmlab, from: h1, to: h2, tool: iperf3, virtual: atmlab, tests: [UDP_STREAM], sizes: [1472], duration: 300ms}
 `
 
 // figures reads results.jsonl without its wall-clock timestamps.
@@ -71,8 +72,8 @@ func TestLabRunVirtual(t *testing.T) {
 		runs = append(runs, figures(t, out))
 	}
 	recs := runs[0]
-	if len(recs) != 7 {
-		t.Fatalf("%d records, want 7", len(recs))
+	if len(recs) != 8 {
+		t.Fatalf("%d records, want 8", len(recs))
 	}
 	for _, r := range recs {
 		res := r["result"].(map[string]any)
@@ -80,6 +81,10 @@ func TestLabRunVirtual(t *testing.T) {
 			t.Errorf("record without clock and stack: %v %v", r["clock"], r["stack"])
 		}
 		switch {
+		case r["experiment"] == "as-atmlab":
+			if bps, _ := res["throughput_bps"].(float64); r["measured_by"] != "atmlab" || bps < 95e6 || bps > 96e6 {
+				t.Errorf("iperf3 as atmlab: measured by %v, %.2f Mbit/s", r["measured_by"], bps/1e6)
+			}
 		case r["tool"] == "iperf3":
 			if e, _ := res["error"].(string); !strings.Contains(e, "skipped: iperf3 runs only in real time") {
 				t.Errorf("iperf3 point: error %q, want it skipped with the reason", e)

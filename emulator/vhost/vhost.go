@@ -82,6 +82,18 @@ type Lab struct {
 	Hosts map[string]*Host // by node name
 	order []*Host          // in file order
 	frame uint64           // the last frame ID given out
+	port  uint16           // the last data port given out
+}
+
+// Port gives each test its own data port, from 20001 up: a lab's own
+// count, so a point's ports do not depend on what ran before it in the
+// process.
+func (l *Lab) Port() uint16 {
+	l.port++
+	if l.port <= 20000 {
+		l.port = 20001
+	}
+	return l.port
 }
 
 // Host is one lab host: a netstack stack with a NIC per interface.

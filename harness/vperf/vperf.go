@@ -43,17 +43,6 @@ type Test struct {
 	Spec     harness.Spec
 }
 
-// nextPort gives each test its own data port on the server.
-var nextPort uint16 = 20000
-
-func port() uint16 {
-	nextPort++
-	if nextPort < 20000 {
-		nextPort = 20001
-	}
-	return nextPort
-}
-
 // run is a test in progress.
 type run struct {
 	t        Test
@@ -64,8 +53,12 @@ type run struct {
 	finished bool
 	abandon  time.Duration
 	err      error
-	count    uint64 // what interval reports count: octets, or transactions
-	hist     hist.Histogram
+	// count is what interval reports count: transactions, or octets (a
+	// TCP_STREAM's as the server reads them: netstack takes writes into
+	// its send buffer in bursts of half of it, so octets written come in
+	// lumps up to twice the link's rate an interval).
+	count uint64
+	hist  hist.Histogram
 }
 
 // Run runs the test from the scheduler's current time until it is over
@@ -271,7 +264,7 @@ func (r *run) listen(proto tcpip.TransportProtocolNumber) (*vhost.Socket, uint16
 	if err != nil {
 		return nil, 0, err
 	}
-	p := port()
+	p := r.t.Lab.Port()
 	r.res.RemoteSockBuf.RequestedSend, r.res.RemoteSockBuf.RequestedRecv = r.t.Spec.RecvBuf, r.t.Spec.RecvBuf
 	r.res.RemoteSockBuf.Send, r.res.RemoteSockBuf.Recv = sockbufs(s, r.t.Spec.RecvBuf)
 	return s, p, nil
@@ -332,6 +325,7 @@ func (r *run) tcpStream() error {
 			}
 			n, eof, err := sink(c)
 			r.res.BytesReceived += uint64(n)
+			r.count += uint64(n)
 			if err != nil {
 				r.fail(fmt.Errorf("server read: %s", err))
 			}
@@ -383,7 +377,6 @@ func (r *run) tcpStream() error {
 		if !shut && s.Now() < r.end {
 			n, err := w.write(c)
 			r.res.BytesSent += uint64(n)
-			r.count += uint64(n)
 			if err != nil {
 				r.fail(fmt.Errorf("write: %s", err))
 			}

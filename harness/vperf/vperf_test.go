@@ -14,7 +14,7 @@ import (
 )
 
 // lab parses a lab file's text.
-func lab(t *testing.T, text string) *topologies.Lab {
+func lab(t testing.TB, text string) *topologies.Lab {
 	t.Helper()
 	l, err := topologies.Parse("test.yaml", []byte(text))
 	if err != nil {

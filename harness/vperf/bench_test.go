@@ -1,0 +1,138 @@
+package vperf
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/harness"
+)
+
+// cpuTime is the process's user + system time: netstack's goroutines
+// count as well as the scheduler's.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchVirtual runs spec from h1 to h2 of text's lab, one lab per
+// iteration, and reports simulated seconds per CPU-second and the figure.
+func benchVirtual(b *testing.B, text string, spec harness.Spec) {
+	l := lab(b, text)
+	var sim, cpu time.Duration
+	var fig float64
+	for b.Loop() {
+		v, err := Build(l, l.Seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v.Sched.RunUntil(StartAt)
+		c0 := cpuTime()
+		res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: spec})
+		cpu += cpuTime() - c0
+		if err != nil || res.Error != "" {
+			b.Fatal(err, res.Error)
+		}
+		sim += time.Duration(res.Elapsed * 1e9)
+		fig = res.Figure()
+		v.Close()
+	}
+	b.ReportMetric(sim.Seconds()/cpu.Seconds(), "sim-s/cpu-s")
+	b.ReportMetric(fig/1e6, "Mbit/s")
+}
+
+// BenchmarkVirtualTCP100M: a 100M TCP_STREAM through a switch, 1 s.
+func BenchmarkVirtualTCP100M(b *testing.B) {
+	benchVirtual(b, fmt.Sprintf(etherLab, "100M"), harness.Spec{Test: harness.TCPStream, Duration: time.Second})
+}
+
+// BenchmarkVirtualUDP1G: a 1G UDP_STREAM flood of 1472-octet datagrams, 1 s.
+func BenchmarkVirtualUDP1G(b *testing.B) {
+	benchVirtual(b, fmt.Sprintf(etherLab, "1G"), harness.Spec{Test: harness.UDPStream, Message: 1472, Duration: time.Second})
+}
+
+// BenchmarkVirtualOC3Cells: an OC-3c UDP_STREAM flood (AAL5 LLC/SNAP,
+// 9180-octet datagrams) through an atm-switch, 1 s: 350,000 cells.
+func BenchmarkVirtualOC3Cells(b *testing.B) {
+	benchVirtual(b, atmLab, harness.Spec{Test: harness.UDPStream, Message: 9136, Duration: time.Second})
+}
+
+// BenchmarkVirtualTCP10G: a 10G TCP_STREAM through a switch (MTU 1500), 0.5 s.
+func BenchmarkVirtualTCP10G(b *testing.B) {
+	benchVirtual(b, strings.Replace(fmt.Sprintf(etherLab, "10G"), "buffer: 128KiB", "buffer: 1MiB", 1), harness.Spec{Test: harness.TCPStream, Duration: 500 * time.Millisecond})
+}
+
+// fabricLab is hosts hosts on leaves leaf switches of hosts/leaves each
+// (100M ports), the leaves on one spine switch (1G uplinks), one subnet.
+func fabricLab(hosts, leaves int) string {
+	var b strings.Builder
+	b.WriteString("name: fabric\ntopology:\n  nodes:\n    spine: {kind: switch, buffer: 1MiB}\n")
+	per := hosts / leaves
+	for l := 1; l <= leaves; l++ {
+		fmt.Fprintf(&b, "    leaf%d: {kind: switch, buffer: 512KiB}\n", l)
+		for i := 1; i <= per; i++ {
+			fmt.Fprintf(&b, "    h%d_%d: {kind: host, ipv4: 10.0.%d.%d/16}\n", l, i, l, i)
+		}
+	}
+	b.WriteString("  links:\n")
+	for l := 1; l <= leaves; l++ {
+		fmt.Fprintf(&b, "    - {endpoints: [\"leaf%d:up\", \"spine:p%d\"], ethernet: {rate: 1G}}\n", l, l)
+		for i := 1; i <= per; i++ {
+			fmt.Fprintf(&b, "    - {endpoints: [\"h%d_%d:eth0\", \"leaf%d:p%d\"], ethernet: {rate: 100M}}\n", l, i, l, i)
+		}
+	}
+	return b.String()
+}
+
+// BenchmarkVirtualFabric200: 200 hosts on ten leaf switches under a spine,
+// 100 TCP streams at once (the first half of each leaf's hosts to the
+// second half of the next leaf's, across the spine), 1 s of model time:
+// its wall time, CPU, memory and the streams' total.
+func BenchmarkVirtualFabric200(b *testing.B) {
+	const hosts, leaves = 200, 10
+	l := lab(b, fabricLab(hosts, leaves))
+	per := hosts / leaves
+	for b.Loop() {
+		start, c0 := time.Now(), cpuTime()
+		v, err := Build(l, l.Seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v.Sched.RunUntil(StartAt)
+		var runs []*Running
+		for lf := 1; lf <= leaves; lf++ {
+			for i := 1; i <= per/2; i++ {
+				to := lf%leaves + 1
+				r, err := Start(Test{Lab: v, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
+					Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: harness.Spec{Test: harness.TCPStream, Duration: time.Second}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runs = append(runs, r)
+			}
+		}
+		var total float64
+		for _, r := range runs {
+			res, err := r.Wait()
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += res.ThroughputBps
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		v.Close()
+		b.ReportMetric(time.Since(start).Seconds(), "wall-s")
+		b.ReportMetric((cpuTime() - c0).Seconds(), "cpu-s")
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
+		b.ReportMetric(total/1e6, "total-Mbit/s")
+	}
+}
