@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,18 +168,25 @@ func TestSimCSMA(t *testing.T) {
 func TestPerfOnLoopback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	port := freePort(t)
+	served := make(chan error, 1)
 	go func() {
 		root := newRoot()
-		root.SetArgs([]string{"perf", "server", "-p", "22865"})
+		root.SetArgs([]string{"perf", "server", "-p", port})
 		root.SetErr(new(bytes.Buffer))
-		root.ExecuteContext(ctx)
+		served <- root.ExecuteContext(ctx)
 	}()
 	var out string
 	var err error
-	for range 50 { // until the server listens
+	for range 250 { // until the server listens
 		time.Sleep(20 * time.Millisecond)
-		if out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.3", "-o", "json"); err == nil {
+		if out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", port, "-t", "TCP_RR", "-l", "0.3", "-o", "json"); err == nil {
 			break
+		}
+		select {
+		case err := <-served:
+			t.Fatalf("perf server ended: %v", err)
+		default:
 		}
 	}
 	var r struct {
@@ -190,18 +199,18 @@ func TestPerfOnLoopback(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.Test != "TCP_RR" || r.TPS <= 0 || r.Lat.P99 <= 0 {
 		t.Fatalf("perf client TCP_RR: %v\n%s", err, out)
 	}
-	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_STREAM", "-l", "0.2", "-o", "csv")
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", port, "-t", "TCP_STREAM", "-l", "0.2", "-o", "csv")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != 2 || !strings.HasPrefix(lines[1], "TCP_STREAM,127.0.0.1,") {
 		t.Fatalf("perf client -o csv: %v\n%s", err, out)
 	}
-	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "UDP_STREAM", "-l", "0.2", "-m", "65535")
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", port, "-t", "UDP_STREAM", "-l", "0.2", "-m", "65535")
 	if err != nil || !strings.Contains(out, "message too large") {
 		t.Fatalf("UDP_STREAM 65535: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "perf", "client", "-t", "TCP_RR"); err == nil {
 		t.Fatal("client without -H accepted")
 	}
-	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", "22865", "-t", "TCP_RR", "-l", "0.2", "-I", "95,50", "--iterations", "4,3", "-o", "json")
+	out, _, err = run(t, "perf", "client", "-H", "127.0.0.1", "-p", port, "-t", "TCP_RR", "-l", "0.2", "-I", "95,50", "--iterations", "4,3", "-o", "json")
 	var c struct {
 		Confidence struct {
 			Iterations int     `json:"iterations"`
@@ -216,6 +225,17 @@ func TestPerfOnLoopback(t *testing.T) {
 	if _, _, err := run(t, "perf", "client", "-H", "127.0.0.1", "-I", "90,5"); err == nil {
 		t.Fatal("-I 90,5 accepted")
 	}
+}
+
+// freePort returns a TCP port on loopback that nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
 func TestPerfMemcpy(t *testing.T) {
