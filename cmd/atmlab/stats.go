@@ -92,8 +92,8 @@ func newStats(opts *options) *cobra.Command {
 
 // hostLine is a host kernel's UDP and TCP counters.
 func hostLine(name string, c netstat.Counters) string {
-	return fmt.Sprintf("%s: UDP %d received, %d not delivered (%d receive buffer full, %d to no port), %d sent, %d refused by a full queue; TCP %d segments sent, %d retransmitted, %d received in error",
-		name, c.UDPInDatagrams, c.UDPDropped(), c.UDPRcvbufErrors, c.UDPNoPorts, c.UDPOutDatagrams, c.UDPSndbufErrors, c.TCPOutSegs, c.TCPRetransSegs, c.TCPInErrs)
+	return fmt.Sprintf("%s: interfaces dropped %d frames received; UDP %d received, %d not delivered (%d receive buffer full, %d to no port), %d sent, %d refused by a full queue; TCP %d segments sent, %d retransmitted, %d received in error",
+		name, c.IfaceRxDrops, c.UDPInDatagrams, c.UDPDropped(), c.UDPRcvbufErrors, c.UDPNoPorts, c.UDPOutDatagrams, c.UDPSndbufErrors, c.TCPOutSegs, c.TCPRetransSegs, c.TCPInErrs)
 }
 
 // section prints a titled list of the ports' lines, one for each port that
