@@ -23,6 +23,9 @@ func newStats(opts *options) *cobra.Command {
 		Long:  "Print each port's frames, bytes, drops and queue high-water mark, each host kernel's own\nUDP and TCP counters (receive-buffer drops, retransmissions), and the emulator's own CPU and\nrelease lateness.\n\nExample:\n  atmlab stats sw100 -o json",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := asLabUser(a[0]); err != nil {
+				return err
+			}
 			st, err := kernel.QueryStats(cmd.Context(), a[0])
 			if err != nil {
 				return err
