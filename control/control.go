@@ -65,10 +65,11 @@ type Server struct {
 
 	// The connections open, and those still waiting for their request,
 	// oldest first: over maxConns the oldest waiting one is dropped.
-	mu      sync.Mutex
-	left    *sync.Cond // a connection's handler has ended
-	open    int
-	waiting []*conn
+	mu       sync.Mutex
+	left     *sync.Cond // a connection's handler has ended
+	open     int        // connections whose handlers have not ended
+	evicting int        // of them, dropped ones whose handlers are ending
+	waiting  []*conn
 
 	// captures lists each captured channel's subscribers; only the lab's
 	// model goroutine touches it.
@@ -170,21 +171,27 @@ func (s *Server) Serve(ctx context.Context) {
 }
 
 // admit counts a new connection in. At maxConns the oldest connection still
-// waiting for its request is dropped (its read ends now, with a reason) and
-// admit waits for its handler to end, so that no more than maxConns are
-// ever open; if none is waiting, the new one is refused.
+// waiting for its request is dropped (its read ends now, with a reason);
+// if none is waiting, the new one is refused. Dropped connections close as
+// their handlers end; admit waits for them only beyond twice maxConns, so
+// that a flood is drained at the pace of Accept and the lab never holds
+// more than 2 x maxConns descriptors for clients.
 func (s *Server) admit(c net.Conn) (*conn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.open >= maxConns {
+	for s.open-s.evicting >= maxConns || s.open >= 2*maxConns {
+		if s.open-s.evicting < maxConns {
+			s.left.Wait() // for dropped ones to close
+			continue
+		}
 		if len(s.waiting) == 0 {
 			return nil, false
 		}
 		old := s.waiting[0]
 		s.waiting = s.waiting[1:]
 		old.evicted = true
+		s.evicting++
 		old.SetReadDeadline(time.Now())
-		s.left.Wait()
 	}
 	cc := &conn{Conn: c}
 	s.open++
@@ -207,6 +214,9 @@ func (s *Server) leave(c *conn) {
 	s.received(c)
 	s.mu.Lock()
 	s.open--
+	if c.evicted {
+		s.evicting--
+	}
 	s.left.Broadcast()
 	s.mu.Unlock()
 }
