@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,6 +63,14 @@ type Server struct {
 	idle  time.Duration // how long a client may take to send its request
 	wg    sync.WaitGroup
 
+	// The connections open, and those still waiting for their request,
+	// oldest first: over maxConns the oldest waiting one is dropped.
+	mu       sync.Mutex
+	left     *sync.Cond // a connection's handler has ended
+	open     int        // connections whose handlers have not ended
+	evicting int        // of them, dropped ones whose handlers are ending
+	waiting  []*conn
+
 	// captures lists each captured channel's subscribers; only the lab's
 	// model goroutine touches it.
 	captures map[emulator.Tapper][]chan<- captured
@@ -70,7 +79,17 @@ type Server struct {
 const (
 	maxRequest  = 4 << 10         // bytes in one request line; a real one is under 200
 	requestIdle = 5 * time.Second // to send the request line after connecting
+	// maxConns bounds the connections served at once, so that a flood of
+	// idle ones cannot use up the lab's file descriptors and hold answers
+	// back until their idle time runs out.
+	maxConns = 64
 )
+
+// conn is a client connection; evicted says it was dropped to make room.
+type conn struct {
+	net.Conn
+	evicted bool // under Server.mu
+}
 
 // Listen binds lab's control socket at path (mode 0600); Serve answers it.
 func Listen(lab Lab, path string) (*Server, error) {
@@ -82,8 +101,10 @@ func Listen(lab Lab, path string) (*Server, error) {
 }
 
 func newServer(lab Lab, ln net.Listener, path string) *Server {
-	return &Server{lab: lab, ln: ln, path: path, owner: uint32(os.Geteuid()), idle: requestIdle,
+	s := &Server{lab: lab, ln: ln, path: path, owner: uint32(os.Geteuid()), idle: requestIdle,
 		captures: map[emulator.Tapper][]chan<- captured{}}
+	s.left = sync.NewCond(&s.mu)
+	return s
 }
 
 // listenUnix binds a Unix socket at path with the given mode, whatever the
@@ -131,15 +152,73 @@ func (s *Server) Serve(ctx context.Context) {
 			continue
 		}
 		backoff = 0
+		cc, ok := s.admit(c)
+		if !ok {
+			json.NewEncoder(c).Encode(reply{Error: fmt.Sprintf("busy: %d connections are being served (captures or requests); try again when one ends", maxConns)})
+			c.Close()
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.leave(cc)
 			defer c.Close()
 			stop := context.AfterFunc(ctx, func() { c.Close() })
 			defer stop()
-			s.handle(ctx, c)
+			s.handle(ctx, cc)
 		}()
 	}
+}
+
+// admit counts a new connection in. At maxConns the oldest connection still
+// waiting for its request is dropped (its read ends now, with a reason);
+// if none is waiting, the new one is refused. Dropped connections close as
+// their handlers end; admit waits for them only beyond twice maxConns, so
+// that a flood is drained at the pace of Accept and the lab never holds
+// more than 2 x maxConns descriptors for clients.
+func (s *Server) admit(c net.Conn) (*conn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.open-s.evicting >= maxConns || s.open >= 2*maxConns {
+		if s.open-s.evicting < maxConns {
+			s.left.Wait() // for dropped ones to close
+			continue
+		}
+		if len(s.waiting) == 0 {
+			return nil, false
+		}
+		old := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		old.evicted = true
+		s.evicting++
+		old.SetReadDeadline(time.Now())
+	}
+	cc := &conn{Conn: c}
+	s.open++
+	s.waiting = append(s.waiting, cc)
+	return cc, true
+}
+
+// received takes c off the waiting list: its request has come (or failed).
+func (s *Server) received(c *conn) (evicted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.waiting, c); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+	}
+	return c.evicted
+}
+
+// leave counts a connection out when its handler ends.
+func (s *Server) leave(c *conn) {
+	s.received(c)
+	s.mu.Lock()
+	s.open--
+	if c.evicted {
+		s.evicting--
+	}
+	s.left.Broadcast()
+	s.mu.Unlock()
 }
 
 // Close stops listening and removes the socket; connections being answered
@@ -152,12 +231,19 @@ func (s *Server) Close() error {
 
 // readRequest reads one request line of at most maxRequest bytes within the
 // server's idle time.
-func (s *Server) readRequest(c net.Conn) (request, error) {
+func (s *Server) readRequest(c *conn) (request, error) {
 	var req request
-	c.SetReadDeadline(time.Now().Add(s.idle))
+	s.mu.Lock()
+	if !c.evicted { // an eviction's deadline stays
+		c.SetReadDeadline(time.Now().Add(s.idle))
+	}
+	s.mu.Unlock()
 	defer c.SetReadDeadline(time.Time{})
 	line, err := bufio.NewReaderSize(io.LimitReader(c, maxRequest+1), maxRequest+1).ReadSlice('\n')
+	evicted := s.received(c)
 	switch {
+	case evicted && errors.Is(err, os.ErrDeadlineExceeded):
+		return req, fmt.Errorf("no request yet and %d connections open: closed to make room (send the request as soon as connected)", maxConns)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return req, fmt.Errorf("no request within %v", s.idle)
 	case len(line) > maxRequest || errors.Is(err, bufio.ErrBufferFull):
@@ -172,9 +258,9 @@ func (s *Server) readRequest(c net.Conn) (request, error) {
 }
 
 // handle answers one connection. Errors never repeat what the client sent.
-func (s *Server) handle(ctx context.Context, c net.Conn) {
+func (s *Server) handle(ctx context.Context, c *conn) {
 	fail := func(msg string) { json.NewEncoder(c).Encode(reply{Error: msg}) }
-	uid, err := peerUID(c)
+	uid, err := peerUID(c.Conn)
 	if err != nil {
 		fail(err.Error())
 		return

@@ -205,3 +205,59 @@ func TestDialTimeout(t *testing.T) {
 		t.Errorf("stats of a path: %v", err)
 	}
 }
+
+// A flood of idle connections cannot hold answers back: over maxConns the
+// oldest waiting one is dropped, so the lab never holds more than that many
+// and answers at once. Without the cap, 1000 idle connections use up a file
+// limit of 1300 (the server's ends beside the clients') and nothing more is
+// answered until their idle time runs out.
+func TestControlFlood(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = min(lim.Cur, 1300)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	s, path := testServer(t, func(s *Server) { s.idle = 30 * time.Second })
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for i := range 1000 {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatalf("idle connection %d: %v", i, err)
+		}
+		idle = append(idle, c)
+	}
+	start := time.Now()
+	got := ask(t, path, []byte(`{"op":"nop"}`+"\n"))
+	took := time.Since(start)
+	t.Logf("answered %v after 1000 idle connections", took)
+	if !strings.Contains(got, "unknown op") || took > time.Second {
+		t.Errorf("with 1000 idle clients: %q after %v, want an answer within 1 s", got, took)
+	}
+	s.mu.Lock()
+	open, live := s.open, s.open-s.evicting
+	s.mu.Unlock()
+	if live > maxConns || open > 2*maxConns {
+		t.Errorf("%d connections served and %d open, want at most %d and %d", live, open, maxConns, 2*maxConns)
+	}
+	// The first idle clients were dropped with a reason; the newest still
+	// wait, with their own idle time.
+	idle[0].SetReadDeadline(time.Now().Add(2 * time.Second))
+	if line, _ := bufio.NewReader(idle[0]).ReadString('\n'); !strings.Contains(line, "closed to make room") {
+		t.Errorf("oldest idle client: %q, want dropped to make room", line)
+	}
+	last := idle[len(idle)-1]
+	last.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := last.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("newest idle client: %v, want still open", err)
+	}
+}

@@ -288,6 +288,7 @@ type ATMStats struct {
 	EPDDrops     uint64 `json:"epd_drops,omitempty"`     // cells of PDUs discarded early (EPD)
 	PPDDrops     uint64 `json:"ppd_drops,omitempty"`     // cells of PDUs discarded partially (PPD)
 	LostCells    uint64 `json:"lost_cells,omitempty"`    // lost on the link leaving the port
+	LimitDrops   uint64 `json:"limit_drops,omitempty"`   // dropped at the pipe's limit on the link leaving the port
 	HECCorrected uint64 `json:"hec_corrected,omitempty"` // single-bit header errors corrected
 	HECDrops     uint64 `json:"hec_drops,omitempty"`     // cells with uncorrectable headers
 	UnknownVC    uint64 `json:"unknown_vc,omitempty"`    // cells on no configured VC

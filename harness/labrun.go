@@ -610,8 +610,8 @@ func mbpsOf(bps float64) string {
 // inHosts says how many datagrams the hosts' kernels lost inside
 // themselves during a point, when any.
 func inHosts(c *netstat.Counters) string {
-	if c == nil || c.UDPDropped() == 0 {
+	if c == nil || c.UDPDropped()+c.IfaceRxDrops == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d datagrams of them lost inside the receiving hosts' kernels", c.UDPDropped())
+	return fmt.Sprintf(", %d datagrams of them lost inside the receiving hosts' kernels (and %d frames at their interfaces)", c.UDPDropped(), c.IfaceRxDrops)
 }

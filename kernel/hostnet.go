@@ -11,7 +11,8 @@ import (
 	"github.com/atmlab/atmlab/netstat"
 )
 
-// hostCounters reads a host namespace's own UDP and TCP counters.
+// hostCounters reads a host namespace's own UDP and TCP counters and its
+// interfaces' receive drops.
 // /proc/net follows the reading thread's namespace only through
 // /proc/thread-self (/proc/self is the process's first thread).
 func hostCounters(ns string) (netstat.Counters, error) {
@@ -27,7 +28,15 @@ func hostCounters(ns string) (netstat.Counters, error) {
 			return err
 		}
 		defer f.Close()
-		c, err = netstat.Parse(f)
+		if c, err = netstat.Parse(f); err != nil {
+			return err
+		}
+		dev, err := os.Open("/proc/thread-self/net/dev")
+		if err != nil {
+			return err
+		}
+		defer dev.Close()
+		c.IfaceRxDrops, err = netstat.ParseDev(dev)
 		return err
 	})
 	return c, err

@@ -1,6 +1,7 @@
 // Package netstat reads a host kernel's own UDP and TCP counters from
-// /proc/net/snmp: what a host lost or resent inside itself (a full socket
-// receive buffer, a bad checksum, a retransmitted segment), which no
+// /proc/net/snmp and its interfaces' receive drops from /proc/net/dev: what
+// a host lost or resent inside itself (a full socket receive buffer or
+// input backlog, a bad checksum, a retransmitted segment), which no
 // emulator counter sees, so that a lab's figures can add up end to end.
 package netstat
 
@@ -25,6 +26,10 @@ type Counters struct {
 	TCPOutSegs      uint64 `json:"tcp_out_segs"`
 	TCPRetransSegs  uint64 `json:"tcp_retrans_segs"`
 	TCPInErrs       uint64 `json:"tcp_in_errs"`
+	// IfaceRxDrops are the frames the host's interfaces (all but lo) took
+	// in and dropped below IP, such as a full input backlog: /proc/net/dev's
+	// receive drop column, which is rx_dropped + rx_missed_errors.
+	IfaceRxDrops uint64 `json:"iface_rx_drops"`
 }
 
 // UDPDropped is the datagrams that reached the host's UDP layer and no
@@ -39,6 +44,7 @@ func (c Counters) Sub(o Counters) Counters {
 		UDPInCsumErrors: c.UDPInCsumErrors - o.UDPInCsumErrors, UDPOutDatagrams: c.UDPOutDatagrams - o.UDPOutDatagrams,
 		UDPSndbufErrors: c.UDPSndbufErrors - o.UDPSndbufErrors, TCPOutSegs: c.TCPOutSegs - o.TCPOutSegs,
 		TCPRetransSegs: c.TCPRetransSegs - o.TCPRetransSegs, TCPInErrs: c.TCPInErrs - o.TCPInErrs,
+		IfaceRxDrops: c.IfaceRxDrops - o.IfaceRxDrops,
 	}
 }
 
@@ -92,4 +98,38 @@ func Parse(r io.Reader) (Counters, error) {
 		return c, fmt.Errorf("netstat: no Udp or Tcp counters found")
 	}
 	return c, nil
+}
+
+// ParseDev reads /proc/net/dev's format and returns the receive drops
+// (the fourth receive column, rx_dropped + rx_missed_errors) of every
+// interface but the loopback, summed.
+func ParseDev(r io.Reader) (uint64, error) {
+	var drops uint64
+	found := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.Contains(name, "|") {
+			continue // the two header lines
+		}
+		f := strings.Fields(rest)
+		if len(f) < 16 {
+			return 0, fmt.Errorf("netstat: /proc/net/dev: %d columns for %s, want 16", len(f), strings.TrimSpace(name))
+		}
+		n, err := strconv.ParseUint(f[3], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("netstat: /proc/net/dev: %s drop: %w", strings.TrimSpace(name), err)
+		}
+		found = true
+		if strings.TrimSpace(name) != "lo" {
+			drops += n
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("netstat: /proc/net/dev: no interfaces")
+	}
+	return drops, nil
 }

@@ -41,6 +41,38 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// /proc/net/dev as Linux 6.18 writes it.
+const devSample = `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:    6720      80    0    9    0     0          0         0     6720      80    0    0    0     0       0          0
+  eth0: 735215048  487741    0   88    0     0          0         0      936      12    0    0    0     0       0          0
+  eth1:       0       0    0    3    0     0          0         0        0       0    0    7    0     0       0          0
+`
+
+func TestParseDev(t *testing.T) {
+	n, err := ParseDev(strings.NewReader(devSample))
+	if err != nil || n != 91 { // eth0 88 + eth1 3; lo's 9 and transmit drops are not receive drops of the lab
+		t.Errorf("ParseDev = %d, %v; want 91", n, err)
+	}
+	if _, err := ParseDev(strings.NewReader("Inter-|\n face |\n  eth0: 1 2 3\n")); err == nil || !strings.Contains(err.Error(), "3 columns for eth0") {
+		t.Errorf("a short line: %v", err)
+	}
+	if _, err := ParseDev(strings.NewReader("")); err == nil {
+		t.Error("no interfaces: no error")
+	}
+	c := Counters{IfaceRxDrops: 91}
+	if d := c.Sub(Counters{IfaceRxDrops: 1}); d.IfaceRxDrops != 90 || d.Add(Counters{IfaceRxDrops: 1}) != c {
+		t.Errorf("Sub/Add lose IfaceRxDrops: %+v", d)
+	}
+}
+
+func FuzzParseDev(f *testing.F) {
+	f.Add(devSample)
+	f.Fuzz(func(t *testing.T, s string) {
+		ParseDev(strings.NewReader(s)) // never panics
+	})
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add(sample)
 	f.Fuzz(func(t *testing.T, s string) {

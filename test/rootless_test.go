@@ -217,6 +217,16 @@ func TestRootlessLab(t *testing.T) {
 	if row := port(t, st, "h1:eth0"); row.Rx < 7 || row.Tx < 7 {
 		t.Errorf("stats h1:eth0: %+v, want at least the 7 requests and 7 replies", row)
 	}
+	// Root reaches the user's lab as the user (its socket would see root
+	// as the unmapped uid 65534); a capture it is told to run as them.
+	var rootSt control.Stats
+	if out, err := exec.Command(atmlab, "stats", name, "-o", "json").Output(); err != nil || json.Unmarshal(out, &rootSt) != nil || port(t, rootSt, "h1:eth0").Tx < 7 {
+		t.Errorf("root's stats of the user's lab: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(atmlab, "capture", name, "h1:eth0", "-w", filepath.Join(t.TempDir(), "r.pcap")).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), fmt.Sprintf("lab %s is uid %d's rootless lab: run this as that user, such as sudo -u '#%d' atmlab capture", name, rootlessUID, rootlessUID)) {
+		t.Errorf("root's capture of the user's lab: %v: %s", err, out)
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-done:
@@ -249,6 +259,19 @@ func TestRootlessLab(t *testing.T) {
 	}
 	server.Wait()
 	checkGone(t, name, "after kill -9 and down")
+
+	// Root's down of the user's running lab stops it as the user's would.
+	cmd, stderr, done = u.up(file)
+	if out, err := exec.Command(atmlab, "down", name).CombinedOutput(); err != nil || !strings.Contains(string(out), "removed "+name+"-h1 "+name+"-h2") {
+		t.Errorf("root's down of the user's lab: %v: %s", err, out)
+	}
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the user's up still runs 15 s after root's down:\n%s", stderr.String())
+	}
+	checkGone(t, name, "after root's down")
 
 	// lab run as the user: one TCP stream, results and report in the
 	// user's directory.

@@ -319,8 +319,14 @@ func TestStatsAndCapture(t *testing.T) {
 		t.Errorf("stats: h1:eth0 = %+v, want at least 4 frames each way", h1)
 	}
 	out, err := exec.Command(atmlab, "stats", r.name).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "sw1:p2") || !strings.Contains(string(out), "release lateness") || !strings.Contains(string(out), "plain veth pair") {
+	if err != nil || !strings.Contains(string(out), "sw1:p2") || !strings.Contains(string(out), "release lateness") || !strings.Contains(string(out), "plain veth pair") ||
+		!strings.Contains(string(out), "h2: interfaces dropped 0 frames received; UDP") {
 		t.Errorf("atmlab stats: %v\n%s", err, out)
+	}
+	// Each host's kernel counters, /proc/net/snmp and /proc/net/dev, read
+	// in its own namespace: h2 answered 4 pings.
+	if h2, ok := st.Hosts["h2"]; !ok || h2.IfaceRxDrops != 0 {
+		t.Errorf("stats: h2's kernel counters %+v (%v), want read, with no drops", h2, ok)
 	}
 	// The veth probe ran at lab start, in namespaces of the lab's own that
 	// are gone by the time it is ready.

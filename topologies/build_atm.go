@@ -282,7 +282,7 @@ func (b *atmBuild) link(l *Link) error {
 	for i := range 2 {
 		im := dirs[i].Impair
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
-			Seed: seedOf(b.lab.Seed, ends[i].String())}
+			Limit: im.Limit, Seed: seedOf(b.lab.Seed, ends[i].String())}
 		cl := atm.NewCellLink(b.s, cfg, rx[1-i])
 		if adapters[i] != nil {
 			adapters[i].Attach(cl)

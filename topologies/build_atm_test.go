@@ -286,3 +286,40 @@ topology:
 		}
 	}
 }
+
+// An ATM link's limit: bounds the cells in flight in its pipe; the rest are
+// counted as limit drops in the port's counters.
+func TestBuildATMLimit(t *testing.T) {
+	lab, err := Parse("lim.yaml", []byte(`name: lim
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - endpoints: ["h1:eth0", "h2:eth0"]
+      atm: {phy: oc3}
+      impair: {delay: 1h, limit: 100}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.New()
+	n, err := Build(lab, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1 := n.Hosts["h1:eth0"]
+	for range 5 { // 22 cells each: 110 cells, 100 in flight
+		h1.Input(ipv4(atm.VCMAC(0, 100), "10.0.0.1", "10.0.0.2", 1000))
+	}
+	s.Run()
+	st := n.Link("h1:eth0").ATM.AB.Stats()
+	if st.TxCells != 110 || st.LimitDrops != 10 || st.Delivered != 100 {
+		t.Errorf("link stats %+v, want 110 cells sent, 10 limit drops, 100 delivered", st)
+	}
+	for _, r := range n.Stats() {
+		if r.Port == "h1:eth0" && (r.ATM == nil || r.ATM.LimitDrops != 10 || r.ImpairDrops != 10) {
+			t.Errorf("h1:eth0's row: impair drops %d, ATM %+v", r.ImpairDrops, r.ATM)
+		}
+	}
+}

@@ -103,8 +103,8 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	}
 	if l.ATM != nil {
 		for _, im := range []emulator.Impair{l.AB.Impair, l.BA.Impair} {
-			if im.Limit != 0 || im.Rate != 0 {
-				d.errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter and loss (the cell loss ratio); limit and rate are for Ethernet links")
+			if im.Rate != 0 {
+				d.errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter, loss (the cell loss ratio) and limit (cells in flight); rate is for Ethernet links")
 				break
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -45,6 +46,11 @@ func newCapture(opts *options) *cobra.Command {
 			}
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
+			}
+			// The file would be root's, in root's directory: the user's
+			// capture is theirs to write.
+			if uid, _, ok, err := kernel.UserLab(a[0]); err != nil || ok {
+				return errors.Join(err, userLabError(ok, uid, a[0]))
 			}
 			f, err := os.Create(file)
 			if err != nil {

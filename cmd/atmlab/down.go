@@ -31,6 +31,9 @@ func newDown(opts *options) *cobra.Command {
 					name = lab.Name
 				}
 			}
+			if err := asLabUser(name); err != nil {
+				return err
+			}
 			removed, err := kernel.Down(name)
 			if err != nil && len(removed) == 0 {
 				return err

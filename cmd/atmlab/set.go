@@ -27,6 +27,9 @@ func newSet(opts *options) *cobra.Command {
 			"Example:\n  atmlab set sw100 h1:eth0 delay=20ms\n  atmlab set sw100 h1:eth0 rate=10M --direction sw1:p1\n  atmlab set sw100 h1:eth0 --reset",
 		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := asLabUser(a[0]); err != nil {
+				return err
+			}
 			ch, err := topologies.ParseChange(a[2:])
 			if err != nil {
 				return err

@@ -23,6 +23,9 @@ func newStats(opts *options) *cobra.Command {
 		Long:  "Print each port's frames, bytes, drops and queue high-water mark, each host kernel's own\nUDP and TCP counters (receive-buffer drops, retransmissions), and the emulator's own CPU and\nrelease lateness.\n\nExample:\n  atmlab stats sw100 -o json",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := asLabUser(a[0]); err != nil {
+				return err
+			}
 			st, err := kernel.QueryStats(cmd.Context(), a[0])
 			if err != nil {
 				return err
@@ -92,8 +95,8 @@ func newStats(opts *options) *cobra.Command {
 
 // hostLine is a host kernel's UDP and TCP counters.
 func hostLine(name string, c netstat.Counters) string {
-	return fmt.Sprintf("%s: UDP %d received, %d not delivered (%d receive buffer full, %d to no port), %d sent, %d refused by a full queue; TCP %d segments sent, %d retransmitted, %d received in error",
-		name, c.UDPInDatagrams, c.UDPDropped(), c.UDPRcvbufErrors, c.UDPNoPorts, c.UDPOutDatagrams, c.UDPSndbufErrors, c.TCPOutSegs, c.TCPRetransSegs, c.TCPInErrs)
+	return fmt.Sprintf("%s: interfaces dropped %d frames received; UDP %d received, %d not delivered (%d receive buffer full, %d to no port), %d sent, %d refused by a full queue; TCP %d segments sent, %d retransmitted, %d received in error",
+		name, c.IfaceRxDrops, c.UDPInDatagrams, c.UDPDropped(), c.UDPRcvbufErrors, c.UDPNoPorts, c.UDPOutDatagrams, c.UDPSndbufErrors, c.TCPOutSegs, c.TCPRetransSegs, c.TCPInErrs)
 }
 
 // section prints a titled list of the ports' lines, one for each port that
@@ -118,7 +121,7 @@ func atmLine(port string, c *emulator.ATMStats) string {
 		n    uint64
 		what string
 	}{
-		{c.QueueDrops, "queue drops"}, {c.EPDDrops, "EPD drops"}, {c.PPDDrops, "PPD drops"}, {c.LostCells, "lost on the link"},
+		{c.QueueDrops, "queue drops"}, {c.EPDDrops, "EPD drops"}, {c.PPDDrops, "PPD drops"}, {c.LostCells, "lost on the link"}, {c.LimitDrops, "dropped at the delay line's limit"},
 		{c.HECCorrected, "HEC corrected"}, {c.HECDrops, "HEC drops"}, {c.UnknownVC, "on no VC"},
 		{c.CRCErrors, "CRC errors"}, {c.LengthErrors, "length errors"}, {c.EncapErrors, "encapsulation errors"}, {c.SeqErrors, "sequence errors"},
 		{c.Timeouts, "reassembly timeouts"}, {c.TooLong, "too long"}, {c.NoVC, "frames with no VC"}, {c.ARPReplies, "ATMARP replies"},

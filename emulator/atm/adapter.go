@@ -338,7 +338,7 @@ func (a *Adapter) SetOnSpace(f func()) { a.onSpace = f }
 func (a *Adapter) Stats() emulator.ChannelStats {
 	ls := a.out.Stats()
 	return emulator.ChannelStats{
-		TxFrames: a.txPDUs, TxBytes: a.txBytes, ImpairDrops: ls.LostCells,
+		TxFrames: a.txPDUs, TxBytes: a.txBytes, ImpairDrops: ls.LostCells, LimitDrops: ls.LimitDrops,
 		QueueHigh: ls.QueueHigh * cells.Size, BusyTime: ls.BusyTime,
 	}
 }
@@ -347,6 +347,6 @@ func (a *Adapter) Stats() emulator.ChannelStats {
 func (a *Adapter) ATM() emulator.ATMStats {
 	st := a.stats
 	ls := a.out.Stats()
-	st.TxCells, st.LostCells = ls.TxCells, ls.LostCells
+	st.TxCells, st.LostCells, st.LimitDrops = ls.TxCells, ls.LostCells, ls.LimitDrops
 	return st
 }

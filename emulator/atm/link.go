@@ -1,6 +1,7 @@
 package atm
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -42,17 +43,26 @@ type LinkConfig struct {
 	Jitter      time.Duration // uniform in [-Jitter, +Jitter]; cells keep their order
 	CLR         float64       // cell loss ratio: each cell is lost with this probability
 	QueueCells  int           // tail-drop limit of the queue, in cells; 0 = none
+	Limit       int           // cells in flight in the pipe at most; 0 = DefaultLimit
 	Seed        uint64
 	// PerCell steps the link cell by cell, one event per cell, instead of
 	// in trains: the reference the trains are tested against.
 	PerCell bool
 }
 
+// DefaultLimit is the pipe's bound in cells when LinkConfig.Limit is 0:
+// netem's default of 1000 packets, counted as 1000 PDUs of the 192 cells
+// an AAL5 PDU of the default 9180-octet MTU takes. A long delay at line rate
+// then holds 192,000 cells (0.54 s of OC-3c, about 12 MB), not everything
+// sent during the delay; the cells beyond it are counted as limit drops.
+const DefaultLimit = 1000 * 192
+
 // LinkStats are a cell link's counters.
 type LinkStats struct {
 	TxCells    uint64 `json:"tx_cells"`    // cells whose last bit left the transmitter
 	QueueDrops uint64 `json:"queue_drops"` // cells refused by a full queue
 	LostCells  uint64 `json:"lost_cells"`  // cells lost on the line (the cell loss ratio)
+	LimitDrops uint64 `json:"limit_drops"` // cells dropped because the pipe held its limit
 	Delivered  uint64 `json:"delivered"`
 	QueueHigh  int    `json:"queue_high_cells"`
 	BusyTime   time.Duration
@@ -80,9 +90,10 @@ type CellLink struct {
 	dst CellReceiver
 	rng *rand.Rand
 
-	nextSlot int64         // the first slot not yet used
-	lastAt   time.Duration // arrival of the last cell not lost
-	pipe     ring[Arrival] // cells in flight, in delivery order
+	nextSlot int64               // the first slot not yet used
+	lastAt   time.Duration       // arrival of the last cell not lost
+	pipe     ring[Arrival]       // cells in flight, in delivery order
+	flight   ring[time.Duration] // arrivals of the cells sent and not yet arrived (pipeFull)
 
 	// cell by cell (PerCell)
 	queue    ring[Arrival] // At is the earliest time the cell may leave (a shaper's)
@@ -111,9 +122,9 @@ type CellLink struct {
 
 // batch is the cells queued in one go.
 type batch struct {
-	n, lost, kept int
-	end           time.Duration // the last cell's departure
-	last          cells.Cell
+	n, lost, limited, kept int
+	end                    time.Duration // the last cell's departure
+	last                   cells.Cell
 }
 
 // delivery is n cells of the pipe, handed on as a train or one by one.
@@ -196,16 +207,23 @@ func (l *CellLink) enqueue(c *cells.Cell, t, notBefore time.Duration) bool {
 	b := &l.open
 	b.n++
 	b.end, b.last = end, *c
-	lost := l.lose()
+	limited := l.pipeFull(end)
+	lost := limited || l.lose()
 	if l.trace != nil {
 		l.trace(c, end, lost)
+	}
+	if limited {
+		b.limited++
+		return true
 	}
 	if lost {
 		b.lost++
 		return true
 	}
 	b.kept++
-	l.pipe.push(Arrival{*c, l.arrival(end)})
+	at := l.arrival(end)
+	l.flight.push(at)
+	l.pipe.push(Arrival{*c, at})
 	return true
 }
 
@@ -268,6 +286,7 @@ func (l *CellLink) run() {
 		b := &l.left
 		l.stats.TxCells += uint64(b.n)
 		l.stats.LostCells += uint64(b.lost)
+		l.stats.LimitDrops += uint64(b.limited)
 		if l.OnSent != nil {
 			l.OnSent(&b.last)
 		}
@@ -304,6 +323,24 @@ func (l *CellLink) run() {
 	l.schedule()
 }
 
+// pipeFull reports whether the pipe holds its limit of cells in flight at
+// t, the departure of the next cell: cells that have left and arrive after
+// t. Departures only grow, so arrivals at or before t are forgotten. The
+// count is kept apart from the pipe, which in trains also holds cells not
+// yet sent and lets go of cells when a train is delivered, possibly after
+// the departure of a train's next cell: both modes get the same answer
+// whatever order one instant's events run in.
+func (l *CellLink) pipeFull(t time.Duration) bool {
+	for l.flight.len() > 0 && *l.flight.peek() <= t {
+		l.flight.pop()
+	}
+	limit := l.cfg.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return l.flight.len() >= limit
+}
+
 // lose draws whether the line loses the next cell.
 func (l *CellLink) lose() bool {
 	return l.cfg.CLR > 0 && l.rng.Float64() < l.cfg.CLR
@@ -313,9 +350,10 @@ func (l *CellLink) lose() bool {
 // the propagation, the cell delay and the jitter, never before the cell
 // ahead of it.
 func (l *CellLink) arrival(end time.Duration) time.Duration {
-	at := end + l.cfg.Propagation + l.cfg.Delay
-	if l.cfg.Jitter > 0 {
-		at += time.Duration(l.rng.Int64N(int64(2*l.cfg.Jitter)+1)) - l.cfg.Jitter
+	at := addSat(addSat(end, l.cfg.Propagation), l.cfg.Delay)
+	if j := l.cfg.Jitter; j > 0 {
+		// In uint64, 2j+1 neither overflows nor goes negative for any j.
+		at = addSat(at, time.Duration(l.rng.Uint64N(2*uint64(j)+1)-uint64(j)))
 	}
 	at = max(at, l.lastAt, end)
 	l.lastAt = at
@@ -360,15 +398,21 @@ func (l *CellLink) departed() {
 		l.OnSent(&q.Cell)
 	}
 	now := l.s.Now()
-	lost := l.lose()
+	limited := l.pipeFull(now)
+	lost := limited || l.lose()
 	if l.trace != nil {
 		l.trace(&q.Cell, now, lost)
+	}
+	if limited {
+		l.stats.LimitDrops++
+		return
 	}
 	if lost {
 		l.stats.LostCells++
 		return
 	}
 	at := l.arrival(now)
+	l.flight.push(at)
 	if at == now && l.pipe.len() == 0 {
 		l.deliver(&q.Cell, now)
 		return
@@ -430,4 +474,12 @@ func (r *ring[T]) pop() T {
 	r.head = (r.head + 1) % len(r.buf)
 	r.n--
 	return v
+}
+
+// addSat returns t+d, held at the largest time instead of wrapping.
+func addSat(t, d time.Duration) time.Duration {
+	if d > 0 && t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
 }

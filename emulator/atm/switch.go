@@ -290,10 +290,10 @@ func (sw *Switch) Stats() []emulator.PortStats {
 		row := emulator.PortStats{Port: p.name, RxFrames: st.RxCells, RxBytes: st.RxCells * cells.Size}
 		if p.out != nil {
 			ls := p.out.Stats()
-			st.TxCells, st.QueueDrops, st.LostCells = ls.TxCells, ls.QueueDrops, ls.LostCells
+			st.TxCells, st.QueueDrops, st.LostCells, st.LimitDrops = ls.TxCells, ls.QueueDrops, ls.LostCells, ls.LimitDrops
 			row.TxFrames, row.TxBytes = ls.TxCells, ls.TxCells*cells.Size
 			row.Drops = ls.QueueDrops + st.EPDDrops + st.PPDDrops
-			row.ImpairDrops = ls.LostCells
+			row.ImpairDrops = ls.LostCells + ls.LimitDrops
 			row.QueueHigh = ls.QueueHigh * cells.Size
 			row.Busy = ls.BusyTime
 		}
