@@ -195,12 +195,13 @@ func directions(l *Link, from string) (lo, hi int, err error) {
 }
 
 // setATM applies c to an ATM link's directions lo to hi: the cells' delay,
-// jitter and loss ratio (loss=), from the model's current time on
-// (atm.CellLink.SetConfig). The rate is the PHY's.
+// jitter, loss ratio (loss=) and the cells the delay line holds at most
+// (limit=), from the model's current time on (atm.CellLink.SetConfig). The
+// rate is the PHY's.
 func (n *Network) setATM(nl *NetLink, lo, hi int, c Change) ([]Applied, error) {
 	l := nl.Link
-	if c.Rate != nil || c.Limit != nil || c.Buffer != nil {
-		return nil, fmt.Errorf("link %s-%s is ATM, whose rate is its PHY's: set delay, jitter or loss (each cell's loss ratio), or --reset", l.A, l.B)
+	if c.Rate != nil || c.Buffer != nil {
+		return nil, fmt.Errorf("link %s-%s is ATM, whose rate is its PHY's: set delay, jitter, loss (each cell's loss ratio) or limit (cells in the delay line), or --reset", l.A, l.B)
 	}
 	type side struct {
 		from, to Endpoint
@@ -212,7 +213,10 @@ func (n *Network) setATM(nl *NetLink, lo, hi int, c Change) ([]Applied, error) {
 		before := s.cl.Config()
 		cfg := before
 		if c.Reset {
-			cfg.Delay, cfg.Jitter, cfg.CLR = s.dir.Impair.Delay, s.dir.Impair.Jitter, s.dir.Impair.Loss
+			cfg.Delay, cfg.Jitter, cfg.CLR, cfg.Limit = s.dir.Impair.Delay, s.dir.Impair.Jitter, s.dir.Impair.Loss, s.dir.Impair.Limit
+		}
+		if c.Limit != nil {
+			cfg.Limit = *c.Limit
 		}
 		if c.Delay != nil {
 			cfg.Delay = *c.Delay
@@ -232,5 +236,5 @@ func (n *Network) setATM(nl *NetLink, lo, hi int, c Change) ([]Applied, error) {
 // cellChannel describes an ATM link direction as a channel's settings.
 func cellChannel(c atm.LinkConfig) emulator.ChannelConfig {
 	return emulator.ChannelConfig{Rate: c.PHY.LineRate, Propagation: c.Propagation,
-		Impair: emulator.Impair{Delay: c.Delay, Jitter: c.Jitter, Loss: c.CLR}}
+		Impair: emulator.Impair{Delay: c.Delay, Jitter: c.Jitter, Loss: c.CLR, Limit: c.Limit}}
 }

@@ -171,9 +171,19 @@ func TestNetworkSetATM(t *testing.T) {
 	if len(at) != 0 || n.Link("h3:eth0").ATM.BA.Stats().LostCells != 22 {
 		t.Fatalf("loss=100%%: %d arrived, stats %+v", len(at), n.Link("h3:eth0").ATM.BA.Stats())
 	}
+	// A delay line of 10 cells toward h3, and 20 ms of delay to fill it:
+	// 12 of the packet's 22 cells find it full, and the PDU fails.
+	set("h3:eth0", "atm2:p2", "loss=0", "limit=10")
+	s.RunFor(time.Second)
+	at = at[:0]
+	n.Hosts["h1:eth0"].Input(ipv4(atm.VCMAC(0, 41), "10.0.0.1", "10.0.0.3", 1000))
+	s.Run()
+	if st := n.Link("h3:eth0").ATM.BA.Stats(); len(at) != 0 || st.LimitDrops != 12 || n.Link("h3:eth0").ATM.BA.Config().Limit != 10 {
+		t.Fatalf("limit=10: %d arrived, stats %+v", len(at), st)
+	}
 	a = set("h3:eth0", "")
 	for _, d := range a {
-		if d.After.Impair.Delay != time.Millisecond || d.After.Impair.Loss != 0.001 {
+		if d.After.Impair.Delay != time.Millisecond || d.After.Impair.Loss != 0.001 || d.After.Impair.Limit != 0 {
 			t.Fatalf("reset %+v", d.After)
 		}
 	}
