@@ -123,7 +123,7 @@ func runChild(ctx context.Context, bin string, args, env []string, log string) e
 	cmd.WaitDelay = 30 * time.Second
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("atmlab %s: %w", strings.Join(args[:2], " "), err)
+		return fmt.Errorf("atmlab %s: %w: %s", strings.Join(args[:2], " "), err, lastLine(log))
 	}
 	return nil
 }
@@ -134,4 +134,11 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// lastLine returns the last line a child wrote to its log: why it failed.
+func lastLine(log string) string {
+	b, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

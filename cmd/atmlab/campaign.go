@@ -33,6 +33,9 @@ func newCampaign(opts *options) *cobra.Command {
 			"  /scratch/whatif/submit.sh\n\nDocumentation: README.md, section Campaigns.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if engine == "" {
+				return usageError{fmt.Errorf("campaign needs --engine slurm, kubernetes or local")}
+			}
 			eng, err := campaign.ParseEngine(engine)
 			if err != nil {
 				return usageError{err}
@@ -105,6 +108,5 @@ func newCampaign(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&quick, "quick", false, "each shard runs lab run --quick")
 	c.Flags().StringVar(&bin, "atmlab", "", "the atmlab the Slurm tasks and local shards run (default: this one; on a cluster, a path every node sees)")
 	c.Flags().StringVar(&image, "image", campaign.DefaultImage, "the container image the Kubernetes pods run, with atmlab (and for real time iperf3) on its PATH")
-	c.MarkFlagRequired("engine")
 	return c
 }
