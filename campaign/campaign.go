@@ -2,7 +2,7 @@
 // scheduler and writes what that scheduler needs to run them: a Slurm job
 // array and a dependent merge job, or a Kubernetes Indexed Job and a merge
 // Job. Every shard runs `atmlab lab run FILE --shard K/N --out DIR/shard-K`
-// and the merge runs `atmlab report DIR/shard-* --out DIR`; the scheduler
+// and the merge runs `atmlab report DIR/shard-*/ --out DIR`; the scheduler
 // does the rest. The local engine (local.go) runs the same commands itself.
 //
 //	lab.yaml --campaign--> shard-1 .. shard-N --report--> DIR/report.html

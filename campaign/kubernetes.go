@@ -130,7 +130,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		},
 	}
 
-	mergeScript := "set -eu\nexec atmlab report " + kubeResultsDir + "/shard-* --out " + kubeResultsDir + "\n"
+	mergeScript := "set -eu\nexec atmlab report " + kubeResultsDir + "/shard-*/ --out " + kubeResultsDir + "\n"
 	mergePod := corev1.PodSpec{
 		RestartPolicy:   corev1.RestartPolicyNever,
 		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(kubeNobody))},

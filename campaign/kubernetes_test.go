@@ -150,7 +150,7 @@ func TestKubernetesManifest(t *testing.T) {
 				merge.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != pvc.Name || mc.VolumeMounts[0].MountPath != "/results" {
 				t.Errorf("merge job %s: %+v; want nobody without capabilities, the claim at /results", merge.Name, merge.Spec.Template.Spec)
 			}
-			if got := runScript(t, mc.Command); got != "report /results/shard-* --out /results" { // no shard folders here: the glob stays
+			if got := runScript(t, mc.Command); got != "report /results/shard-*/ --out /results" { // no shard folders here: the glob stays
 				t.Errorf("merge ran atmlab %q", got)
 			}
 		})

@@ -85,7 +85,7 @@ feed:
 	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: the shards' results so far are in %s (atmlab report %s/shard-* --out %s merges them)", p.Out, p.Out, p.Out)
+		return fmt.Errorf("interrupted: the shards' results so far are in %s (atmlab report %s/shard-*/ --out %s merges them)", p.Out, p.Out, p.Out)
 	}
 	var dirs []string
 	for k := 1; k <= p.Shards; k++ {

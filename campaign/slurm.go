@@ -51,7 +51,7 @@ func SlurmFiles(p Plan) ([]File, error) {
 	fmt.Fprintf(&merge, "#SBATCH --output=%s\n", p.Out+"/merge.log")
 	fmt.Fprintf(&merge, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n")
 	fmt.Fprintf(&merge, "set -eu\n")
-	fmt.Fprintf(&merge, "exec %s report %s/shard-* --out %s\n", quote(p.Binary), quote(p.Out), quote(p.Out))
+	fmt.Fprintf(&merge, "exec %s report %s/shard-*/ --out %s\n", quote(p.Binary), quote(p.Out), quote(p.Out))
 
 	var sub strings.Builder
 	fmt.Fprintf(&sub, "#!/bin/sh\n")

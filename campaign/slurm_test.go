@@ -46,8 +46,9 @@ func TestSlurmFiles(t *testing.T) {
 	}
 	for k := 1; k <= 4; k++ {
 		os.Mkdir(p.ShardDir(k), 0o755)
+		os.WriteFile(p.ShardDir(k)+".log", nil, 0o644) // the task's log, beside its folder: not merged
 	}
-	if got, want := run(SlurmMerge), "report "+out+"/shard-1 "+out+"/shard-2 "+out+"/shard-3 "+out+"/shard-4 --out "+out; got != want {
+	if got, want := run(SlurmMerge), "report "+out+"/shard-1/ "+out+"/shard-2/ "+out+"/shard-3/ "+out+"/shard-4/ --out "+out; got != want {
 		t.Errorf("merge ran atmlab %q, want %q", got, want)
 	}
 	if got := run(SlurmSubmit); !strings.Contains(got, "shards: job 7 (array 1-4), merge: job 8") {

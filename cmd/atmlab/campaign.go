@@ -20,7 +20,7 @@ func newCampaign(opts *options) *cobra.Command {
 		Short: "Cut a lab's campaign into shards for Slurm, Kubernetes or this machine, and merge them",
 		Long: "Cut the lab's campaign (every point of its experiments, variants and sweep) into N shards that\n" +
 			"each run `atmlab lab run FILE --shard K/N --out DIR/shard-K` and a merge that runs\n" +
-			"`atmlab report DIR/shard-* --out DIR`, and write what the engine needs into DIR:\n" +
+			"`atmlab report DIR/shard-*/ --out DIR`, and write what the engine needs into DIR:\n" +
 			"  slurm       shards.sbatch (#SBATCH --array=1-N), merge.sbatch and submit.sh, which queues the\n" +
 			"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
 			"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
