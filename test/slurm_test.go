@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,9 +220,8 @@ func tail(s string, n int) string {
 	return s
 }
 
-// slurmLab is a quick virtual-time campaign: 8 points, a few seconds each
-// shard.
-const slurmLab = `name: slurmit
+// slurmLab is a quick campaign (NAME is replaced by a fresh lab name).
+const slurmLab = `name: NAME
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}
@@ -233,26 +233,44 @@ topology:
     - endpoints: ["h2:eth0", "sw1:p2"]
       ethernet: {rate: 100M}
 experiments:
-  - {name: grid, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR, UDP_RR], sizes: [512, 1472], duration: 200ms, interval: 100ms}
+  - {name: grid, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR, UDP_RR], sizes: SIZES, duration: DURATION, interval: 100ms}
 `
 
-// TestSlurmCampaign submits a virtual-time campaign in 4 shards to a real
-// one-node Slurm (slurm-wlm, munge) with the scripts atmlab campaign
-// writes, waits for the array and its merge job and checks the merged
-// report holds every point once.
+// TestSlurmCampaign submits campaigns to a real one-node Slurm (slurm-wlm,
+// munge) with the scripts atmlab campaign writes: a virtual-time one of 8
+// points in 4 shards and a real-time one of 4 points in 2 (its tasks build
+// real namespaces on the node). It waits for each array and its merge job
+// and checks that the merge ran after every task and that the merged
+// results hold every point once.
 func TestSlurmCampaign(t *testing.T) {
 	requireRoot(t, "munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo", "unshare", "nsenter")
 	s := startSlurm(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "slurmit.yaml")
-	os.WriteFile(file, []byte(slurmLab), 0o644)
-	out := filepath.Join(s.dir, "campaign") // a folder the jobs (root) and the test share
-	if b, err := exec.Command(atmlab, "campaign", file, "--engine", "slurm", "--shards", "4", "--clock", "virtual", "--out", out).CombinedOutput(); err != nil {
+	for _, tc := range []struct {
+		clock, sizes, duration string
+		shards, points         int
+	}{
+		{"virtual", "[512, 1472]", "200ms", 4, 8},
+		{"real", "[1472]", "1s", 2, 4},
+	} {
+		t.Run(tc.clock, func(t *testing.T) {
+			lab := strings.NewReplacer("NAME", labName(), "SIZES", tc.sizes, "DURATION", tc.duration).Replace(slurmLab)
+			file := filepath.Join(t.TempDir(), "slurmit.yaml")
+			os.WriteFile(file, []byte(lab), 0o644)
+			out := filepath.Join(s.dir, "campaign-"+tc.clock) // a folder the jobs (root) and the test share
+			s.campaign(t, file, out, tc.clock, tc.shards, tc.points)
+		})
+	}
+}
+
+// campaign runs one campaign through Slurm and checks it.
+func (s *slurm) campaign(t *testing.T, file, out, clock string, shards, points int) {
+	n := strconv.Itoa(shards)
+	if b, err := exec.Command(atmlab, "campaign", file, "--engine", "slurm", "--shards", n, "--clock", clock, "--out", out).CombinedOutput(); err != nil {
 		t.Fatalf("atmlab campaign --engine slurm: %v\n%s", err, b)
 	}
 	start := time.Now()
 	b, err := s.command("sh", filepath.Join(out, "submit.sh")).CombinedOutput()
-	m := regexp.MustCompile(`shards: job (\d+) \(array 1-4\), merge: job (\d+)`).FindStringSubmatch(string(b))
+	m := regexp.MustCompile(`shards: job (\d+) \(array 1-` + n + `\), merge: job (\d+)`).FindStringSubmatch(string(b))
 	if err != nil || m == nil {
 		t.Fatalf("submit.sh: %v\n%s", err, b)
 	}
@@ -261,24 +279,26 @@ func TestSlurmCampaign(t *testing.T) {
 		st := s.jobState(merge)
 		return st != "" && st != "PENDING" && st != "RUNNING"
 	})
-	t.Logf("4 shards and the merge through Slurm in %v", time.Since(start).Round(100*time.Millisecond))
+	t.Logf("%d %s-time shards and the merge through Slurm in %v", shards, clock, time.Since(start).Round(100*time.Millisecond))
 	logs := func() string {
 		var all strings.Builder
-		for _, f := range []string{"shard-1.log", "shard-2.log", "shard-3.log", "shard-4.log", "merge.log"} {
-			b, _ := os.ReadFile(filepath.Join(out, f))
-			fmt.Fprintf(&all, "== %s\n%s\n", f, tail(string(b), 600))
+		for k := 1; k <= shards; k++ {
+			b, _ := os.ReadFile(filepath.Join(out, fmt.Sprintf("shard-%d.log", k)))
+			fmt.Fprintf(&all, "== shard-%d.log\n%s\n", k, tail(string(b), 600))
 		}
+		b, _ := os.ReadFile(filepath.Join(out, "merge.log"))
+		fmt.Fprintf(&all, "== merge.log\n%s\n", tail(string(b), 600))
 		return all.String()
 	}
-	if st := s.jobState(array); st != "COMPLETED COMPLETED COMPLETED COMPLETED" {
-		t.Fatalf("array job %s: %q, want 4 tasks COMPLETED\n%s", array, st, logs())
+	if st := s.jobState(array); st != strings.TrimSpace(strings.Repeat("COMPLETED ", shards)) {
+		t.Fatalf("array job %s: %q, want %d tasks COMPLETED\n%s", array, st, shards, logs())
 	}
 	if st := s.jobState(merge); st != "COMPLETED" {
 		t.Fatalf("merge job %s: %q\n%s", merge, st, logs())
 	}
 	// The merge began once the last shard had ended (afterany).
 	tasks, mergeJob := s.times(array), s.times(merge)
-	if len(tasks) != 4 || len(mergeJob) != 1 {
+	if len(tasks) != shards || len(mergeJob) != 1 {
 		t.Fatalf("times of the tasks %v, of the merge %v", tasks, mergeJob)
 	}
 	for _, task := range tasks {
@@ -291,12 +311,19 @@ func TestSlurmCampaign(t *testing.T) {
 	seen := map[string]int{}
 	for _, r := range recs {
 		seen[fmt.Sprintf("%v %v", r["test"], r["size"])]++
-		if res, _ := r["result"].(map[string]any); res["error"] != nil {
-			t.Errorf("point %v %v failed: %v", r["test"], r["size"], res["error"])
+		res, _ := r["result"].(map[string]any)
+		if res["error"] != nil || r["clock"] != nil && r["clock"] != clock {
+			t.Errorf("point %v %v (%v time): %v", r["test"], r["size"], r["clock"], res["error"])
 		}
+		bps, _ := res["throughput_bps"].(float64)
+		tps, _ := res["transactions_per_sec"].(float64)
+		if bps == 0 && tps == 0 {
+			t.Errorf("point %v %v measured nothing: %v", r["test"], r["size"], res)
+		}
+		t.Logf("%v %v: %.2f Mbit/s, %.0f transactions/s", r["test"], r["size"], bps/1e6, tps)
 	}
-	if len(recs) != 8 || len(seen) != 8 {
-		t.Errorf("merged results: %d records, %d points (%v), want the campaign's 8 once each\n%s", len(recs), len(seen), seen, logs())
+	if len(recs) != points || len(seen) != points {
+		t.Errorf("merged results: %d records, %d points (%v), want the campaign's %d once each\n%s", len(recs), len(seen), seen, points, logs())
 	}
 	for _, f := range []string{"report.html", "report.md"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
