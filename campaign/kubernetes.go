@@ -35,16 +35,23 @@ const (
 // builds network namespaces and mounts them under /run/netns (SYS_ADMIN),
 // makes TAPs, veths, addresses, routes and qdiscs in them (NET_ADMIN), and
 // probes each host's path with an ICMP socket (NET_RAW). `atmlab up`, its
-// exec and a lab run were tested under capsh with exactly these (README:
-// campaigns); with any one of them dropped, up fails.
+// exec and a lab run were tested under capsh with exactly these, and up
+// with /proc/sys read-only as in a container, then remounted (README:
+// Campaigns); with any one of them dropped, up fails.
 var RealTimeCapabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
+
+// remountSysctls makes /proc/sys writable again in a real-time shard's
+// container: the runtime mounts it read-only, and a lab writes its hosts'
+// sysctls there (in their own namespaces: the node's are not touched).
+const remountSysctls = "[ -w /proc/sys/net/ipv4/ip_forward ] || mount -o remount,bind,rw /proc/sys\n"
 
 // KubernetesObjects returns the campaign's objects: a ConfigMap holding the
 // lab file, a ReadWriteMany claim for the results, the Indexed Job whose
 // pod with completion index I runs shard I+1 of N into
 // /results/shard-<I+1>, and the merge Job that renders /results/report.html
-// from them. Real-time pods run as root with RealTimeCapabilities only and
-// the host's /dev/net/tun, one per node (anti-affinity: two labs on one
+// from them. Real-time pods run as root with RealTimeCapabilities only,
+// AppArmor unconfined (mounts), /proc/sys made writable and the host's
+// /dev/net/tun, one per node (anti-affinity: two labs on one
 // machine would measure over each other); virtual-time pods run as nobody
 // with no capabilities at all. lab is the lab file's content.
 func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.PersistentVolumeClaim, shards, merge *batchv1.Job) {
@@ -75,7 +82,11 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		{Name: "results", MountPath: kubeResultsDir},
 	}
 	shardArgs := p.ShardArgs(path.Join(kubeLabDir, kubeLabKey), "$k", "$out")
-	script := "set -eu\nk=$((JOB_COMPLETION_INDEX + 1))\nout=" + kubeResultsDir + "/shard-$k\nexec " + command("atmlab", shardArgs) + "\n"
+	script := "set -eu\nk=$((JOB_COMPLETION_INDEX + 1))\nout=" + kubeResultsDir + "/shard-$k\n"
+	if p.Clock == "real" {
+		script += remountSysctls
+	}
+	script += "exec " + command("atmlab", shardArgs) + "\n"
 	shard := corev1.Container{
 		Name:    "shard",
 		Image:   p.Image,
@@ -98,6 +109,9 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 			AllowPrivilegeEscalation: ptr(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: RealTimeCapabilities},
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			// The runtime's default AppArmor profile forbids mount, which a
+			// lab needs for /run/netns and remountSysctls.
+			AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
 		}
 		shard.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
 		charDev := corev1.HostPathCharDev

@@ -125,6 +125,9 @@ func TestKubernetesManifest(t *testing.T) {
 			switch clock {
 			case "real":
 				tun := vols["tun"].HostPath
+				if sc.AppArmorProfile == nil || sc.AppArmorProfile.Type != corev1.AppArmorProfileTypeUnconfined || !strings.Contains(c.Command[2], "\n[ -w /proc/sys/net/ipv4/ip_forward ] || mount -o remount,bind,rw /proc/sys\nexec atmlab") {
+					t.Errorf("real-time shard: AppArmor %+v, script %q; want unconfined (mounts) and /proc/sys remounted writable before atmlab", sc.AppArmorProfile, c.Command[2])
+				}
 				if !common || *sc.RunAsUser != 0 || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}) ||
 					tun == nil || tun.Path != "/dev/net/tun" || *tun.Type != corev1.HostPathCharDev || mounts["tun"] != "/dev/net/tun" || len(vols) != 3 {
 					t.Errorf("real-time shard: security %+v caps %+v, tun %+v at %q; want root with NET_ADMIN, NET_RAW, SYS_ADMIN only and /dev/net/tun", sc, sc.Capabilities, tun, mounts["tun"])
@@ -134,6 +137,9 @@ func TestKubernetesManifest(t *testing.T) {
 					t.Errorf("real-time shards must keep to one per node: anti-affinity %+v, labels %v", aa, s.Template.Labels)
 				}
 			case "virtual":
+				if sc.AppArmorProfile != nil || strings.Contains(c.Command[2], "mount") {
+					t.Errorf("virtual-time shard: AppArmor %+v, script %q; want the runtime's default, no mounts", sc.AppArmorProfile, c.Command[2])
+				}
 				if !common || *sc.RunAsUser != 65534 || !*sc.RunAsNonRoot || len(sc.Capabilities.Add) != 0 || len(vols) != 2 || pod.Affinity != nil {
 					t.Errorf("virtual-time shard: security %+v caps %+v volumes %v affinity %v; want nobody with no capabilities, no host paths", sc, sc.Capabilities, vols, pod.Affinity)
 				}
@@ -175,6 +181,7 @@ func runScript(t *testing.T, command []string, env ...string) string {
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "atmlab"), []byte("#!/bin/sh\necho \"$@\"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "mount"), []byte("#!/bin/sh\n"), 0o755) // a real-time shard's remount of /proc/sys
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = append([]string{"PATH=" + dir + ":/usr/bin:/bin"}, env...)
 	out, err := cmd.CombinedOutput()

@@ -25,7 +25,8 @@ func newCampaign(opts *options) *cobra.Command {
 			"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
 			"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
 			"              completion index I runs shard I+1), merge.yaml (the merge Job) and submit.sh; real-\n" +
-			"              time pods keep only NET_ADMIN, NET_RAW and SYS_ADMIN, virtual-time pods none\n" +
+			"              time pods run as root with only NET_ADMIN, NET_RAW and SYS_ADMIN (AppArmor unconfined:\n" +
+			"              mounts), one per node; virtual-time pods as nobody with nothing\n" +
 			"  local       runs the shards here and merges them: real time one after another, virtual time\n" +
 			"              as many at once as there are CPUs (GOMAXPROCS)\n" +
 			"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
