@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -277,4 +280,60 @@ func discovery() http.Handler {
 		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 			Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound, Message: r.URL.Path + " not found"})
 	})
+}
+
+// TestKubernetesSubmit runs submit.sh with a fake kubectl: the merge Job
+// is applied once the Indexed Job has ended, complete or failed, and the
+// wait for the other outcome is stopped.
+func TestKubernetesSubmit(t *testing.T) {
+	for _, outcome := range []string{"Complete", "Failed"} {
+		dir := t.TempDir()
+		fs, err := KubernetesFiles(testPlan("virtual"), []byte(testLab))
+		for name, data := range files(t, fs, err) {
+			os.WriteFile(filepath.Join(dir, name), data, 0o755)
+		}
+		fake := filepath.Join(dir, "bin")
+		os.Mkdir(fake, 0o755)
+		// wait for the outcome returns at once, for the other never (exec: the
+		// script's kill must reach the sleep).
+		os.WriteFile(filepath.Join(fake, "kubectl"), []byte(`#!/bin/sh
+echo "$*" >>`+filepath.Join(dir, "calls")+`
+case "$*" in
+*"wait --for=condition=`+outcome+` "*|*merge*) exit 0;;
+wait*) echo $$ >`+filepath.Join(dir, "waitpid")+`; exec sleep 30;;
+esac
+`), 0o755)
+		cmd := exec.Command("bash", filepath.Join(dir, KubeSubmit))
+		cmd.Env = []string{"PATH=" + fake + ":/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "report: /results/report.html in volume claim atmlab-lab-1-results") {
+			t.Fatalf("submit.sh (%s): %v\n%s", outcome, err, out)
+		}
+		calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+		lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+		slices.Sort(lines[1:3]) // the two waits start in either order
+		want := []string{
+			"apply -f campaign.yaml",
+			"wait --for=condition=Complete --timeout=-1s job/atmlab-lab-1",
+			"wait --for=condition=Failed --timeout=-1s job/atmlab-lab-1",
+			"apply -f merge.yaml",
+			"wait --for=condition=Complete --timeout=10m job/atmlab-lab-1-merge",
+		}
+		if !slices.Equal(lines, want) {
+			t.Errorf("%s: kubectl called with\n%s\nwant\n%s", outcome, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "waitpid"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		for i := 0; pid > 0 && syscall.Kill(pid, 0) == nil; i++ { // gone once killed and reaped
+			if i == 50 {
+				t.Errorf("%s: the other wait (pid %d) was left running", outcome, pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if pid == 0 {
+			t.Errorf("%s: the fake's other wait never ran", outcome)
+		}
+	}
 }
