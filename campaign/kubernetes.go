@@ -202,13 +202,11 @@ func KubernetesFiles(p Plan, lab []byte) ([]File, error) {
 	}
 	head := fmt.Sprintf("# atmlab campaign: lab %s in %d shards, %s time (image %s). Submit with ./%s.\n", p.Name, p.Shards, p.Clock, p.Image, KubeSubmit)
 	var sub strings.Builder
-	fmt.Fprintf(&sub, "#!/bin/bash\n")
+	fmt.Fprintf(&sub, "#!/bin/sh\n")
 	fmt.Fprintf(&sub, "# Run the campaign: the shards' Indexed Job, then the merge once it has ended, complete or failed.\n")
 	fmt.Fprintf(&sub, "set -eu\ncd \"$(dirname \"$0\")\"\n")
 	fmt.Fprintf(&sub, "kubectl apply -f %s\n", KubeShards)
-	fmt.Fprintf(&sub, "kubectl wait --for=condition=Complete --timeout=-1s job/%s & ok=$!\n", shards.Name)
-	fmt.Fprintf(&sub, "kubectl wait --for=condition=Failed --timeout=-1s job/%s & failed=$!\n", shards.Name)
-	fmt.Fprintf(&sub, "wait -n \"$ok\" \"$failed\" || true\nkill \"$ok\" \"$failed\" 2>/dev/null || true\n")
+	fmt.Fprintf(&sub, "until kubectl get job/%s -o jsonpath='{.status.conditions[?(@.status==\"True\")].type}' | grep -qwE 'Complete|Failed'; do sleep 10; done\n", shards.Name)
 	fmt.Fprintf(&sub, "kubectl apply -f %s\n", KubeMerge)
 	fmt.Fprintf(&sub, "kubectl wait --for=condition=Complete --timeout=10m job/%s\n", merge.Name)
 	fmt.Fprintf(&sub, "echo \"report: %s/report.html in volume claim %s\"\n", kubeResultsDir, pvc.Name)
