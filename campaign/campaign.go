@@ -131,9 +131,9 @@ func quote(s string) string {
 
 var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=+,@%-]+$`)
 
-// command joins a program and its arguments into a shell command line;
-// arguments that start with a dollar sign are left for the shell to expand
-// (inside double quotes).
+// command joins a program and its arguments into a shell command line.
+// An argument holding a dollar sign is put in double quotes for the shell
+// to expand: callers pass only their own variable references so ("$k/4").
 func command(prog string, args []string) string {
 	words := []string{quote(prog)}
 	for _, a := range args {

@@ -31,7 +31,7 @@ func newCampaign(opts *options) *cobra.Command {
 			"              as many at once as there are CPUs (GOMAXPROCS)\n" +
 			"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
 			"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
-			"  /scratch/whatif/submit.sh\n\nDocumentation: README.md, section Campaigns.",
+			"  /scratch/whatif/submit.sh\n\nDocumentation: README.md, section Campaigns on a cluster.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if engine == "" {
