@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+func newCampaign(opts *options) *cobra.Command {
+	var engine, out, clock, bin, image string
+	var shards int
+	var quick bool
+	c := &cobra.Command{
+		Use:   "campaign FILE --engine slurm|kubernetes|local --shards N --out DIR",
+		Short: "Cut a lab's campaign into shards for Slurm, Kubernetes or this machine, and merge them",
+		Long: "Cut the lab's campaign (every point of its experiments, variants and sweep) into N shards that\n" +
+			"each run `atmlab lab run FILE --shard K/N --out DIR/shard-K` and a merge that runs\n" +
+			"`atmlab report DIR/shard-*/ --out DIR`, and write what the engine needs into DIR:\n" +
+			"  slurm       shards.sbatch (#SBATCH --array=1-N), merge.sbatch and submit.sh, which queues the\n" +
+			"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
+			"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
+			"              completion index I runs shard I+1), merge.yaml (the merge Job) and submit.sh; real-\n" +
+			"              time pods run as root with only NET_ADMIN, NET_RAW and SYS_ADMIN (AppArmor unconfined:\n" +
+			"              mounts), one per node; virtual-time pods as nobody with nothing\n" +
+			"  local       runs the shards here and merges them: real time one after another, virtual time\n" +
+			"              as many at once as there are CPUs (GOMAXPROCS)\n" +
+			"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
+			"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
+			"  /scratch/whatif/submit.sh\n\nDocumentation: README.md, section Campaigns on a cluster.",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if engine == "" {
+				return usageError{fmt.Errorf("campaign needs --engine slurm, kubernetes or local")}
+			}
+			eng, err := campaign.ParseEngine(engine)
+			if err != nil {
+				return usageError{err}
+			}
+			if out == "" {
+				return usageError{fmt.Errorf("campaign needs --out DIR: the folder for the engine's files and the results")}
+			}
+			file, err := filepath.Abs(a[0])
+			if err != nil {
+				return err
+			}
+			lab, err := topologies.Load(file)
+			if err != nil {
+				return err
+			}
+			if len(lab.Experiments) == 0 {
+				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
+			}
+			src, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			if out, err = filepath.Abs(out); err != nil {
+				return err
+			}
+			if bin == "" {
+				if bin, err = os.Executable(); err != nil {
+					return err
+				}
+			} else if bin, err = filepath.Abs(bin); err != nil {
+				return err
+			}
+			p := campaign.Plan{Lab: file, Name: lab.Name, Shards: shards, Out: out, Clock: clock, Quick: quick, Binary: bin, Image: image}
+			if err := p.Check(); err != nil {
+				return usageError{err}
+			}
+			var files []campaign.File
+			switch eng {
+			case campaign.Local:
+				return campaign.RunLocal(cmd.Context(), p, nil, cmd.ErrOrStderr())
+			case campaign.Slurm:
+				files, err = campaign.SlurmFiles(p)
+			case campaign.Kubernetes:
+				files, err = campaign.KubernetesFiles(p, src)
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			for _, f := range files {
+				path := filepath.Join(out, f.Name)
+				if err := os.WriteFile(path, f.Data, os.FileMode(f.Mode)); err != nil {
+					return err
+				}
+				if err := os.Chmod(path, os.FileMode(f.Mode)); err != nil { // an older file keeps its mode otherwise
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "submit: %s\n", filepath.Join(out, "submit.sh"))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&engine, "engine", "", "slurm, kubernetes or local")
+	c.Flags().IntVar(&shards, "shards", 1, "how many shards to cut the campaign into (N; shard K of N runs a stable 1/N of its points)")
+	c.Flags().StringVar(&out, "out", "", "folder for the engine's files and the results (shard-K/ each, the merged report)")
+	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root or a rootless lab) or virtual (model time, no privileges)")
+	c.Flags().BoolVar(&quick, "quick", false, "each shard runs lab run --quick")
+	c.Flags().StringVar(&bin, "atmlab", "", "the atmlab the Slurm tasks and local shards run (default: this one; on a cluster, a path every node sees)")
+	c.Flags().StringVar(&image, "image", campaign.DefaultImage, "the container image the Kubernetes pods run, with atmlab (and for real time iperf3) on its PATH")
+	return c
+}
