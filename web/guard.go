@@ -8,13 +8,22 @@ import (
 	"strings"
 )
 
-// Listen binds the live view's address. It refuses an address other hosts
-// can reach (not loopback, or every interface) unless public is set: the
-// page shows the lab to whoever opens it.
+// Listen binds the live view's address (CheckAddr).
 func Listen(addr string, public bool) (net.Listener, error) {
+	a, err := CheckAddr(addr, public)
+	if err != nil {
+		return nil, err
+	}
+	return net.Listen("tcp", a)
+}
+
+// CheckAddr returns the address to bind for addr. It refuses an address
+// other hosts can reach (not loopback, or every interface) unless public
+// is set: the page shows the lab to whoever opens it.
+func CheckAddr(addr string, public bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("bad web address %q: give host:port, such as 127.0.0.1:8080", addr)
+		return "", fmt.Errorf("bad web address %q: give host:port, such as 127.0.0.1:8080", addr)
 	}
 	if strings.EqualFold(host, "localhost") {
 		host = "127.0.0.1"
@@ -22,11 +31,11 @@ func Listen(addr string, public bool) (net.Listener, error) {
 	ip := net.ParseIP(host)
 	switch {
 	case host == "" && !public, ip != nil && !ip.IsLoopback() && !public:
-		return nil, fmt.Errorf("web address %s is reachable from other machines: use a loopback address such as 127.0.0.1:%s, or add --web-public (atmlab web: --public) to mean it", addr, port)
+		return "", fmt.Errorf("web address %s is reachable from other machines: use a loopback address such as 127.0.0.1:%s, or add --web-public (atmlab web: --public) to mean it", addr, port)
 	case host != "" && ip == nil:
-		return nil, fmt.Errorf("bad web address %q: give an IP address, such as 127.0.0.1:8080", addr)
+		return "", fmt.Errorf("bad web address %q: give an IP address, such as 127.0.0.1:8080", addr)
 	}
-	return net.Listen("tcp", net.JoinHostPort(host, port))
+	return net.JoinHostPort(host, port), nil
 }
 
 // allowedHosts are the Host header values that name the listening address:

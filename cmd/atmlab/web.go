@@ -24,10 +24,17 @@ func (f *webFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.public, "web-public", false, "let --web bind an address other machines can reach")
 }
 
-// check refuses --web for a normal user: the lab then runs in a holder's
-// own network namespace, where a browser cannot reach it.
+// check refuses a bad --web before anything is built, and --web for a
+// normal user: the lab then runs in a holder's own network namespace,
+// where a browser cannot reach it.
 func (f *webFlags) check() error {
-	if f.addr != "" && (kernel.NeedsHolder() || kernel.InHolder()) {
+	if f.addr == "" {
+		return nil
+	}
+	if _, err := web.CheckAddr(f.addr, f.public); err != nil {
+		return err
+	}
+	if kernel.NeedsHolder() || kernel.InHolder() {
 		return errors.New("--web needs root (a normal user's lab runs in its own network namespace): start the lab without it and run `atmlab web NAME --listen 127.0.0.1:8080` in another shell")
 	}
 	return nil
