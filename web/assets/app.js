@@ -171,8 +171,18 @@ function update(snap) {
   const drops = (p) => p.drops + p.impair_drops + (p.host_drops || 0) + (p.cpu_drops || 0);
   const cellsTx = (p) => (p.atm ? p.atm.tx_cells : 0);
   const atmSum = (p, k) => (p && p.atm ? p.atm[k] || 0 : 0);
+  // A hub has no ports of its own: what it sends a station is what the
+  // hub's other stations sent on the medium.
+  const kind = {};
+  for (const nd of spec.nodes) kind[nd.name] = nd.kind;
+  const stationsOf = (hub) => spec.links.filter((l) => nodeOf(l.a) === hub || nodeOf(l.b) === hub)
+    .map((l) => (nodeOf(l.a) === hub ? l.b : l.a));
+  const sent = (ep, other) => {
+    if (kind[nodeOf(ep)] !== 'hub') return rate(ep, tx);
+    return stationsOf(nodeOf(ep)).filter((s) => s !== other).reduce((sum, s) => sum + rate(s, tx), 0);
+  };
   spec.links.forEach((l, i) => {
-    const ab = rate(l.a, tx), ba = rate(l.b, tx);
+    const ab = sent(l.a, l.b), ba = sent(l.b, l.a);
     const v = {
       [`${l.a} → ${l.b} bit/s`]: fmtRate(ab) + 'bit/s', [`${l.b} → ${l.a} bit/s`]: fmtRate(ba) + 'bit/s',
       [`utilisation ${l.a} →`]: pct(rate(l.a, busy)), [`utilisation ${l.b} →`]: pct(rate(l.b, busy)),
@@ -265,15 +275,18 @@ function update(snap) {
   }
 }
 
+// chart draws a key's last minute, each series on its own scale.
 function chart(parent, key, names) {
   const h = hist[key] || [];
   const svg = el('svg', {class: 'chart', viewBox: '0 0 400 140', preserveAspectRatio: 'none'}, parent);
   const now = h.length ? h[h.length - 1][0] : 0;
-  const max = Math.max(1e-9, ...h.map((r) => Math.max(r[1], r[2])));
-  const pts = (j) => h.map((r) => `${(400 - (now - r[0]) / HIST_MS * 400).toFixed(1)},${(130 - r[j] / max * 115).toFixed(1)}`).join(' ');
-  el('polyline', {class: 'a', points: pts(1)}, svg);
-  el('polyline', {class: 'b', points: pts(2)}, svg);
-  el('text', {x: 4, y: 12}, svg, `max ${names.fmt(max)} · blue ${names.a}, orange ${names.b} · last minute`);
+  const maxOf = (j) => Math.max(1e-9, ...h.map((r) => r[j]));
+  const ma = maxOf(1), mb = maxOf(2);
+  const pts = (j, max) => h.map((r) => `${(400 - (now - r[0]) / HIST_MS * 400).toFixed(1)},${(132 - r[j] / max * 110).toFixed(1)}`).join(' ');
+  el('polyline', {class: 'a', points: pts(1, ma)}, svg);
+  el('polyline', {class: 'b', points: pts(2, mb)}, svg);
+  el('text', {x: 4, y: 11}, svg, `blue: ${names.a}, max ${names.fmt(ma)}`);
+  el('text', {x: 4, y: 22}, svg, `orange: ${names.b}, max ${names.fmtB ? names.fmtB(mb) : names.fmt(mb)} · last minute`);
 }
 
 function detail() {
@@ -290,7 +303,7 @@ function detail() {
     const nd = spec.nodes.find((n) => n.name === selected.id);
     key = 'node:' + nd.name;
     title = `${nd.kind} ${nd.name}` + (nd.interfaces ? ` (${nd.interfaces.join(', ')})` : '');
-    names = {hub: {a: 'utilisation', b: 'collisions/s', fmt: (x) => x.toFixed(2)},
+    names = {hub: {a: 'utilisation', b: 'collisions/s', fmt: pct, fmtB: (x) => x.toFixed(0)},
       'atm-switch': {a: 'cells/s in', b: 'cells/s out', fmt: (x) => x.toFixed(0)},
       router: {a: 'forwarded/s', b: 'TTL expired/s', fmt: (x) => x.toFixed(0)}}[nd.kind] ||
       {a: 'sent', b: 'received', fmt: (x) => fmtRate(x) + 'bit/s'};
@@ -319,7 +332,11 @@ function drawRun(run) {
   $('run-eta').textContent = p.eta_ns < 0 ? '?' : Math.round(p.eta_ns / 1e9) + ' s';
   const svg = $('run-chart');
   svg.textContent = '';
-  const rs = run.results.filter((r) => r.throughput_bps > 0);
+  // the experiment being measured, else the last one measured
+  const last = run.results.length ? run.results[run.results.length - 1] : null;
+  const exp = p.point ? p.point.experiment : last && last.experiment;
+  const rs = run.results.filter((r) => r.throughput_bps > 0 && r.experiment === exp);
+  $('run-exp').textContent = exp ? `${exp}: throughput against message size` : '';
   if (!rs.length) return;
   const sizes = rs.map((r) => r.size), ymax = Math.max(...rs.map((r) => Math.max(r.throughput_bps, r.ceiling_bps)));
   const lx0 = Math.log(Math.max(1, Math.min(...sizes))), lx1 = Math.log(Math.max(...sizes)) + 1e-9;
