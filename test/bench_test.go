@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // TestBenchTable prints the benchmark table of the README (`make bench`).
@@ -192,7 +193,7 @@ func TestBenchLiveView(t *testing.T) {
 // in headless chromium (polling four times a second), and the emulator's
 // CPU both ways.
 func benchLiveView(t *testing.T, row func(...string)) {
-	ctx := browser(t)
+	ctx := headless.New(t)
 	for _, c := range []struct {
 		name, rate string
 		args       []string

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // TestLiveViewScreenshot takes the README's picture of the live view
@@ -45,7 +47,7 @@ func TestLiveViewScreenshot(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("lab run printed no live view URL")
 	}
-	ctx := browser(t)
+	ctx := headless.New(t)
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 860), chromedp.Navigate(url))

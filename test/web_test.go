@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // liveView returns the URL (with its token) that up --web printed.
@@ -53,7 +55,7 @@ func TestWebLive(t *testing.T) {
 	requireRoot(t, "iperf3", "ping")
 	r := up(t, setLab, "--web", "127.0.0.1:0")
 	url := r.liveView()
-	ctx := browser(t)
+	ctx := headless.New(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`[data-node="sw1"]`))); err != nil {
 		t.Fatal(err)
 	}

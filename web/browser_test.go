@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // run runs a browser action or fails the test.
@@ -23,7 +25,8 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 // The page draws every node and link of the lab, and its live rates.
 func TestBrowserShowsLab(t *testing.T) {
 	_, f, addr := serve(t)
-	ctx := browser(t)
+	ctx, cancel := context.WithTimeout(headless.New(t), time.Minute)
+	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-node="sw1"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,8 @@ func applyOnPage(t *testing.T, ctx context.Context, url, direction, settings str
 // the lab.
 func TestBrowserSet(t *testing.T) {
 	s, f, addr := serve(t)
-	ctx := browser(t)
+	ctx, cancel := context.WithTimeout(headless.New(t), time.Minute)
+	defer cancel()
 	status, text := applyOnPage(t, ctx, "http://"+addr+"/", "h1:eth0", "delay=20ms")
 	if status != "403" || !strings.Contains(text, "token") || len(f.changes) != 0 {
 		t.Fatalf("without the token: %s %q, changes %q; want 403 and nothing changed", status, text, f.changes)
