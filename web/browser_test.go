@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/atmlab/atmlab/internal/headless"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // run runs a browser action or fails the test.
@@ -81,5 +83,38 @@ func TestBrowserSet(t *testing.T) {
 	status, text = applyOnPage(t, ctx, strings.Replace("http://"+addr+"/?token="+s.Token, "127.0.0.1", "localhost", 1), "h1:eth0", "delay=20ms")
 	if status != "200" || len(f.changes) != 1 || f.changes[0] != "h1:eth0 h1:eth0 delay=20ms" {
 		t.Fatalf("with the token: %s %q, changes %q", status, text, f.changes)
+	}
+}
+
+// Every node and link of the shipped labs with hubs, ATM switches and
+// routers draws and opens its counters and chart without a script error.
+func TestBrowserEveryKind(t *testing.T) {
+	ctx, cancel := context.WithTimeout(headless.New(t), 2*time.Minute)
+	defer cancel()
+	for _, file := range []string{"../topologies/praktikum.yaml", "../topologies/gns3-mpls.yaml", "../topologies/cernet-atm.yaml"} {
+		lab, err := topologies.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, f, addr := serve(t)
+		f.spec = lab.Spec()
+		s.SetSource(f)
+		run(t, ctx, chromedp.Steps(chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-node]`))))
+		run(t, ctx, chromedp.Poll[bool](`Number(document.body.dataset.polls || 0) >= 2`, chromedp.WithPollingTimeout(10*time.Second)))
+		for _, n := range f.spec.Nodes {
+			run(t, ctx, chromedp.Click(chromedp.CSS(`[data-node="`+n.Name+`"]`)))
+			run(t, ctx, chromedp.Poll[bool](`document.querySelector('#detail h2').textContent.includes(`+strconv.Quote(" "+n.Name)+`) && document.querySelector('#detail polyline') !== null`, chromedp.WithPollingTimeout(5*time.Second)))
+		}
+		for i := range f.spec.Links {
+			run(t, ctx, chromedp.Evaluate[any](`document.querySelector('#link-`+strconv.Itoa(i)+`').dispatchEvent(new MouseEvent('click', {bubbles: true}))`))
+			run(t, ctx, chromedp.Poll[bool](`document.querySelector('#detail h2').textContent.startsWith('link ')`, chromedp.WithPollingTimeout(5*time.Second)))
+		}
+		if errs := run(t, ctx, chromedp.Evaluate[[]string](`window.atmlabErrors`)); len(errs) > 0 {
+			t.Errorf("%s: script errors %q", file, errs)
+		}
+		nodes := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-node]').length`))
+		if nodes != len(f.spec.Nodes) {
+			t.Errorf("%s: page shows %d nodes of %d", file, nodes, len(f.spec.Nodes))
+		}
 	}
 }

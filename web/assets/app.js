@@ -14,6 +14,10 @@ let selected = null;    // {kind: 'node'|'link', id}
 const hist = {};        // key -> [[t, a, b], ...] of the last minute
 const live = {};        // key -> {label: value} of the latest rates
 let polls = 0;
+// Script errors are kept for the browser tests to read.
+window.atmlabErrors = [];
+window.addEventListener('error', (e) => window.atmlabErrors.push(String(e.message)));
+window.addEventListener('unhandledrejection', (e) => window.atmlabErrors.push(String(e.reason)));
 
 function el(tag, attrs, parent, text) {
   const e = document.createElementNS(SVG, tag);
