@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -49,10 +50,11 @@ type Server struct {
 	hosts    map[string]bool
 	mux      *http.ServeMux
 
-	mu   sync.Mutex
-	src  Source
-	spec *topologies.Spec
-	run  *runState
+	mu       sync.Mutex
+	src      Source
+	spec     *topologies.Spec
+	run      *runState
+	explorer http.Handler // the sawtooth explorer, at /explorer/
 
 	snapMu sync.Mutex // one snapshot at a time; the others wait for it
 	snap   []byte
@@ -86,14 +88,29 @@ const maxResults = 10000
 func New(ln net.Listener, src Source) *Server {
 	b := make([]byte, 16)
 	rand.Read(b)
-	s := &Server{Token: hex.EncodeToString(b), Interval: DefaultInterval, hosts: allowedHosts(ln.Addr()), src: src}
+	s := &Server{Token: hex.EncodeToString(b), Interval: DefaultInterval, hosts: allowedHosts(ln.Addr()), src: src,
+		explorer: explorer.Handler("")}
 	s.mux = http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /", http.FileServerFS(static))
 	s.mux.HandleFunc("GET /api/topology", s.topology)
 	s.mux.HandleFunc("GET /api/stats", s.stats)
 	s.mux.HandleFunc("POST /api/set", s.set)
+	s.mux.Handle("GET /explorer/", http.StripPrefix("/explorer", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		h := s.explorer
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})))
 	return s
+}
+
+// ExplorerResults has the sawtooth explorer (at /explorer/) plot the
+// measured points of the results folder dir, as a lab run writes it.
+func (s *Server) ExplorerResults(dir string) {
+	s.mu.Lock()
+	s.explorer = explorer.Handler(dir)
+	s.mu.Unlock()
 }
 
 // URL is the address to open, with the token that allows changes.
@@ -141,7 +158,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+	if !strings.HasPrefix(r.URL.Path, "/explorer/") { // the explorer's page has an inline handler
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

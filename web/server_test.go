@@ -327,3 +327,23 @@ func TestAssetsOffline(t *testing.T) {
 		}
 	}
 }
+
+// The sawtooth explorer is mounted at /explorer/, behind the same Host
+// check, with a lab run's results folder once given.
+func TestExplorerMounted(t *testing.T) {
+	s, _, addr := serve(t)
+	if code, body := do(t, "GET", addr, "/explorer/", "", "", "", ""); code != 200 || !strings.Contains(body, "explorer.js") {
+		t.Fatalf("explorer page: %d %.200s", code, body)
+	}
+	code, body := do(t, "GET", addr, "/explorer/figures?size=1472", "", "", "", "")
+	if code != 200 || !strings.Contains(body, `"rows"`) {
+		t.Fatalf("explorer figures: %d %.300s", code, body)
+	}
+	if code, _ := do(t, "GET", addr, "/explorer/figures?size=1472", "evil.example", "", "", ""); code != 403 {
+		t.Errorf("explorer with a foreign Host: %d, want 403", code)
+	}
+	s.ExplorerResults(t.TempDir()) // an empty folder: a lab run before its first point
+	if code, body := do(t, "GET", addr, "/explorer/figures?size=1472", "", "", "", ""); code != 200 {
+		t.Errorf("explorer over an empty results folder: %d %.300s", code, body)
+	}
+}

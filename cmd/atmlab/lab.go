@@ -155,6 +155,7 @@ func newLabRun(opts *options) *cobra.Command {
 			var watch func(harness.Progress)
 			if live != nil {
 				watch = live.Watch
+				live.ExplorerResults(out) // the explorer plots the points as they land
 			}
 			var runErr error
 			total := 0
