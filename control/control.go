@@ -26,7 +26,7 @@ import (
 
 // request is one line a client sends on a lab's control socket.
 type request struct {
-	Op       string `json:"op"` // "stats", "capture" or "set"
+	Op       string `json:"op"` // "stats", "capture", "set" or "topology"
 	Endpoint string `json:"endpoint,omitempty"`
 	Cells    bool   `json:"cells,omitempty"` // capture an ATM link's cells, not its PDUs
 	// set's direction (a sending endpoint, or both) and change
@@ -39,6 +39,8 @@ type reply struct {
 	Error string   `json:"error,omitempty"`
 	Stats *Stats   `json:"stats,omitempty"`
 	Set   *Changed `json:"set,omitempty"`
+	// Topology answers a topology request (topology.go).
+	Topology *topologies.Spec `json:"topology,omitempty"`
 }
 
 // Lab is what the server asks of a running lab. Query and Do run a
@@ -286,8 +288,10 @@ func (s *Server) handle(ctx context.Context, c *conn) {
 		s.capture(ctx, c, req.Endpoint, req.Cells)
 	case "set":
 		s.set(ctx, c, req)
+	case "topology":
+		s.topology(c)
 	default:
-		fail("unknown op: use stats or capture")
+		fail("unknown op: use stats, capture, set or topology")
 	}
 }
 

@@ -75,7 +75,7 @@ func TestControlBadRequests(t *testing.T) {
 		raw  string
 		want string
 	}{
-		{`{"op":"` + secret + `"}` + "\n", "unknown op: use stats or capture"},
+		{`{"op":"` + secret + `"}` + "\n", "unknown op: use stats, capture, set or topology"},
 		{secret + "\n", "bad request: request is not a JSON object"},
 		{`{"op":"stats","endpoint":"` + strings.Repeat(secret, 1000) + `"}` + "\n", "bad request: request longer than 4096 bytes"},
 	} {

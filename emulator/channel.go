@@ -29,6 +29,7 @@ type ChannelStats struct {
 	LimitDrops  uint64 // frames refused by the impairment's limit
 	Delivered   uint64 // frames handed to the receiver
 	QueueHigh   int    // high-water mark of queued bytes
+	Queue       int    // bytes queued now (the frame in service included)
 	BusyTime    time.Duration
 }
 
@@ -95,7 +96,11 @@ func (c *Channel) SetOnSpace(f func()) { c.OnSpace = f }
 func (c *Channel) SetTap(tap func(f *Frame, at time.Duration)) { c.Tap = tap }
 
 // Stats returns the channel's counters.
-func (c *Channel) Stats() ChannelStats { return c.stats }
+func (c *Channel) Stats() ChannelStats {
+	st := c.stats
+	st.Queue = c.queuedBytes
+	return st
+}
 
 // Full reports whether a frame of n bytes would be refused now.
 func (c *Channel) Full(n int) bool {

@@ -180,8 +180,18 @@ func TestChannelQueueLimits(t *testing.T) {
 	if !ch.Send(frame(0, 1500)) || !ch.Send(frame(1, 1500)) || ch.Send(frame(2, 1)) {
 		t.Fatal("a 3000-byte queue should take exactly two 1500-byte frames")
 	}
-	if st := ch.Stats(); st.QueueHigh != 3000 {
-		t.Fatalf("QueueHigh = %d, want 3000", st.QueueHigh)
+	if st := ch.Stats(); st.QueueHigh != 3000 || st.Queue != 3000 {
+		t.Fatalf("QueueHigh = %d, Queue = %d, want 3000 both", st.QueueHigh, st.Queue)
+	}
+	// The first frame's last bit leaves after 121.92 µs (1500 bytes and the
+	// preamble, FCS and gap at 100M): then 1500 bytes are queued.
+	s.RunUntil(123 * time.Microsecond)
+	if st := ch.Stats(); st.Queue != 1500 || st.QueueHigh != 3000 {
+		t.Fatalf("after the first frame Queue = %d, want 1500 (high %d)", st.Queue, st.QueueHigh)
+	}
+	s.Run()
+	if st := ch.Stats(); st.Queue != 0 {
+		t.Fatalf("drained Queue = %d, want 0", st.Queue)
 	}
 }
 

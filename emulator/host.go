@@ -177,6 +177,7 @@ type PortStats struct {
 	Drops       uint64 `json:"drops"`        // queue (tail) drops at this port's transmitter
 	ImpairDrops uint64 `json:"impair_drops"` // loss and limit drops on the link leaving it
 	QueueHigh   int    `json:"queue_high_bytes"`
+	Queue       int    `json:"queue_bytes"` // queued now, for the live view
 	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
 	// the emulator, not the model, fell behind (filled in by the kernel package).
 	HostDrops uint64 `json:"host_drops,omitempty"`
@@ -264,7 +265,7 @@ func RowOf(name string, rxFrames, rxBytes uint64, tx Transmitter) PortStats {
 		row.TxFrames, row.TxBytes = st.TxFrames, st.TxBytes
 		row.Drops = st.QueueDrops
 		row.ImpairDrops = st.ImpairDrops + st.LimitDrops
-		row.QueueHigh = st.QueueHigh
+		row.QueueHigh, row.Queue = st.QueueHigh, st.Queue
 		row.Busy = st.BusyTime
 		if hd, ok := tx.(interface{ HalfDuplex() HalfDuplexStats }); ok {
 			h := hd.HalfDuplex()

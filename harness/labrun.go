@@ -99,6 +99,9 @@ type Runner struct {
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
+	// Watch, if set, is called before each point and as its result lands
+	// (watch.go).
+	Watch func(Progress)
 	// Perf, if set, measures each point instead of tools run in the hosts
 	// through Env (a virtual-time lab: no servers, no Env needed); Clock
 	// and Stack are recorded with every point.
@@ -146,6 +149,7 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 			break
 		}
 		r.progress(i, len(pts), start, p)
+		r.watch(i, len(pts), start, &p, nil)
 		var changes []string
 		if c, ok := r.Env.(Changer); ok {
 			changes = c.Changes(ctx)
@@ -156,8 +160,10 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		if err := r.write(rec); err != nil {
 			return recs, err
 		}
+		r.watch(i+1, len(pts), start, &p, &rec)
 	}
 	r.progress(len(recs), len(pts), start, Point{})
+	r.watch(len(recs), len(pts), start, nil, nil)
 	if r.Progress != nil {
 		fmt.Fprintln(r.Progress)
 	}

@@ -75,3 +75,8 @@ func SetLink(ctx context.Context, lab, endpoint, direction string, c topologies.
 func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writer, count int) (n int, aal34 bool, err error) {
 	return control.Capture(ctx, lab, SocketPath(lab), endpoint, cellMode, w, count)
 }
+
+// QueryTopology asks a running lab for its topology (control.QueryTopology).
+func QueryTopology(ctx context.Context, lab string) (*topologies.Spec, error) {
+	return control.QueryTopology(ctx, lab, SocketPath(lab))
+}

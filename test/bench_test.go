@@ -4,6 +4,8 @@ package test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // TestBenchTable prints the benchmark table of the README (`make bench`).
@@ -160,11 +165,93 @@ func TestBenchTable(t *testing.T) {
 	}
 
 	benchATMSmall(t, veth, row)
+	benchLiveView(t, row)
+	printTable(rows)
+}
 
+func printTable(rows [][]string) {
 	fmt.Println("| measurement | atmlab | side by side | ratio |")
 	fmt.Println("|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Println("| " + strings.Join(r, " | ") + " |")
+	}
+}
+
+// TestBenchLiveView prints the live view's rows of the table alone.
+func TestBenchLiveView(t *testing.T) {
+	if os.Getenv("ATMLAB_BENCH") == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1")
+	}
+	requireRoot(t, "iperf3")
+	var rows [][]string
+	benchLiveView(t, func(cells ...string) { rows = append(rows, cells) })
+	printTable(rows)
+}
+
+// benchLiveView measures the live view's cost side by side: a 100M TCP
+// stream and a 1 GbE UDP flood with no page open, then with the page open
+// in headless chromium (polling four times a second), and the emulator's
+// CPU both ways.
+func benchLiveView(t *testing.T, row func(...string)) {
+	ctx := headless.New(t)
+	for _, c := range []struct {
+		name, rate string
+		args       []string
+	}{{"TCP at 100M", "100M", nil}, {"UDP 1472 flood at 1G", "1G", []string{"-u", "-b", "1500M", "-l", "1472"}}} {
+		r := up(t, strings.ReplaceAll(pairLab, "RATE", c.rate), "--web", "127.0.0.1:0")
+		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+		measure := func(port int) (float64, float64) {
+			before := r.stats().Loop
+			got := steady(t, r.runIperf("h1", "h2", "10.0.0.2", port, 6, c.args...).Received, 2)
+			return got, cpuBetween(before, r.stats().Loop)
+		}
+		idle := func() float64 {
+			before := r.stats().Loop
+			time.Sleep(5 * time.Second)
+			return cpuBetween(before, r.stats().Loop)
+		}
+		var idleClosed float64
+		if c.rate == "100M" {
+			idleClosed = idle()
+		}
+		closed, cpuClosed := measure(5501)
+		if err := chromedp.Do(ctx, chromedp.Navigate(r.liveView()), chromedp.WaitVisible(chromedp.CSS(`[data-node="sw1"]`))); err != nil {
+			t.Fatal(err)
+		}
+		if c.rate == "100M" {
+			// With no traffic the emulator's CPU is the view's cost alone.
+			row("live view, idle 100M lab, 5 s: page closed, open", fmt.Sprintf("emulator CPU %.2f%%, %.2f%% of a core", 100*idleClosed, 100*idle()), "", "")
+		}
+		open, cpuOpen := measure(5502)
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatal(err)
+		}
+		// The same polling without a browser on the machine's two cores:
+		// the view's own cost, apart from the page's rendering.
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			api := strings.Replace(r.liveView(), "/?token=", "/api/stats?token=", 1)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+				if resp, err := http.Get(api); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+		polled, cpuPolled := measure(5503)
+		close(stop)
+		wg.Wait()
+		row("live view, "+c.name+": page closed, open in chromium, polled without a browser", fmt.Sprintf("%.2f, %.2f, %.2f Mbit/s", closed/1e6, open/1e6, polled/1e6),
+			fmt.Sprintf("emulator CPU %.1f%%, %.1f%%, %.1f%% of a core", 100*cpuClosed, 100*cpuOpen, 100*cpuPolled), fmt.Sprintf("%.4f, %.4f", open/closed, polled/closed))
+		r.stop()
 	}
 }
 

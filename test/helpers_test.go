@@ -81,20 +81,21 @@ type running struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
 	done   chan error
-	veth   bool // plain namespaces, not a lab: commands run by ip netns exec
+	veth   bool     // plain namespaces, not a lab: commands run by ip netns exec
+	lines  []string // what up printed on stdout up to its ready line
 }
 
 // up writes the lab (with NAME replaced by a fresh lab name), starts
 // `atmlab up` and waits for its ready line. Cleanup stops it with SIGINT
 // and checks that nothing of it remains.
-func up(t *testing.T, lab string) *running {
+func up(t *testing.T, lab string, args ...string) *running {
 	t.Helper()
 	r := &running{t: t, name: labName(), done: make(chan error, 1)}
 	r.file = filepath.Join(t.TempDir(), "lab.yaml")
 	if err := os.WriteFile(r.file, []byte(strings.ReplaceAll(lab, "NAME", r.name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.cmd = exec.Command(atmlab, "up", r.file)
+	r.cmd = exec.Command(atmlab, append([]string{"up", r.file}, args...)...)
 	r.cmd.Stderr = &r.stderr
 	stdout, _ := r.cmd.StdoutPipe()
 	if err := r.cmd.Start(); err != nil {
@@ -103,9 +104,13 @@ func up(t *testing.T, lab string) *running {
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
+		seen := false
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "ready") {
+			if strings.Contains(sc.Text(), "ready") && !seen {
+				seen = true
 				ready <- true
+			} else if !seen {
+				r.lines = append(r.lines, sc.Text())
 			}
 		}
 		ready <- false

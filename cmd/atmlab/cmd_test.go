@@ -134,6 +134,24 @@ func TestNotRunning(t *testing.T) {
 	}
 }
 
+// atmlab web needs a running lab; a live view's address is checked before
+// anything is built.
+func TestWebRefusals(t *testing.T) {
+	_, _, err := run(t, "web", "nosuchlab", "--listen", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "lab nosuchlab is not running") {
+		t.Fatalf("web of a lab that is not up: %v", err)
+	}
+	for _, args := range [][]string{
+		{"up", "../../topologies/sw100.yaml", "--web", "0.0.0.0:8080"},
+		{"lab", "run", "../../topologies/sw100.yaml", "--web", ":8080"},
+	} {
+		out, _, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "--web-public") || strings.Contains(out, "ready") {
+			t.Errorf("atmlab %s: %v, want a refusal naming --web-public, before building", strings.Join(args, " "), err)
+		}
+	}
+}
+
 func TestSimCSMA(t *testing.T) {
 	out, _, err := run(t, "sim", "csma", "--stations", "24", "--frame", "64", "--rate", "100M", "--duration", "1s", "--seed", "5", "-o", "json")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/web"
 )
 
 func newLab(opts *options) *cobra.Command {
@@ -30,8 +31,9 @@ func newLab(opts *options) *cobra.Command {
 func newLabRun(opts *options) *cobra.Command {
 	var out, clock, shardFlag string
 	var quick bool
+	var view webFlags
 	c := &cobra.Command{
-		Use:   "run FILE [--out DIR] [--quick] [--shard K/N]",
+		Use:   "run FILE [--out DIR] [--quick] [--shard K/N] [--web ADDR]",
 		Short: "Build a lab, run its experiments, write the results and the report, tear down",
 		Long: "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
 			"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
@@ -51,6 +53,9 @@ func newLabRun(opts *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			clocks, err := clocksOf(clock)
 			if err != nil {
+				return err
+			}
+			if err := view.check(); err != nil {
 				return err
 			}
 			var shard harness.Shard
@@ -143,6 +148,15 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := harness.WriteIdentity(out, id); err != nil {
 				return err
 			}
+			live, err := view.start(cmd.Context(), cmd.ErrOrStderr(), nil)
+			if err != nil {
+				return err
+			}
+			var watch func(harness.Progress)
+			if live != nil {
+				watch = live.Watch
+				live.ExplorerResults(out) // the explorer plots the points as they land
+			}
 			var runErr error
 			total := 0
 			for i, name := range names {
@@ -153,8 +167,10 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 				for _, clk := range clocks {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s (%s time): %d points%s; results in %s\n", name, clk, n, ofShard(shard), out)
-					r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard}
-					run := runVariant
+					r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard, Watch: watch}
+					run := func(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
+						return runVariant(ctx, lab, r, live)
+					}
 					if clk == "virtual" {
 						run = func(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
 							return runVirtual(ctx, lab, r, out)
@@ -186,6 +202,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
 	c.Flags().StringVar(&shardFlag, "shard", "", "K/N: run the K-th of N stable parts of the campaign's points, K from 1 (as Slurm's $SLURM_ARRAY_TASK_ID)")
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
+	view.add(c)
 	return c
 }
 
@@ -216,13 +233,18 @@ func resolveVariants(lab *topologies.Lab, names []string, quick bool) ([]*topolo
 }
 
 // runVariant builds one variant of the lab, runs its experiments and
-// tears it down; it returns how many points it measured.
-func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
+// tears it down; it returns how many points it measured. The live view,
+// if any, shows the variant while it is up.
+func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner, live *web.Server) (int, error) {
 	k, err := kernel.Up(lab)
 	if err != nil {
 		return 0, err
 	}
 	defer k.Close()
+	if live != nil {
+		live.SetSource(inProcess{k})
+		defer live.SetSource(nil)
+	}
 	loopCtx, stopLoop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -15,6 +16,7 @@ import (
 func newUp(opts *options) *cobra.Command {
 	spin, linger, idleSpin := kernel.DefaultSpin, kernel.DefaultLinger, kernel.DefaultIdleSpin
 	var profile, clock string
+	var view webFlags
 	c := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a lab and run its emulator in the foreground",
@@ -25,6 +27,9 @@ func newUp(opts *options) *cobra.Command {
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := refuseVirtualUp(clock); err != nil {
+				return err
+			}
+			if err := view.check(); err != nil {
 				return err
 			}
 			lab, err := topologies.Load(a[0])
@@ -58,6 +63,11 @@ func newUp(opts *options) *cobra.Command {
 			for _, n := range k.Notes {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 			}
+			webCtx, stopWeb := context.WithCancel(cmd.Context())
+			defer stopWeb()
+			if _, err := view.start(webCtx, cmd.OutOrStdout(), inProcess{k}); err != nil {
+				return err
+			}
 			hosts := len(k.Namespaces())
 			fmt.Fprintf(cmd.OutOrStdout(), "lab %s ready: %d hosts, %d links; atmlab exec %s NODE -- CMD to use it, Ctrl-C to stop\n",
 				lab.Name, hosts, len(lab.Links), lab.Name)
@@ -76,6 +86,7 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().DurationVar(&linger, "linger", linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
 	c.Flags().DurationVar(&idleSpin, "idle-spin", idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
+	view.add(c)
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }

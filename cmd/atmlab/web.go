@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/kernel"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/web"
+)
+
+// webFlags are up's and lab run's --web and --web-public.
+type webFlags struct {
+	addr   string
+	public bool
+}
+
+func (f *webFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.addr, "web", "", "serve the live view on this address, such as 127.0.0.1:8080 (the printed URL carries the token that allows changes)")
+	c.Flags().BoolVar(&f.public, "web-public", false, "let --web bind an address other machines can reach")
+}
+
+// check refuses a bad --web before anything is built, and --web for a
+// normal user: the lab then runs in a holder's own network namespace,
+// where a browser cannot reach it.
+func (f *webFlags) check() error {
+	if f.addr == "" {
+		return nil
+	}
+	if _, err := web.CheckAddr(f.addr, f.public); err != nil {
+		return err
+	}
+	if kernel.NeedsHolder() || kernel.InHolder() {
+		return errors.New("--web needs root (a normal user's lab runs in its own network namespace): start the lab without it and run `atmlab web NAME --listen 127.0.0.1:8080` in another shell")
+	}
+	return nil
+}
+
+// start binds the live view, if asked for, and prints its URL; the view
+// serves until ctx ends.
+func (f *webFlags) start(ctx context.Context, w io.Writer, src web.Source) (*web.Server, error) {
+	if f.addr == "" {
+		return nil, nil
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return serveWeb(ctx, w, f.addr, f.public, src)
+}
+
+func serveWeb(ctx context.Context, w io.Writer, addr string, public bool, src web.Source) (*web.Server, error) {
+	ln, err := web.Listen(addr, public)
+	if err != nil {
+		return nil, err
+	}
+	s := web.New(ln, src)
+	fmt.Fprintf(w, "live view: %s (read-only without the token)\n", s.URL(ln))
+	go s.Serve(ctx, ln)
+	return s, nil
+}
+
+func newWeb(opts *options) *cobra.Command {
+	var listen string
+	var public bool
+	c := &cobra.Command{
+		Use:   "web NAME [--listen ADDR] [--public]",
+		Short: "Serve the live view of a running lab in the browser",
+		Long: "Attach to the running lab NAME through its control socket and serve its live view: the\n" +
+			"topology, each link's rate, utilisation, queue and drops, hubs, ATM ports and routers,\n" +
+			"a few times a second, and the controls of atmlab set. Open the printed URL; without its\n" +
+			"token the page is read-only. Runs until SIGINT or SIGTERM.\n\n" +
+			"Example:\n  atmlab web sw100 --listen 127.0.0.1:8080",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			src := attached{lab: a[0]}
+			if _, err := kernel.QueryTopology(cmd.Context(), a[0]); err != nil {
+				return err
+			}
+			if _, err := serveWeb(cmd.Context(), cmd.OutOrStdout(), listen, public, src); err != nil {
+				return err
+			}
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve the live view on")
+	c.Flags().BoolVar(&public, "public", false, "let --listen bind an address other machines can reach")
+	return c
+}
+
+// attached is a running lab seen through its control socket.
+type attached struct{ lab string }
+
+func (a attached) Topology(ctx context.Context) (topologies.Spec, error) {
+	s, err := kernel.QueryTopology(ctx, a.lab)
+	if err != nil {
+		return topologies.Spec{}, err
+	}
+	if s == nil {
+		return topologies.Spec{}, fmt.Errorf("lab %s sent no topology: its atmlab is older than this one", a.lab)
+	}
+	return *s, nil
+}
+
+func (a attached) Stats(ctx context.Context) (any, error) { return kernel.QueryStats(ctx, a.lab) }
+
+func (a attached) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
+	return kernel.SetLink(ctx, a.lab, endpoint, direction, c)
+}
+
+// inProcess is a lab this process runs (up --web, lab run --web).
+type inProcess struct{ k *kernel.Lab }
+
+func (p inProcess) Topology(context.Context) (topologies.Spec, error) { return p.k.Lab.Spec(), nil }
+
+func (p inProcess) Stats(ctx context.Context) (any, error) { return p.k.Stats(ctx) }
+
+func (p inProcess) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
+	return p.k.Set(ctx, endpoint, direction, c)
+}
