@@ -7,17 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/kernel"
-	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -53,6 +49,11 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if slices.Contains(clocks, "real") {
+				if err := needsKernel("lab run --clock " + clock); err != nil {
+					return err
+				}
+			}
 			var shard harness.Shard
 			if shardFlag != "" {
 				if shard, err = harness.ParseShard(shardFlag); err != nil {
@@ -63,16 +64,16 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !kernel.InHolder() { // a holder's child runs this command again
+			if !inHolder() { // a holder's child runs this command again
 				printWarnings(cmd.ErrOrStderr(), lab)
 			}
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
 			releaseLock := func() {}
-			if slices.Contains(clocks, "real") && !kernel.InHolder() { // virtual time takes no lock
-				release, err := kernel.MeasureLock(func(pid int) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, kernel.MeasureLockPath())
+			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
+				release, err := measureLock(func(pid int) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, measureLockPath())
 				})
 				if err != nil {
 					return fmt.Errorf("measuring lock: %w", err)
@@ -80,12 +81,12 @@ func newLabRun(opts *options) *cobra.Command {
 				defer release()
 				releaseLock = release
 			}
-			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
+			if needsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
 				labs, err := resolveVariants(lab, lab.Measured(), false)
 				if err != nil {
 					return err
 				}
-				code, err := kernel.RunHolder(os.Args[1:], labs...)
+				code, err := holderRun(labs...)
 				if err != nil {
 					return err
 				}
@@ -215,48 +216,5 @@ func resolveVariants(lab *topologies.Lab, names []string, quick bool) ([]*topolo
 	return vlabs, nil
 }
 
-// runVariant builds one variant of the lab, runs its experiments and
-// tears it down; it returns how many points it measured.
-func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
-	k, err := kernel.Up(lab)
-	if err != nil {
-		return 0, err
-	}
-	defer k.Close()
-	loopCtx, stopLoop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); k.Run(loopCtx) }()
-	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
-	r.Env = labEnv{k: k, self: r.Self}
-	r.VethRTT = k.Loop.VethRTT
-	recs, err := r.Run(ctx)
-	return len(recs), err
-}
-
 // quicken shrinks the experiments of one variant of a lab (--quick).
 func quicken(lab *topologies.Lab, variant string) { lab.Quicken(variant) }
-
-// labEnv runs commands in a lab's hosts and reads its emulator's health.
-type labEnv struct {
-	k    *kernel.Lab
-	self string
-}
-
-func (e labEnv) Command(node string, args ...string) *exec.Cmd {
-	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
-}
-
-// Changes lists the lab's run-time changes so far.
-func (e labEnv) Changes(ctx context.Context) []string {
-	var out []string
-	for _, c := range e.k.Changes(ctx) {
-		out = append(out, c.String())
-	}
-	return out
-}
-
-func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Counters, error) {
-	st, err := e.k.Stats(ctx)
-	return st.Loop.CPUTime, st.HostDrops(), st.HostKernel(), err
-}
