@@ -417,3 +417,33 @@ func TestSignals(t *testing.T) {
 		t.Errorf("validate after the signal: %v %q", err, out.String())
 	}
 }
+
+// A variant that sets one host's aal: aal34 on a PVC it shares fails
+// validate at its file and line, and lab run before anything is measured
+// (no results folder); issue 14's must-show 3.
+func TestBadVariantFailsEarly(t *testing.T) {
+	src, err := os.ReadFile("../../topologies/cernet-atm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := "      - {link: \"h1:eth0\", aal: aal34}\n      - {link: \"h2:eth0\", aal: aal34}\n      - {link: \"s1:eth0\", aal: aal34}\n      - {link: \"s2:eth0\", aal: aal34}\n"
+	if !bytes.Contains(src, []byte(all)) {
+		t.Fatal("cernet-atm.yaml's aal34 variant changed: update this test")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(file, bytes.Replace(src, []byte(all), []byte("      - {link: \"h1:eth0\", aal: aal34}\n"), 1), 0o644)
+	want := file + ":23: topology.links: variant aal34: h1:eth0 and h2:eth0 share a PVC but their links' aal/encap differ (aal34/llc on line 22, aal5/llc); make them equal"
+	_, errOut, err := run(t, "validate", file)
+	if err == nil || !strings.Contains(errOut, want+"\n") {
+		t.Fatalf("validate: %v\nstderr %q\nwant %q", err, errOut, want)
+	}
+	out := filepath.Join(dir, "results")
+	_, _, err = run(t, "lab", "run", "--clock", "virtual", "--quick", "--out", out, file)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("lab run: %v, want %q", err, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("lab run of a bad variant made %s: %v", out, err)
+	}
+}

@@ -70,6 +70,14 @@ func newLabRun(opts *options) *cobra.Command {
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
+			// The lab as written, then each what-if variant (or the sweep's
+			// grid points), each made and built now, so that a bad one fails
+			// before anything is measured or written.
+			names := lab.Measured()
+			vlabs, err := lab.ResolveVariants(names)
+			if err != nil {
+				return err
+			}
 			releaseLock := func() {}
 			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
 				release, err := measureLock(func(pid int) {
@@ -82,11 +90,7 @@ func newLabRun(opts *options) *cobra.Command {
 				releaseLock = release
 			}
 			if needsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
-				labs, err := resolveVariants(lab, lab.Measured(), false)
-				if err != nil {
-					return err
-				}
-				code, err := holderRun(labs...)
+				code, err := holderRun(vlabs...)
 				if err != nil {
 					return err
 				}
@@ -129,13 +133,11 @@ func newLabRun(opts *options) *cobra.Command {
 			csvw := csv.NewWriter(csvFile)
 			csvw.Write(harness.CSVHeader)
 
-			// The lab as written, then each what-if variant (or the sweep's
-			// grid points), built and measured in turn with the same
-			// experiments; every one resolved before anything is measured.
-			names := lab.Measured()
-			vlabs, err := resolveVariants(lab, names, quick)
-			if err != nil {
-				return err
+			// Built and measured in turn with the same experiments.
+			if quick {
+				for i, name := range names {
+					quicken(vlabs[i], name)
+				}
 			}
 			id := harness.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
 			for i, name := range names {
@@ -196,24 +198,6 @@ func ofShard(s harness.Shard) string {
 		return ""
 	}
 	return " of shard " + s.String()
-}
-
-// resolveVariants returns the lab as each named variant makes it (quickened
-// for --quick): a variant that makes an invalid lab fails here, before the
-// first point is measured.
-func resolveVariants(lab *topologies.Lab, names []string, quick bool) ([]*topologies.Lab, error) {
-	var vlabs []*topologies.Lab
-	for _, name := range names {
-		vlab, err := lab.WithVariant(name)
-		if err != nil {
-			return nil, err
-		}
-		if quick {
-			quicken(vlab, name)
-		}
-		vlabs = append(vlabs, vlab)
-	}
-	return vlabs, nil
 }
 
 // quicken shrinks the experiments of one variant of a lab (--quick).
