@@ -110,8 +110,13 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644); err != nil {
 				return err
 			}
+			if err := harness.CopyReferences(out, a[0], lab); err != nil {
+				return err
+			}
 			if quick {
-				os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644) // the report says so
+				if err := os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644); err != nil { // the report says so
+					return err
+				}
 			}
 			if err := harness.WriteFigures(out, harness.ResolveReferences(lab)); err != nil {
 				return err
