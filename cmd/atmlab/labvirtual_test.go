@@ -163,8 +163,9 @@ func TestReportFromResultsFolder(t *testing.T) {
 	os.MkdirAll(filepath.Join(labDir, "refs"), 0o755)
 	os.WriteFile(filepath.Join(labDir, "refs", "hw.json"), []byte(`{"end":{"sum_received":{"bits_per_second":91234000}}}`), 0o644)
 	file := filepath.Join(labDir, "r.yaml")
-	os.WriteFile(file, []byte(strings.Replace(virtualLab, "  - {name: streams, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR], sizes: [1472], repetitions: 2, duration: 300ms, interval: 100ms}\n  - {name: tools, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], duration: 300ms}\n",
-		"  - {name: streams, from: h1, to: h2, tests: [TCP_STREAM], duration: 200ms}\nreference:\n  - {experiment: streams, test: TCP_STREAM, file: refs/hw.json, format: iperf3, source: the rig}\n", 1)), 0o644)
+	lab := virtualLab[:strings.Index(virtualLab, "experiments:")] + "experiments:\n  - {name: streams, from: h1, to: h2, tests: [TCP_STREAM], duration: 200ms}\n" +
+		"reference:\n  - {experiment: streams, test: TCP_STREAM, file: refs/hw.json, format: iperf3, source: the rig}\n"
+	os.WriteFile(file, []byte(lab), 0o644)
 	out := filepath.Join(dir, "results")
 	if _, errOut, err := run(t, "lab", "run", "--clock", "virtual", "--out", out, file); err != nil {
 		t.Fatalf("lab run: %v\n%s", err, errOut)
