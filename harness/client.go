@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/hist"
-	"golang.org/x/sys/unix"
 )
 
 // ConnectTimeout bounds how long a client waits for an unreachable server.
@@ -267,26 +266,6 @@ func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 	}
 	awaitFlush(ctx, c.(syscall.Conn))
 	return time.Since(start), seq, nil
-}
-
-// awaitFlush waits until the datagrams a UDP socket has written have left
-// the host: the socket's queue (SIOCOUTQ, the memory of datagrams still in
-// the host's qdisc) is empty. netperf divides by the time its send loop ran,
-// so the ~70 KB a socket keeps queued at the end read as +0.6 % on a 1-s test
-// at 100 Mbit/s; atmlab includes this final flush, as netperf's TCP_STREAM
-// does, and short tests read the wire rate. It gives up after a second.
-func awaitFlush(ctx context.Context, sc syscall.Conn) {
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return
-	}
-	for limit := time.Now().Add(time.Second); time.Now().Before(limit) && ctx.Err() == nil; time.Sleep(100 * time.Microsecond) {
-		queued := 0
-		raw.Control(func(fd uintptr) { queued, err = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) })
-		if err != nil || queued == 0 {
-			return
-		}
-	}
 }
 
 // runRR runs transactions one at a time for the test's duration.

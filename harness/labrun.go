@@ -213,7 +213,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 			time.Sleep(time.Second) // the load reaches steady state first
 		}
 	}
-	cpu0, drops0, hosts0, _ := r.Env.Emulator(ctx)
+	cpu0, drops0, hosts0, qerr := r.Env.Emulator(ctx)
 	t0 := time.Now()
 	var err error
 	switch p.Tool {
@@ -227,13 +227,22 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	if cpu1, drops1, hosts1, err := r.Env.Emulator(ctx); err == nil {
+	// Both queries or neither: a point's CPU and drops are what changed
+	// while it ran, never what accumulated since the lab started.
+	cpu1, drops1, hosts1, err := r.Env.Emulator(ctx)
+	if qerr == nil {
+		qerr = err
+	}
+	if qerr == nil {
 		rec.EmulatorCPU = float64(cpu1-cpu0) / float64(time.Since(t0))
 		rec.HostDrops = drops1 - drops0
 		d := hosts1.Sub(hosts0)
 		rec.HostKernel = &d
 	}
 	r.judge(p, &rec)
+	if qerr != nil && rec.Flag == "" {
+		rec.Flag = fmt.Sprintf("the emulator's counters could not be read (%v): this point has no CPU, drop or host counter figures", qerr)
+	}
 	return rec
 }
 

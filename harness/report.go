@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -143,7 +145,15 @@ func WriteReport(dir string) error {
 		return err
 	}
 	all := group(recs)
-	lab, _ := topologies.Load(filepath.Join(dir, "lab.yaml")) // the lab file lab run copied: nil if none
+	// The lab file lab run copied, for findings, grades, figures and
+	// theory: nil if there is none; one that does not load is an error,
+	// not a shorter report.
+	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		lab = nil
+	} else if err != nil {
+		return fmt.Errorf("%s/lab.yaml does not load, so the report would lack its findings, figures and theory: fix it, or remove it to render the results alone: %w", dir, err)
+	}
 	theory(lab, all)
 	var stream, rr []*series
 	for _, s := range all {

@@ -66,7 +66,6 @@ func Parse(file string, data []byte) (*Lab, error) {
 		return nil, &Error{File: file, Line: 1 + bytes.Count(data[:bad], []byte("\n")), Key: "yaml",
 			Msg: fmt.Sprintf("byte 0x%02x at column %d is not UTF-8: save the file as UTF-8", data[bad], bad-bytes.LastIndexByte(data[:bad], '\n'))}
 	}
-	d := &decoder{file: file}
 	yamlError := func(err error) error {
 		line := 1
 		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
@@ -90,11 +89,17 @@ func Parse(file string, data []byte) (*Lab, error) {
 	case err != io.EOF:
 		return nil, yamlError(err)
 	}
-	lab := &Lab{File: file}
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
 	}
-	d.lab(root.Content[0], lab)
+	return decode(file, root.Content[0])
+}
+
+// decode makes a lab of a lab file's YAML tree (its top mapping).
+func decode(file string, raw *yaml.Node) (*Lab, error) {
+	d := &decoder{file: file}
+	lab := &Lab{File: file, raw: raw}
+	d.lab(raw, lab)
 	if len(d.errs) > 0 {
 		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].(*Error).Line < d.errs[j].(*Error).Line })
 		return nil, errors.Join(d.errs...)

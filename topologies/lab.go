@@ -6,6 +6,7 @@ package topologies
 import (
 	"crypto/sha256"
 	"fmt"
+	"gopkg.in/yaml.v3"
 	"net"
 	"net/netip"
 	"time"
@@ -48,6 +49,10 @@ type Lab struct {
 	Notes       string        // Markdown the report shows under its title
 	Figures     []*Figure     // plots beside the report's default ones
 	Warnings    []*Error      // what is valid but likely a mistake: loops of switches
+
+	// raw is the file's decoded YAML tree: WithVariant decodes it again,
+	// in memory, for each variant.
+	raw *yaml.Node
 
 	// Indexes by name and endpoint, so that validation stays linear; they
 	// catch up with whatever was appended to Nodes and Links since.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -229,5 +230,67 @@ func TestReferenceFiles(t *testing.T) {
 	os.Symlink("/etc/passwd", filepath.Join(dir, "sub", "ok.json"))
 	if _, err := lab.References[0].Read(); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Fatalf("Read() of a swapped file = %v", err)
+	}
+}
+
+// validate and lab run resolve every variant before anything runs: a
+// variant that mismatches one host's PVC fails with the file, the line and
+// the variant's name, with every other problem of every variant; what only
+// Build finds (here a link out of VCIs for its automatic PVCs) fails too.
+func TestResolveVariants(t *testing.T) {
+	lab, err := Parse("v.yaml", []byte(atmLab("", "")+"variants:\n  - {name: mixed, set: [{link: \"h2:eth0\", aal: aal34}]}\n  - {name: fine, set: [{link: \"h2:eth0\", phy: oc12}]}\n  - {name: hub, set: [{node: h1, kind: hub}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lab.ResolveVariants(lab.Measured())
+	var problems []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		problems = append(problems, e.Error())
+	}
+	want := []string{
+		"v.yaml:9: topology.links: variant mixed: h1:eth0 and h2:eth0 share a PVC but their links' aal/encap differ (aal5/llc on line 8, aal34/llc); make them equal",
+		"v.yaml:13: variants: variant hub: h1 is a host; only a switch and a hub stand in for each other",
+	}
+	if !slices.Equal(problems, want) {
+		t.Fatalf("ResolveVariants:\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
+	}
+
+	lab, err = Parse("v.yaml", []byte(atmLab("", "")+"variants:\n  - {name: fine, set: [{link: \"h2:eth0\", phy: oc12}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labs, err := lab.ResolveVariants(lab.Measured())
+	if err != nil || len(labs) != 2 || labs[0].LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc3" || labs[1].LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc12" {
+		t.Fatalf("ResolveVariants of a good lab: %v %v", labs, err)
+	}
+
+	three := strings.Replace(atmLab("", ""), "    a1:", "    h3: {kind: host, ipv4: 10.0.0.3/24}\n    a1:", 1) +
+		"    - {endpoints: [\"h3:eth0\", \"a1:p3\"], atm: {phy: oc3}}\n"
+	three = strings.Replace(three, `atm: {phy: oc3}}`, `atm: {phy: oc3, vci: 65535}}`, 1)
+	lab, err = Parse("vci.yaml", []byte(three))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lab.ResolveVariants(lab.Measured()); err == nil || !strings.Contains(err.Error(), "vci.yaml:9: link h1:eth0-a1:p1 has run out of VCIs") {
+		t.Fatalf("ResolveVariants of a lab Build refuses: %v", err)
+	}
+}
+
+// WithVariant decodes the lab file's tree kept in memory: the file may be
+// gone, or changed, since Load.
+func TestWithVariantInMemory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "v.yaml")
+	os.WriteFile(file, []byte(atmLab("", "")+"variants:\n  - {name: fast, set: [{link: \"h2:eth0\", phy: oc12}]}\n"), 0o644)
+	lab, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, []byte("not: a lab\n"), 0o644)
+	v, err := lab.WithVariant("fast")
+	if err != nil || v.File != file || v.LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc12" || lab.LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc3" {
+		t.Fatalf("WithVariant after the file changed: %v", err)
+	}
+	if _, err := (&Lab{Name: "code"}).WithVariant("base"); err == nil || !strings.Contains(err.Error(), "not read from a lab file") {
+		t.Errorf("WithVariant of a lab made in code: %v", err)
 	}
 }

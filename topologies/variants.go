@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -147,25 +148,75 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	return o
 }
 
-// WithVariant returns the lab as the named variant makes it: the file is
-// read again (so the base lab is untouched), the overrides applied and the
+// WithVariant returns the lab as the named variant makes it: the file's
+// YAML tree, kept in memory, is decoded again (so the base lab is
+// untouched; the file is not read again), the overrides applied and the
 // result checked as a lab file would be. "base" is the lab as written.
 func (l *Lab) WithVariant(name string) (*Lab, error) {
-	fresh, err := Load(l.File)
+	fresh, errs := l.withVariant(name)
+	if errs != nil {
+		return nil, fmt.Errorf("variant %s: %w", name, errors.Join(errs...))
+	}
+	return fresh, nil
+}
+
+func (l *Lab) withVariant(name string) (*Lab, []error) {
+	if l.raw == nil {
+		return nil, []error{fmt.Errorf("lab %s was not read from a lab file, so it has no variants", l.Name)}
+	}
+	fresh, err := decode(l.File, l.raw)
 	if err != nil {
-		return nil, err
+		return nil, []error{err}
 	}
 	if name != "base" {
-		if err := fresh.apply(name); err != nil {
-			return nil, err
+		if errs := fresh.apply(name); errs != nil {
+			return nil, errs
 		}
 	}
 	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }
 
+// ResolveVariants makes the lab as each named variant makes it ("base":
+// as written; lab run measures Measured's) and builds each on a scratch scheduler, so that
+// what only Build finds (PVC plans, routes, MPLS labels) fails now, before
+// anything runs: validate and the start of lab run call it. Every problem
+// of every variant comes back at once, joined; a lab-file problem is an
+// *Error whose message names the variant.
+func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
+	var labs []*Lab
+	var problems []error
+	for _, name := range names {
+		prefix := func(err error) error {
+			if name == "base" {
+				return err
+			}
+			if e, ok := err.(*Error); ok {
+				e2 := *e
+				e2.Msg = "variant " + name + ": " + e.Msg
+				return &e2
+			}
+			return fmt.Errorf("variant %s: %w", name, err)
+		}
+		v, errs := l.withVariant(name)
+		if errs == nil {
+			if _, err := Build(v, sched.New()); err != nil {
+				errs = []error{err}
+			}
+		}
+		for _, err := range errs {
+			problems = append(problems, prefix(err))
+		}
+		labs = append(labs, v)
+	}
+	if problems != nil {
+		return nil, errors.Join(problems...)
+	}
+	return labs, nil
+}
+
 // apply makes the lab what the named variant says and checks the result.
-func (lab *Lab) apply(name string) error {
+func (lab *Lab) apply(name string) []error {
 	var va *Variant
 	for _, v := range lab.Variants {
 		if v.Name == name {
@@ -173,7 +224,7 @@ func (lab *Lab) apply(name string) error {
 		}
 	}
 	if va == nil {
-		return fmt.Errorf("no variant named %q", name)
+		return []error{fmt.Errorf("no variant named %q", name)}
 	}
 	var buffered []Override
 	for _, o := range va.Set {
@@ -181,7 +232,7 @@ func (lab *Lab) apply(name string) error {
 			n := lab.Node(o.Node)
 			if o.Kind != "" && o.Kind != n.Kind {
 				if n.Kind != KindSwitch && n.Kind != KindHub {
-					return fmt.Errorf("%s:%d: variant %s: %s is a %s; only a switch and a hub stand in for each other", lab.File, o.Line, name, n.Name, n.Kind)
+					return []error{&Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("%s is a %s; only a switch and a hub stand in for each other", n.Name, n.Kind)}}
 				}
 				n.Kind = o.Kind
 				if n.Kind == KindHub && n.Repeater == "" {
@@ -235,7 +286,7 @@ func (lab *Lab) apply(name string) error {
 	}
 	for _, o := range buffered {
 		if n := lab.Node(o.Node); n.Kind != KindSwitch {
-			return fmt.Errorf("%s:%d: variant %s: buffer: is a switch's, and %s is a %s here", lab.File, o.Line, name, n.Name, n.Kind)
+			return []error{&Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("buffer: is a switch's, and %s is a %s here", n.Name, n.Kind)}}
 		}
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).
@@ -245,10 +296,7 @@ func (lab *Lab) apply(name string) error {
 		d.checkHubLink(lab, link, hubFirst)
 	}
 	d.checkPVCs(lab)
-	if len(d.errs) > 0 {
-		return fmt.Errorf("variant %s: %w", name, errors.Join(d.errs...))
-	}
-	return nil
+	return d.errs
 }
 
 // endpointOf splits "node:port".

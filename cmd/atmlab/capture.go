@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/wireshark"
 )
 
@@ -47,16 +45,19 @@ func newCapture(opts *options) *cobra.Command {
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
 			}
+			if err := needsKernel("capture"); err != nil {
+				return err // before the file is made
+			}
 			// The file would be root's, in root's directory: the user's
 			// capture is theirs to write.
-			if uid, _, ok, err := kernel.UserLab(a[0]); err != nil || ok {
-				return errors.Join(err, userLabError(ok, uid, a[0]))
+			if err := refuseUserLab(a[0]); err != nil {
+				return err
 			}
 			f, err := os.Create(file)
 			if err != nil {
 				return err
 			}
-			n, aal34, err := kernel.Capture(cmd.Context(), a[0], a[1], cellMode, f, count)
+			n, aal34, err := captureLink(cmd.Context(), a[0], a[1], cellMode, f, count)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

@@ -80,28 +80,6 @@ func TestValidateWarnsOfLoops(t *testing.T) {
 	}
 }
 
-// up and lab run print the same warnings on stderr before they build
-// anything: here before lab run refuses a file without experiments, and
-// before up fails to create its CPU profile (as root; a normal user's up
-// would start a holder).
-func TestUpAndLabRunWarnOfLoops(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "loop.yaml")
-	os.WriteFile(file, []byte("name: x\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    sw1: {kind: switch}\n  links:\n    - endpoints: [\"h1:eth0\", \"sw1:p1\"]\n    - endpoints: [\"sw1:p3\", \"sw1:p4\"]\n"), 0o644)
-	want := file + ":8: warning: topology.links: loop: link sw1:p3-sw1:p4 joins sw1 to itself"
-	out, errOut, err := run(t, "lab", "run", file)
-	if err == nil || !strings.Contains(err.Error(), "has no experiments") || !strings.Contains(errOut, want) || strings.Contains(out, "warning") {
-		t.Fatalf("lab run: %v\nstdout %q\nstderr %q", err, out, errOut)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("up as a normal user starts a holder first; the lab run path above is the same code")
-	}
-	out, errOut, err = run(t, "up", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof"), file)
-	if err == nil || !strings.Contains(errOut, want) || strings.Contains(out, "ready") {
-		t.Fatalf("up: %v\nstdout %q\nstderr %q", err, out, errOut)
-	}
-}
-
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"validate"},
@@ -115,39 +93,6 @@ func TestUsageErrors(t *testing.T) {
 		var u usageError
 		if !errors.As(err, &u) {
 			t.Errorf("atmlab %s: error %v, want a usage error (exit 2)", strings.Join(args, " "), err)
-		}
-	}
-}
-
-func TestNotRunning(t *testing.T) {
-	_, _, err := run(t, "stats", "nosuchlab")
-	if err == nil || !strings.Contains(err.Error(), "lab nosuchlab is not running") {
-		t.Fatalf("stats of a lab that is not up: %v", err)
-	}
-	out, _, err := run(t, "down", "nosuchlab")
-	if err != nil || !strings.Contains(out, "nothing to remove") {
-		t.Fatalf("down of a lab that is not up: %v %q", err, out)
-	}
-	_, _, err = run(t, "exec", "nosuchlab", "h1", "--", "true")
-	if err == nil || !strings.Contains(err.Error(), "no host h1 in lab nosuchlab") {
-		t.Fatalf("exec in a lab that is not up: %v", err)
-	}
-}
-
-// atmlab web needs a running lab; a live view's address is checked before
-// anything is built.
-func TestWebRefusals(t *testing.T) {
-	_, _, err := run(t, "web", "nosuchlab", "--listen", "127.0.0.1:0")
-	if err == nil || !strings.Contains(err.Error(), "lab nosuchlab is not running") {
-		t.Fatalf("web of a lab that is not up: %v", err)
-	}
-	for _, args := range [][]string{
-		{"up", "../../topologies/sw100.yaml", "--web", "0.0.0.0:8080"},
-		{"lab", "run", "../../topologies/sw100.yaml", "--web", ":8080"},
-	} {
-		out, _, err := run(t, args...)
-		if err == nil || !strings.Contains(err.Error(), "--web-public") || strings.Contains(out, "ready") {
-			t.Errorf("atmlab %s: %v, want a refusal naming --web-public, before building", strings.Join(args, " "), err)
 		}
 	}
 }
@@ -473,29 +418,32 @@ func TestSignals(t *testing.T) {
 	}
 }
 
-// Names on the command line are checked before they reach a path:
-// down ../../tmp/v once removed /tmp/v.sock.
-func TestNamesChecked(t *testing.T) {
+// A variant that sets one host's aal: aal34 on a PVC it shares fails
+// validate at its file and line, and lab run before anything is measured
+// (no results folder); issue 14's must-show 3.
+func TestBadVariantFailsEarly(t *testing.T) {
+	src, err := os.ReadFile("../../topologies/cernet-atm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := "      - {link: \"h1:eth0\", aal: aal34}\n      - {link: \"h2:eth0\", aal: aal34}\n      - {link: \"s1:eth0\", aal: aal34}\n      - {link: \"s2:eth0\", aal: aal34}\n"
+	if !bytes.Contains(src, []byte(all)) {
+		t.Fatal("cernet-atm.yaml's aal34 variant changed: update this test")
+	}
 	dir := t.TempDir()
-	victim := filepath.Join(dir, "v.sock")
-	os.WriteFile(victim, nil, 0o600)
-	name := "../.." + dir + "/v" // /run/atmlab/<name>.sock is the victim
-	for _, args := range [][]string{
-		{"down", name},
-		{"stats", name},
-		{"capture", name, "h1:eth0", "-w", filepath.Join(dir, "c.pcap")},
-		{"exec", name, "h1", "--", "true"},
-	} {
-		_, _, err := run(t, args...)
-		if err == nil || !strings.Contains(err.Error(), "lab name") {
-			t.Errorf("atmlab %s: %v, want a lab name error", args[0], err)
-		}
+	file := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(file, bytes.Replace(src, []byte(all), []byte("      - {link: \"h1:eth0\", aal: aal34}\n"), 1), 0o644)
+	want := file + ":23: topology.links: variant aal34: h1:eth0 and h2:eth0 share a PVC but their links' aal/encap differ (aal34/llc on line 22, aal5/llc); make them equal"
+	_, errOut, err := run(t, "validate", file)
+	if err == nil || !strings.Contains(errOut, want+"\n") {
+		t.Fatalf("validate: %v\nstderr %q\nwant %q", err, errOut, want)
 	}
-	if _, err := os.Stat(victim); err != nil {
-		t.Errorf("down of a path: %v", err)
+	out := filepath.Join(dir, "results")
+	_, _, err = run(t, "lab", "run", "--clock", "virtual", "--quick", "--out", out, file)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("lab run: %v, want %q", err, want)
 	}
-	_, _, err := run(t, "exec", "lab", "../x", "--", "true")
-	if err == nil || !strings.Contains(err.Error(), "node name") {
-		t.Errorf("exec with a node path: %v", err)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("lab run of a bad variant made %s: %v", out, err)
 	}
 }

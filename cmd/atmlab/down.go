@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -34,7 +33,7 @@ func newDown(opts *options) *cobra.Command {
 			if err := asLabUser(name); err != nil {
 				return err
 			}
-			removed, err := kernel.Down(name)
+			removed, err := downLab(name)
 			if err != nil && len(removed) == 0 {
 				return err
 			}

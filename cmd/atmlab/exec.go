@@ -2,8 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/atmlab/atmlab/kernel"
 )
 
 func newExec(opts *options) *cobra.Command {
@@ -16,7 +14,7 @@ func newExec(opts *options) *cobra.Command {
 			if err := asLabUser(a[0]); err != nil {
 				return err
 			}
-			return kernel.Exec(a[0], a[1], a[2:])
+			return execIn(a[0], a[1], a[2:])
 		},
 	}
 }

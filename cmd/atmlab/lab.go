@@ -7,19 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness"
-	"github.com/atmlab/atmlab/kernel"
-	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/web"
 )
 
 func newLab(opts *options) *cobra.Command {
@@ -55,6 +50,11 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if slices.Contains(clocks, "real") {
+				if err := needsKernel("lab run --clock " + clock); err != nil {
+					return err
+				}
+			}
 			if err := view.check(); err != nil {
 				return err
 			}
@@ -68,16 +68,24 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !kernel.InHolder() { // a holder's child runs this command again
+			if !inHolder() { // a holder's child runs this command again
 				printWarnings(cmd.ErrOrStderr(), lab)
 			}
 			if len(lab.Experiments) == 0 {
 				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
 			}
+			// The lab as written, then each what-if variant (or the sweep's
+			// grid points), each made and built now, so that a bad one fails
+			// before anything is measured or written.
+			names := lab.Measured()
+			vlabs, err := lab.ResolveVariants(names)
+			if err != nil {
+				return err
+			}
 			releaseLock := func() {}
-			if slices.Contains(clocks, "real") && !kernel.InHolder() { // virtual time takes no lock
-				release, err := kernel.MeasureLock(func(pid int) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, kernel.MeasureLockPath())
+			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
+				release, err := measureLock(func(pid int) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, measureLockPath())
 				})
 				if err != nil {
 					return fmt.Errorf("measuring lock: %w", err)
@@ -85,12 +93,8 @@ func newLabRun(opts *options) *cobra.Command {
 				defer release()
 				releaseLock = release
 			}
-			if kernel.NeedsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
-				labs, err := resolveVariants(lab, lab.Measured(), false)
-				if err != nil {
-					return err
-				}
-				code, err := kernel.RunHolder(os.Args[1:], labs...)
+			if needsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
+				code, err := holderRun(vlabs...)
 				if err != nil {
 					return err
 				}
@@ -110,8 +114,13 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644); err != nil {
 				return err
 			}
+			if err := harness.CopyReferences(out, a[0], lab); err != nil {
+				return err
+			}
 			if quick {
-				os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644) // the report says so
+				if err := os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644); err != nil { // the report says so
+					return err
+				}
 			}
 			if err := harness.WriteFigures(out, harness.ResolveReferences(lab)); err != nil {
 				return err
@@ -133,13 +142,11 @@ func newLabRun(opts *options) *cobra.Command {
 			csvw := csv.NewWriter(csvFile)
 			csvw.Write(harness.CSVHeader)
 
-			// The lab as written, then each what-if variant (or the sweep's
-			// grid points), built and measured in turn with the same
-			// experiments; every one resolved before anything is measured.
-			names := lab.Measured()
-			vlabs, err := resolveVariants(lab, names, quick)
-			if err != nil {
-				return err
+			// Built and measured in turn with the same experiments.
+			if quick {
+				for i, name := range names {
+					quicken(vlabs[i], name)
+				}
 			}
 			id := harness.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
 			for i, name := range names {
@@ -214,71 +221,5 @@ func ofShard(s harness.Shard) string {
 	return " of shard " + s.String()
 }
 
-// resolveVariants returns the lab as each named variant makes it (quickened
-// for --quick): a variant that makes an invalid lab fails here, before the
-// first point is measured.
-func resolveVariants(lab *topologies.Lab, names []string, quick bool) ([]*topologies.Lab, error) {
-	var vlabs []*topologies.Lab
-	for _, name := range names {
-		vlab, err := lab.WithVariant(name)
-		if err != nil {
-			return nil, err
-		}
-		if quick {
-			quicken(vlab, name)
-		}
-		vlabs = append(vlabs, vlab)
-	}
-	return vlabs, nil
-}
-
-// runVariant builds one variant of the lab, runs its experiments and
-// tears it down; it returns how many points it measured. The live view,
-// if any, shows the variant while it is up.
-func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner, live *web.Server) (int, error) {
-	k, err := kernel.Up(lab)
-	if err != nil {
-		return 0, err
-	}
-	defer k.Close()
-	if live != nil {
-		live.SetSource(inProcess{k})
-		defer live.SetSource(nil)
-	}
-	loopCtx, stopLoop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); k.Run(loopCtx) }()
-	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
-	r.Env = labEnv{k: k, self: r.Self}
-	r.VethRTT = k.Loop.VethRTT
-	recs, err := r.Run(ctx)
-	return len(recs), err
-}
-
 // quicken shrinks the experiments of one variant of a lab (--quick).
 func quicken(lab *topologies.Lab, variant string) { lab.Quicken(variant) }
-
-// labEnv runs commands in a lab's hosts and reads its emulator's health.
-type labEnv struct {
-	k    *kernel.Lab
-	self string
-}
-
-func (e labEnv) Command(node string, args ...string) *exec.Cmd {
-	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
-}
-
-// Changes lists the lab's run-time changes so far.
-func (e labEnv) Changes(ctx context.Context) []string {
-	var out []string
-	for _, c := range e.k.Changes(ctx) {
-		out = append(out, c.String())
-	}
-	return out
-}
-
-func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Counters, error) {
-	st, err := e.k.Stats(ctx)
-	return st.Loop.CPUTime, st.HostDrops(), st.HostKernel(), err
-}

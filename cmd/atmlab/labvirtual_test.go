@@ -152,3 +152,35 @@ func TestLabRunVirtualUnprivileged(t *testing.T) {
 		t.Fatalf("lab run --clock virtual as uid 65534: %v\n%s", err, out)
 	}
 }
+
+// A lab whose reference names a result file by a relative path renders its
+// whole report from its results folder, the lab's own folder gone; a
+// results folder whose lab.yaml does not load makes report fail, not
+// shrink (issue 14's must-show 3).
+func TestReportFromResultsFolder(t *testing.T) {
+	dir := t.TempDir()
+	labDir := filepath.Join(dir, "lab")
+	os.MkdirAll(filepath.Join(labDir, "refs"), 0o755)
+	os.WriteFile(filepath.Join(labDir, "refs", "hw.json"), []byte(`{"end":{"sum_received":{"bits_per_second":91234000}}}`), 0o644)
+	file := filepath.Join(labDir, "r.yaml")
+	lab := virtualLab[:strings.Index(virtualLab, "experiments:")] + "experiments:\n  - {name: streams, from: h1, to: h2, tests: [TCP_STREAM], duration: 200ms}\n" +
+		"reference:\n  - {experiment: streams, test: TCP_STREAM, file: refs/hw.json, format: iperf3, source: the rig}\n"
+	os.WriteFile(file, []byte(lab), 0o644)
+	out := filepath.Join(dir, "results")
+	if _, errOut, err := run(t, "lab", "run", "--clock", "virtual", "--out", out, file); err != nil {
+		t.Fatalf("lab run: %v\n%s", err, errOut)
+	}
+	os.RemoveAll(labDir)
+	os.Remove(filepath.Join(out, "report.md"))
+	if _, _, err := run(t, "report", out); err != nil {
+		t.Fatalf("report from the folder alone: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(md), "## Compared with hardware") || !strings.Contains(string(md), "91.23") || !strings.Contains(string(md), "the rig") {
+		t.Fatalf("report.md lacks the hardware figure: %v\n%s", err, md)
+	}
+	os.WriteFile(filepath.Join(out, "lab.yaml"), []byte("name: x\ntopology: {nodes: {h1: {kind: hots}}}\n"), 0o644)
+	if _, _, err := run(t, "report", out); err == nil || !strings.Contains(err.Error(), "lab.yaml does not load") || !strings.Contains(err.Error(), "lab.yaml:2") {
+		t.Fatalf("report of a broken lab.yaml: %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -38,7 +37,7 @@ func newSet(opts *options) *cobra.Command {
 			if len(a) == 2 && !reset {
 				return fmt.Errorf("nothing to change: give key=value settings, such as delay=20ms, or --reset")
 			}
-			rec, err := kernel.SetLink(cmd.Context(), a[0], a[1], direction, ch)
+			rec, err := setLink(cmd.Context(), a[0], a[1], direction, ch)
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
 )
 
@@ -26,7 +25,7 @@ func newStats(opts *options) *cobra.Command {
 			if err := asLabUser(a[0]); err != nil {
 				return err
 			}
-			st, err := kernel.QueryStats(cmd.Context(), a[0])
+			st, err := queryStats(cmd.Context(), a[0])
 			if err != nil {
 				return err
 			}

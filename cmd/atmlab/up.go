@@ -1,20 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"runtime/pprof"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
 )
 
 func newUp(opts *options) *cobra.Command {
-	spin, linger, idleSpin := kernel.DefaultSpin, kernel.DefaultLinger, kernel.DefaultIdleSpin
+	loop := defaultLoop
 	var profile, clock string
 	var view webFlags
 	c := &cobra.Command{
@@ -29,6 +22,9 @@ func newUp(opts *options) *cobra.Command {
 			if err := refuseVirtualUp(clock); err != nil {
 				return err
 			}
+			if err := needsKernel("up"); err != nil {
+				return err
+			}
 			if err := view.check(); err != nil {
 				return err
 			}
@@ -36,55 +32,18 @@ func newUp(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !kernel.InHolder() { // a holder's child runs this command again
+			if !inHolder() { // a holder's child runs this command again
 				printWarnings(cmd.ErrOrStderr(), lab)
 			}
-			if kernel.NeedsHolder() {
+			if needsHolder() {
 				return runHolder(lab)
 			}
-			if profile != "" {
-				f, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			k, err := kernel.Up(lab)
-			if err != nil {
-				return err
-			}
-			defer k.Close()
-			k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = spin, linger, idleSpin
-			k.Events = cmd.ErrOrStderr()
-			for _, n := range k.Notes {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
-			}
-			webCtx, stopWeb := context.WithCancel(cmd.Context())
-			defer stopWeb()
-			if _, err := view.start(webCtx, cmd.OutOrStdout(), inProcess{k}); err != nil {
-				return err
-			}
-			hosts := len(k.Namespaces())
-			fmt.Fprintf(cmd.OutOrStdout(), "lab %s ready: %d hosts, %d links; atmlab exec %s NODE -- CMD to use it, Ctrl-C to stop\n",
-				lab.Name, hosts, len(lab.Links), lab.Name)
-			runErr := k.Run(cmd.Context())
-			st := k.Loop.Stats()
-			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s stopping after %v: emulator CPU %.0f%%, release lateness p50 %v p99 %v max %v\n",
-				lab.Name, st.Uptime.Round(time.Millisecond), 100*st.CPU, st.Lateness.P50, st.Lateness.P99, st.Lateness.Max)
-			if err := k.Close(); err != nil {
-				return fmt.Errorf("tear down %s: %w", lab.Name, err)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed\n", lab.Name)
-			return runErr
+			return runUp(cmd, lab, loop, profile, view)
 		},
 	}
-	c.Flags().DurationVar(&spin, "spin", spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
-	c.Flags().DurationVar(&linger, "linger", linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
-	c.Flags().DurationVar(&idleSpin, "idle-spin", idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
+	c.Flags().DurationVar(&loop.spin, "spin", loop.spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
+	c.Flags().DurationVar(&loop.linger, "linger", loop.linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
+	c.Flags().DurationVar(&loop.idleSpin, "idle-spin", loop.idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	view.add(c)
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")

@@ -21,7 +21,9 @@ func newValidate(opts *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var lab *topologies.Lab
 			err := interruptible(cmd.Context(), func() (err error) {
-				lab, err = topologies.Load(a[0])
+				if lab, err = topologies.Load(a[0]); err == nil {
+					_, err = lab.ResolveVariants(lab.Measured()) // each variant as lab run will build it
+				}
 				return err
 			})
 			if errors.Is(err, errInterrupted) {

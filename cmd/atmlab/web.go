@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/web"
 )
@@ -34,7 +33,7 @@ func (f *webFlags) check() error {
 	if _, err := web.CheckAddr(f.addr, f.public); err != nil {
 		return err
 	}
-	if kernel.NeedsHolder() || kernel.InHolder() {
+	if needsHolder() || inHolder() {
 		return errors.New("--web needs root (a normal user's lab runs in its own network namespace): start the lab without it and run `atmlab web NAME --listen 127.0.0.1:8080` in another shell")
 	}
 	return nil
@@ -77,7 +76,7 @@ func newWeb(opts *options) *cobra.Command {
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src := attached{lab: a[0]}
-			if _, err := kernel.QueryTopology(cmd.Context(), a[0]); err != nil {
+			if _, err := queryTopology(cmd.Context(), a[0]); err != nil {
 				return err
 			}
 			if _, err := serveWeb(cmd.Context(), cmd.OutOrStdout(), listen, public, src); err != nil {
@@ -96,7 +95,7 @@ func newWeb(opts *options) *cobra.Command {
 type attached struct{ lab string }
 
 func (a attached) Topology(ctx context.Context) (topologies.Spec, error) {
-	s, err := kernel.QueryTopology(ctx, a.lab)
+	s, err := queryTopology(ctx, a.lab)
 	if err != nil {
 		return topologies.Spec{}, err
 	}
@@ -106,19 +105,8 @@ func (a attached) Topology(ctx context.Context) (topologies.Spec, error) {
 	return *s, nil
 }
 
-func (a attached) Stats(ctx context.Context) (any, error) { return kernel.QueryStats(ctx, a.lab) }
+func (a attached) Stats(ctx context.Context) (any, error) { return queryStats(ctx, a.lab) }
 
 func (a attached) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
-	return kernel.SetLink(ctx, a.lab, endpoint, direction, c)
-}
-
-// inProcess is a lab this process runs (up --web, lab run --web).
-type inProcess struct{ k *kernel.Lab }
-
-func (p inProcess) Topology(context.Context) (topologies.Spec, error) { return p.k.Lab.Spec(), nil }
-
-func (p inProcess) Stats(ctx context.Context) (any, error) { return p.k.Stats(ctx) }
-
-func (p inProcess) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
-	return p.k.Set(ctx, endpoint, direction, c)
+	return setLink(ctx, a.lab, endpoint, direction, c)
 }

@@ -1,26 +1,15 @@
+//go:build linux && !atmlab_stub
+
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/atmlab/atmlab/kernel"
-	"github.com/atmlab/atmlab/topologies"
 )
-
-// runHolder runs this command again, as a normal user, in a rootless lab's
-// holder (its own user, mount and network namespaces; see
-// kernel/rootless.go) and exits with the holder's exit code.
-// labs are what the holder will build. It returns only on failure.
-func runHolder(labs ...*topologies.Lab) error {
-	code, err := kernel.RunHolder(os.Args[1:], labs...)
-	if err != nil {
-		return err
-	}
-	os.Exit(code)
-	return nil
-}
 
 // asLabUser runs this command again as the normal user whose rootless lab
 // is named lab, when root runs it and has no lab of that name (see
@@ -36,6 +25,15 @@ func asLabUser(lab string) error {
 		return err
 	}
 	os.Exit(code)
+	return nil
+}
+
+// refuseUserLab refuses root's command on user uid's rootless lab named
+// lab, which it reaches only as that user.
+func refuseUserLab(lab string) error {
+	if uid, _, ok, err := kernel.UserLab(lab); err != nil || ok {
+		return errors.Join(err, userLabError(ok, uid, lab))
+	}
 	return nil
 }
 
