@@ -126,7 +126,7 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		}
 		return 0
 	})
-	if err := writeMerged(out, dirs, ref, recs, len(plan)*len(clocks), m.Missing); err != nil {
+	if err := writeMerged(out, dirs, lab, ref, recs, len(plan)*len(clocks), m.Missing); err != nil {
 		return nil, err
 	}
 	return m, WriteReport(out)
@@ -161,8 +161,13 @@ func planned(lab *topologies.Lab, quick bool) ([]plannedPoint, error) {
 }
 
 // writeMerged writes a merge's folder.
-func writeMerged(out string, dirs []string, ref Identity, recs []Record, points int, missing []string) error {
+func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, recs []Record, points int, missing []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	// The reference files the lab names beside it, as lab run copied them,
+	// so that the merged lab.yaml loads and its report compares.
+	if err := CopyReferences(out, filepath.Join(dirs[0], "lab.yaml"), lab); err != nil {
 		return err
 	}
 	// What lab run leaves beside its results, from the first folder that has

@@ -170,8 +170,26 @@ func TestReportFromResultsFolder(t *testing.T) {
 	if _, errOut, err := run(t, "lab", "run", "--clock", "virtual", "--out", out, file); err != nil {
 		t.Fatalf("lab run: %v\n%s", err, errOut)
 	}
+	// The same lab as two shards, merged: the merged folder carries the
+	// reference file too.
+	for _, k := range []string{"1", "2"} {
+		if _, errOut, err := run(t, "lab", "run", "--clock", "virtual", "--shard", k+"/2", "--out", filepath.Join(dir, "shard-"+k), file); err != nil {
+			t.Fatalf("lab run --shard %s/2: %v\n%s", k, err, errOut)
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	if _, errOut, err := run(t, "report", filepath.Join(dir, "shard-1"), filepath.Join(dir, "shard-2"), "--out", merged); err != nil {
+		t.Fatalf("report of two shards: %v\n%s", err, errOut)
+	}
 	os.RemoveAll(labDir)
 	os.Remove(filepath.Join(out, "report.md"))
+	os.Remove(filepath.Join(merged, "report.md"))
+	if _, _, err := run(t, "report", merged); err != nil {
+		t.Fatalf("report from the merged folder alone: %v", err)
+	}
+	if md, err := os.ReadFile(filepath.Join(merged, "report.md")); err != nil || !strings.Contains(string(md), "91.23") {
+		t.Fatalf("the merged report lacks the hardware figure: %v\n%s", err, md)
+	}
 	if _, _, err := run(t, "report", out); err != nil {
 		t.Fatalf("report from the folder alone: %v", err)
 	}
