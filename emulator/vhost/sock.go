@@ -2,6 +2,7 @@ package vhost
 
 import (
 	"fmt"
+	"io"
 	"net/netip"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -53,6 +54,19 @@ func (h *Host) adopt(ep tcpip.Endpoint, wq *waiter.Queue) *Socket {
 // Wake runs OnEvent after the current barrier (an application that set
 // OnEvent after the events it waits for may have fired).
 func (s *Socket) Wake() { s.watch.Wake() }
+
+// Read reads what the endpoint holds into dst, as a socket's recvmsg does:
+// what it took also feeds TCP's receive-buffer auto-tuning. Netstack
+// leaves that to its caller (gVisor's socket layer and gonet call
+// ModerateRecvBuf after every read); without it a TCP receiver's buffer
+// stays at tcp_rmem's default for the whole connection.
+func (s *Socket) Read(dst io.Writer, opts tcpip.ReadOptions) (tcpip.ReadResult, tcpip.Error) {
+	res, err := s.EP.Read(dst, opts)
+	if res.Count > 0 && !opts.Peek {
+		s.EP.ModerateRecvBuf(res.Count)
+	}
+	return res, err
+}
 
 // Close closes the endpoint and stops its callbacks.
 func (s *Socket) Close() {

@@ -171,7 +171,7 @@ func (r *run) udpRR() error {
 	sv.OnEvent = func() {
 		for {
 			var b bytes.Buffer
-			res, err := sv.EP.Read(&b, tcpip.ReadOptions{NeedRemoteAddr: true})
+			res, err := sv.Read(&b, tcpip.ReadOptions{NeedRemoteAddr: true})
 			if err != nil {
 				return
 			}
@@ -219,7 +219,7 @@ func (r *run) udpRR() error {
 	c.OnEvent = func() {
 		for {
 			var b bytes.Buffer
-			_, err := c.EP.Read(&b, tcpip.ReadOptions{})
+			_, err := c.Read(&b, tcpip.ReadOptions{})
 			if err != nil {
 				return
 			}

@@ -198,7 +198,7 @@ func sockbufs(s *vhost.Socket, size int) (snd, rcv int) {
 func sink(s *vhost.Socket) (n int, eof bool, err tcpip.Error) {
 	var buf discard
 	for {
-		res, e := s.EP.Read(&buf, tcpip.ReadOptions{})
+		res, e := s.Read(&buf, tcpip.ReadOptions{})
 		n += res.Count
 		switch e.(type) {
 		case nil:
@@ -415,7 +415,7 @@ func (r *run) udpStream() error {
 	sv.OnEvent = func() {
 		for {
 			var w bytes.Buffer
-			res, err := sv.EP.Read(&w, tcpip.ReadOptions{})
+			res, err := sv.Read(&w, tcpip.ReadOptions{})
 			if err != nil {
 				return
 			}
