@@ -47,11 +47,12 @@ topology:
 				}
 				r.exec("h1", "ip", "neigh", "replace", "10.0.0.2", "lladdr", mac[i+1], "dev", "eth0", "nud", "permanent")
 			}
-			client := r.start("h1", "iperf", "-c", "10.0.0.2", "-u", "-b", "200M", "-l", "1472", "-t", "8")
-			time.Sleep(3 * time.Second)
-			early := rssKB(t, r)
-			time.Sleep(5 * time.Second)
-			late := rssKB(t, r)
+			client := r.start("h1", "iperf", "-c", "10.0.0.2", "-u", "-b", "200M", "-l", "1472", "-t", "12")
+			var rss []int // KB, one sample a second
+			for range 12 {
+				time.Sleep(time.Second)
+				rss = append(rss, rssKB(t, r))
+			}
 			client.Process.Kill()
 			client.Wait()
 			var row emulator.PortStats
@@ -61,10 +62,23 @@ topology:
 				}
 			}
 			drops := row.ImpairDrops // limit drops, with no loss set
-			t.Logf("%s, delay 1h at line rate: RSS %d KB at 3 s, %d KB at 8 s; %d frames sent, %d %s dropped at the pipe's limit",
-				tc.name, early, late, row.TxFrames, drops, map[string]string{"ethernet": "frames", "atm": "cells"}[tc.name])
-			if late-early > 8<<10 {
-				t.Errorf("memory grew %d KB in 5 s of delay 1h at line rate, want flat (under 8 MB)", late-early)
+			t.Logf("%s, delay 1h at line rate: RSS each second %v KB; %d frames sent, %d %s dropped at the pipe's limit",
+				tc.name, rss, row.TxFrames, drops, map[string]string{"ethernet": "frames", "atm": "cells"}[tc.name])
+			// Judged after a warm-up (figures of the 100M link): while the Go runtime sizes its heap to
+			// the loop's garbage (a 32 KiB slab block every ~20 frames, 12 MB
+			// a second at this rate) RSS rises in steps for the first ~6 s
+			// (measured: 40 to 48-50 MB, the heap's arenas flat at 33.7 MB
+			// from then on, its live part 6.7-8.9 MB). The full pipe holds
+			// a fixed set of frames; it pins at most one block each, a
+			// bound of limit x 32 KiB (32 MB for the 1000 frames, 1.5 MB
+			// when they are read back to back, as here), reached in the
+			// first 0.1 s. Memory that still grows after the warm-up is a
+			// leak: one of the dropped frames grows it by ~12 MB a second,
+			// 72 MB over the last 6 s; a bounded process moved at most
+			// 1.1 MB there. 8 MB sits well between.
+			warm := slices.Max(rss[:6])
+			if grew := slices.Max(rss[6:]) - warm; grew > 8<<10 {
+				t.Errorf("memory grew %d KB after a 6 s warm-up of delay 1h at line rate (%v KB each second), want flat (under 8 MB: a leak of the frames dropped grows it ~12 MB a second)", grew, rss)
 			}
 			if drops == 0 {
 				t.Errorf("no limit drops: the pipe did not fill (%+v)", row)
