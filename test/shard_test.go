@@ -60,8 +60,11 @@ func TestShardsMeasureInTurn(t *testing.T) {
 			}
 			// It measured after the other ended (records are stamped to the second).
 			recs, err := harness.ReadRecords(s.out)
-			if err != nil || len(recs) == 0 {
-				t.Fatalf("shard %d/2: %d records, %v", i+1, len(recs), err)
+			if err != nil {
+				t.Fatalf("shard %d/2: %v", i+1, err)
+			}
+			if len(recs) == 0 { // the hash gives this shard no point: nothing to time (the merge below still counts all four)
+				continue
 			}
 			at, _ := time.Parse(time.RFC3339, recs[0].At)
 			if other := shards[1-i].end.Truncate(time.Second); at.Before(other) {
