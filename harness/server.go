@@ -233,11 +233,7 @@ func tcpEcho(ln net.Listener, limit time.Time, spec Spec, perConn bool, finished
 // RFC 3550 interarrival jitter from the sender's timestamps.
 func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverReport {
 	var rep serverReport
-	var seen []uint64 // bitset of sequence numbers received
-	var next uint64   // one past the highest sequence seen
-	var prevTransit time.Duration
-	var jitter float64
-	first := true
+	var tally UDPTally
 	buf := make([]byte, 1<<16)
 	var sent uint64
 	doneAt := time.Time{}
@@ -272,33 +268,16 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 		}
 		seq := binary.BigEndian.Uint64(buf[0:8])
 		sentAt := time.Duration(binary.BigEndian.Uint64(buf[8:16]))
-		word, bit := seq/64, seq%64
-		for uint64(len(seen)) <= word {
-			seen = append(seen, 0)
+		if tally.Add(seq, time.Duration(arrival.UnixNano())-sentAt) {
+			rep.Messages++
+			rep.Bytes += uint64(n)
 		}
-		if seen[word]&(1<<bit) != 0 {
-			rep.Duplicates++
-			continue
-		}
-		seen[word] |= 1 << bit
-		rep.Messages++
-		rep.Bytes += uint64(n)
-		if seq < next {
-			rep.Reordered++
-		} else {
-			next = seq + 1
-		}
-		transit := time.Duration(arrival.UnixNano()) - sentAt
-		if !first {
-			d := float64(transit - prevTransit)
-			jitter += (max(d, -d) - jitter) / 16
-		}
-		prevTransit, first = transit, false
 	}
 	if sent > rep.Messages {
 		rep.Lost = sent - rep.Messages
 	}
-	rep.Jitter = time.Duration(jitter)
+	rep.Duplicates, rep.Reordered = tally.Duplicates, tally.Reordered
+	rep.Jitter = time.Duration(tally.JitterNs())
 	return rep
 }
 

@@ -405,11 +405,7 @@ func (r *run) udpStream() error {
 		return err
 	}
 	s := r.t.Lab.Sched
-	var seen []uint64
-	var next uint64
-	var prevTransit time.Duration
-	var jitter float64
-	first := true
+	var tally harness.UDPTally
 	lastArrival := time.Duration(0)
 	buf := make([]byte, 1<<16)
 	sv.OnEvent = func() {
@@ -428,27 +424,9 @@ func (r *run) udpStream() error {
 			}
 			seq := binary.BigEndian.Uint64(buf[0:8])
 			sentAt := time.Duration(binary.BigEndian.Uint64(buf[8:16]))
-			word, bit := seq/64, seq%64
-			for uint64(len(seen)) <= word {
-				seen = append(seen, 0)
+			if tally.Add(seq, s.Now()-sentAt) {
+				r.res.MessagesReceived++
 			}
-			if seen[word]&(1<<bit) != 0 {
-				r.res.Duplicates++
-				continue
-			}
-			seen[word] |= 1 << bit
-			r.res.MessagesReceived++
-			if seq < next {
-				r.res.Reordered++
-			} else {
-				next = seq + 1
-			}
-			transit := s.Now() - sentAt
-			if !first {
-				d := float64(transit - prevTransit)
-				jitter += (max(d, -d) - jitter) / 16
-			}
-			prevTransit, first = transit, false
 		}
 	}
 	c, err := r.dial(udp.ProtocolNumber, p)
@@ -492,7 +470,8 @@ func (r *run) udpStream() error {
 			if r.res.MessagesSent > r.res.MessagesReceived {
 				r.res.Lost = r.res.MessagesSent - r.res.MessagesReceived
 			}
-			r.res.JitterUs = jitter / 1e3
+			r.res.Duplicates, r.res.Reordered = tally.Duplicates, tally.Reordered
+			r.res.JitterUs = tally.JitterNs() / 1e3
 			el := r.res.Elapsed
 			r.finished = false
 			r.finishAt(el)
