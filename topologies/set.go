@@ -159,18 +159,7 @@ func (n *Network) Set(e, from string, c Change) ([]Applied, error) {
 		if c.Rate != nil {
 			cfg.Rate = *c.Rate
 		}
-		if c.Delay != nil {
-			cfg.Impair.Delay = *c.Delay
-		}
-		if c.Jitter != nil {
-			cfg.Impair.Jitter = *c.Jitter
-		}
-		if c.Loss != nil {
-			cfg.Impair.Loss = *c.Loss
-		}
-		if c.Limit != nil {
-			cfg.Impair.Limit = *c.Limit
-		}
+		cfg.Impair = c.impair(cfg.Impair)
 		if c.Buffer != nil && n.Lab.Node(s.from.Node).Kind == KindSwitch {
 			cfg.QueueBytes = int(*c.Buffer)
 		}
@@ -178,6 +167,25 @@ func (n *Network) Set(e, from string, c Change) ([]Applied, error) {
 		out = append(out, Applied{From: s.from, To: s.to, Before: before, After: cfg})
 	}
 	return out, nil
+}
+
+// impair returns im with the change's delay, jitter, loss and limit, where
+// it names them: an Ethernet channel's impairments, or an ATM link
+// direction's (cellChannel) as the same four.
+func (c Change) impair(im emulator.Impair) emulator.Impair {
+	if c.Delay != nil {
+		im.Delay = *c.Delay
+	}
+	if c.Jitter != nil {
+		im.Jitter = *c.Jitter
+	}
+	if c.Loss != nil {
+		im.Loss = *c.Loss
+	}
+	if c.Limit != nil {
+		im.Limit = *c.Limit
+	}
+	return im
 }
 
 // directions returns which of the link's directions, AB (0) and BA (1),
@@ -211,22 +219,13 @@ func (n *Network) setATM(nl *NetLink, lo, hi int, c Change) ([]Applied, error) {
 	var out []Applied
 	for _, s := range []side{{l.A, l.B, l.AB, nl.ATM.AB}, {l.B, l.A, l.BA, nl.ATM.BA}}[lo:hi] {
 		before := s.cl.Config()
-		cfg := before
+		im := cellChannel(before).Impair
 		if c.Reset {
-			cfg.Delay, cfg.Jitter, cfg.CLR, cfg.Limit = s.dir.Impair.Delay, s.dir.Impair.Jitter, s.dir.Impair.Loss, s.dir.Impair.Limit
+			im = emulator.Impair{Delay: s.dir.Impair.Delay, Jitter: s.dir.Impair.Jitter, Loss: s.dir.Impair.Loss, Limit: s.dir.Impair.Limit}
 		}
-		if c.Limit != nil {
-			cfg.Limit = *c.Limit
-		}
-		if c.Delay != nil {
-			cfg.Delay = *c.Delay
-		}
-		if c.Jitter != nil {
-			cfg.Jitter = *c.Jitter
-		}
-		if c.Loss != nil {
-			cfg.CLR = *c.Loss
-		}
+		im = c.impair(im)
+		cfg := before
+		cfg.Delay, cfg.Jitter, cfg.CLR, cfg.Limit = im.Delay, im.Jitter, im.Loss, im.Limit
 		s.cl.SetConfig(cfg)
 		out = append(out, Applied{From: s.from, To: s.to, Before: cellChannel(before), After: cellChannel(cfg), ATM: true})
 	}
