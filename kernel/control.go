@@ -33,7 +33,7 @@ func (k *Lab) Do(f func()) { k.Loop.Do(f) }
 
 // Stats returns the lab's counters from any goroutine, with what the hosts'
 // kernels dropped at their TAPs and counted themselves (read here, off the
-// loop goroutine).
+// loop goroutine, through each host's hostReader).
 func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 	var st control.Stats
 	if err := k.Loop.Query(ctx, func() {
@@ -41,17 +41,25 @@ func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 	}); err != nil {
 		return st, err
 	}
+	k.hostMu.Lock()
+	defer k.hostMu.Unlock()
 	for i, p := range st.Ports {
 		if _, ok := k.Net.Hosts[p.Port]; ok {
 			node, iface, _ := strings.Cut(p.Port, ":")
-			st.Ports[i].HostDrops = hostDrops(k.Lab.Namespace(node), iface)
+			if r := k.hostReader(node); r != nil {
+				st.Ports[i].HostDrops = r.drops(iface)
+			}
 		}
 	}
 	for _, n := range k.Lab.Nodes {
 		if n.Kind != topologies.KindHost {
 			continue
 		}
-		if c, err := hostCounters(k.Lab.Namespace(n.Name)); err == nil {
+		r := k.hostReader(n.Name)
+		if r == nil {
+			continue
+		}
+		if c, err := r.counters(); err == nil {
 			if st.Hosts == nil {
 				st.Hosts = map[string]netstat.Counters{}
 			}
@@ -59,6 +67,35 @@ func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// hostReader returns host's counter reader, opened on first use (nil if
+// it cannot be opened now: its counters are left out, as they are when a
+// read fails). Call it with hostMu held.
+func (k *Lab) hostReader(host string) *hostReader {
+	if r := k.hosts[host]; r != nil {
+		return r
+	}
+	r, err := openHostReader(k.Lab.Namespace(host))
+	if err != nil {
+		return nil
+	}
+	if k.hosts == nil {
+		k.hosts = map[string]*hostReader{}
+	}
+	k.hosts[host] = r
+	return r
+}
+
+// closeHostReaders closes the readers' descriptors, which would keep the
+// hosts' namespaces alive after they are removed.
+func (k *Lab) closeHostReaders() {
+	k.hostMu.Lock()
+	defer k.hostMu.Unlock()
+	for _, r := range k.hosts {
+		r.close()
+	}
+	k.hosts = nil
 }
 
 // QueryStats asks a running lab for its counters.

@@ -263,33 +263,3 @@ func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 	}
 	return nil
 }
-
-// hostDrops returns what a host's kernel dropped on its way into the
-// emulator: at the TAP's ring (tx_dropped) and in its qdisc.
-func hostDrops(ns, dev string) uint64 {
-	nsh, err := netns.GetFromPath(filepath.Join(NetnsDir, ns))
-	if err != nil {
-		return 0
-	}
-	defer nsh.Close()
-	h, err := netlink.NewHandleAt(nsh)
-	if err != nil {
-		return 0
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		return 0
-	}
-	var n uint64
-	if st := link.Attrs().Statistics; st != nil {
-		n += st.TxDropped
-	}
-	qdiscs, _ := h.QdiscList(link)
-	for _, q := range qdiscs {
-		if st := q.Attrs().Statistics; st != nil && st.Queue != nil {
-			n += uint64(st.Queue.Drops)
-		}
-	}
-	return n
-}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +38,9 @@ type Lab struct {
 	// Events, if set, gets a line per run-time change (the lab's event log).
 	Events  io.Writer
 	changes []control.Changed // only the loop goroutine touches it
+
+	hostMu sync.Mutex
+	hosts  map[string]*hostReader // each host's kernel counters, opened by Stats
 }
 
 // Up builds lab: a namespace per host, a TAP per host interface attached to
@@ -159,6 +163,7 @@ func (k *Lab) Close() error {
 		errs = append(errs, k.Loop.Close())
 		k.Loop = nil
 	}
+	k.closeHostReaders()
 	_, err := Remove(k.namespaces)
 	k.namespaces = nil
 	errs = append(errs, err)
