@@ -64,7 +64,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
-	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/
+	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/labrun/
 	$(GO) test -run '^$$' -fuzz FuzzSegment -fuzztime 30s ./emulator/
 
 clean:

@@ -3,9 +3,9 @@
 // and goodput ceiling, the PDU laid out in cells, the sawtooth's steps
 // around the size, and a lab run's measured points over the theory line.
 //
-// Every figure comes from harness (the code behind `atmlab calc`) as JSON;
-// the page (embedded, plain JavaScript and SVG, nothing from the network)
-// only draws them.
+// Every figure comes from harness/theory (the code behind `atmlab calc`)
+// as JSON; the page (embedded, plain JavaScript and SVG, nothing from the
+// network) only draws them.
 package explorer
 
 import (
@@ -21,7 +21,9 @@ import (
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
 //go:embed static
@@ -44,13 +46,13 @@ var (
 
 // Row is one PHY, AAL and encapsulation's figures at the chosen size.
 type Row struct {
-	PHY      string          `json:"phy"`
-	AAL      string          `json:"aal"`
-	Encap    string          `json:"encap"`
-	LineRate int64           `json:"line_rate_bps"`
-	CellRate float64         `json:"cells_per_sec"`
-	Cells    float64         `json:"cells"`
-	Ceiling  harness.Ceiling `json:"ceiling"`
+	PHY      string         `json:"phy"`
+	AAL      string         `json:"aal"`
+	Encap    string         `json:"encap"`
+	LineRate int64          `json:"line_rate_bps"`
+	CellRate float64        `json:"cells_per_sec"`
+	Cells    float64        `json:"cells"`
+	Ceiling  theory.Ceiling `json:"ceiling"`
 }
 
 // Point is one payload size's goodput ceiling on the sawtooth's line.
@@ -88,11 +90,11 @@ type Figures struct {
 // run's measured points (all of them; the page draws those in the window).
 type Detail struct {
 	Row
-	Packets  []harness.Packet `json:"packets"`
-	Steps    []harness.Step   `json:"steps"`
-	Line     []Point          `json:"line"`
-	Measured []Measured       `json:"measured"`
-	Results  string           `json:"results,omitempty"` // the results folder, or why it could not be read
+	Packets  []theory.Packet `json:"packets"`
+	Steps    []theory.Step   `json:"steps"`
+	Line     []Point         `json:"line"`
+	Measured []Measured      `json:"measured"`
+	Results  string          `json:"results,omitempty"` // the results folder, or why it could not be read
 }
 
 // Query is what a figures request asks: the payload size, the MTU, the
@@ -124,14 +126,14 @@ func Compute(q Query, dir string) (Figures, error) {
 		return f, err
 	}
 	f.Detail.Row = r
-	if f.Detail.Packets, err = harness.Layout(q.PHY, q.AAL, q.Encap, q.MTU, q.Size); err != nil {
+	if f.Detail.Packets, err = theory.Layout(q.PHY, q.AAL, q.Encap, q.MTU, q.Size); err != nil {
 		return f, err
 	}
-	f.From, f.To = max(1, q.Size-q.Window), min(harness.MaxUDPPayload-1, q.Size+q.Window)
-	if f.Detail.Steps, err = harness.Sawtooth(q.PHY, q.AAL, q.Encap, q.MTU, f.From, f.To); err != nil {
+	f.From, f.To = max(1, q.Size-q.Window), min(perf.MaxUDPPayload-1, q.Size+q.Window)
+	if f.Detail.Steps, err = theory.Sawtooth(q.PHY, q.AAL, q.Encap, q.MTU, f.From, f.To); err != nil {
 		return f, err
 	}
-	path := harness.Path{PHY: &q.PHY, AAL: q.AAL, Encap: q.Encap, MTU: q.MTU, Proto: "udp"}
+	path := theory.Path{PHY: &q.PHY, AAL: q.AAL, Encap: q.Encap, MTU: q.MTU, Proto: "udp"}
 	for n := f.From; n <= f.To; n++ {
 		c, err := path.Ceiling(n)
 		if err != nil {
@@ -140,12 +142,12 @@ func Compute(q Query, dir string) (Figures, error) {
 		f.Detail.Line = append(f.Detail.Line, Point{n, int(path.Cells(c)), c.Goodput})
 	}
 	if f.Detail.Steps == nil {
-		f.Detail.Steps = []harness.Step{}
+		f.Detail.Steps = []theory.Step{}
 	}
 	f.Detail.Measured = []Measured{}
 	if dir != "" {
 		f.Detail.Results = dir
-		recs, err := harness.ReadRecords(dir)
+		recs, err := labrun.ReadRecords(dir)
 		if err != nil {
 			f.Detail.Results = fmt.Sprintf("%s: %v", dir, err)
 		}
@@ -161,7 +163,7 @@ func Compute(q Query, dir string) (Figures, error) {
 }
 
 func row(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, size int) (Row, error) {
-	p := harness.Path{PHY: &phy, AAL: aal, Encap: encap, MTU: mtu, Proto: "udp"}
+	p := theory.Path{PHY: &phy, AAL: aal, Encap: encap, MTU: mtu, Proto: "udp"}
 	c, err := p.Ceiling(size)
 	if err != nil {
 		return Row{}, err
@@ -179,7 +181,7 @@ func ParseQuery(get func(string) string) (Query, error) {
 		min, max int
 		what     string
 	}{
-		{"size", &q.Size, 1, harness.MaxUDPPayload - 1, "a UDP payload size in bytes"},
+		{"size", &q.Size, 1, perf.MaxUDPPayload - 1, "a UDP payload size in bytes"},
 		{"mtu", &q.MTU, 68, 65535 - cells.LLCHeader, "an IP MTU in bytes"},
 		{"window", &q.Window, 0, MaxWindow, "how many sizes either side to draw"},
 	} {
@@ -248,7 +250,7 @@ func CheckResults(dir string) error {
 		}
 		return fmt.Errorf("--results %s: %w", dir, err)
 	}
-	if _, err := harness.ReadRecords(dir); err != nil {
+	if _, err := labrun.ReadRecords(dir); err != nil {
 		return fmt.Errorf("--results %s: %w", dir, err)
 	}
 	return nil

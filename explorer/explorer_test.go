@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 func get(t *testing.T, h http.Handler, target string, hdr ...string) (int, string) {
@@ -123,10 +124,10 @@ func TestPage(t *testing.T) {
 func TestMeasured(t *testing.T) {
 	dir := t.TempDir()
 	var lines []string
-	for _, r := range []harness.Record{
-		{Point: harness.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 1472}, Result: harness.Result{ThroughputBps: 120e6}, Ceiling: 128e6},
-		{Point: harness.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 512}, Result: harness.Result{ThroughputBps: 100e6}},
-		{Point: harness.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 9000}, Result: harness.Result{Error: "message too large"}},
+	for _, r := range []labrun.Record{
+		{Point: labrun.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 1472}, Result: perf.Result{ThroughputBps: 120e6}, Ceiling: 128e6},
+		{Point: labrun.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 512}, Result: perf.Result{ThroughputBps: 100e6}},
+		{Point: labrun.Point{Variant: "base", Experiment: "cip", Test: "UDP_STREAM", Size: 9000}, Result: perf.Result{Error: "message too large"}},
 	} {
 		b, _ := json.Marshal(r)
 		lines = append(lines, string(b))

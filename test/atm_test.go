@@ -17,7 +17,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
 // Classical IP over ATM: two hosts on one OC-3c link (h1-h2, LLC/SNAP and
@@ -56,7 +56,7 @@ topology:
 // oc3 is the ceiling of a path on OC-3c (LLC/SNAP, MTU 9180).
 func oc3(t *testing.T, aal atm.AAL, payload int, proto string) float64 {
 	t.Helper()
-	c, err := harness.ATMCeiling(atm.PHYs["oc3"], aal, cells.LLC, 9180, payload, proto)
+	c, err := theory.ATMCeiling(atm.PHYs["oc3"], aal, cells.LLC, 9180, payload, proto)
 	if err != nil {
 		t.Fatal(err)
 	}

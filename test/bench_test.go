@@ -18,7 +18,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/headless"
 )
 
@@ -272,7 +272,7 @@ func benchATMSmall(t *testing.T, veth *running, row func(...string)) {
 			got, pps := steady(t, it.Received, 2), steady(t, it.PPS, 2)
 			want := oc(t, "oc3", size, "udp")
 			if aal == atm.AAL34 {
-				c, err := harness.ATMCeiling(atm.PHYs["oc3"], atm.AAL34, cells.LLC, 9180, size, "udp")
+				c, err := theory.ATMCeiling(atm.PHYs["oc3"], atm.AAL34, cells.LLC, 9180, size, "udp")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,7 +324,7 @@ func vethPair(t *testing.T) *running {
 // MTU 9180).
 func oc(t *testing.T, phy string, payload int, proto string) float64 {
 	t.Helper()
-	c, err := harness.ATMCeiling(atm.PHYs[phy], atm.AAL5, cells.LLC, 9180, payload, proto)
+	c, err := theory.ATMCeiling(atm.PHYs[phy], atm.AAL5, cells.LLC, 9180, payload, proto)
 	if err != nil {
 		t.Fatal(err)
 	}

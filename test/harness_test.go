@@ -14,14 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
 // perfJSON runs atmlab perf client in a host and decodes its result.
-func (r *running) perfJSON(from string, args ...string) (harness.Result, error) {
+func (r *running) perfJSON(from string, args ...string) (perf.Result, error) {
 	cmd := r.command(from, append([]string{atmlab, "perf", "client", "-o", "json"}, args...)...)
 	out, err := cmd.Output() // stdout only: the JSON, even when the test failed
-	var res harness.Result
+	var res perf.Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil && err == nil {
 		err = jerr
 	}
@@ -46,8 +48,8 @@ func TestPerfAgainstIperf3(t *testing.T) {
 	}
 	ipTCP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 8).Received, 2)
 	ipUDP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 8, "-u", "-b", "150M", "-l", "1472").Received, 2)
-	tcpCeil, _ := harness.EthernetCeiling(100e6, 1500, 1448, "tcp")
-	udpCeil, _ := harness.EthernetCeiling(100e6, 1500, 1472, "udp")
+	tcpCeil, _ := theory.EthernetCeiling(100e6, 1500, 1448, "tcp")
+	udpCeil, _ := theory.EthernetCeiling(100e6, 1500, 1472, "udp")
 	t.Logf("TCP: atmlab %.2f, iperf3 %.2f, ceiling %.2f Mbit/s; UDP receive: atmlab %.2f (send %.2f), iperf3 %.2f, ceiling %.2f",
 		tcp.ThroughputBps/1e6, ipTCP/1e6, tcpCeil.Goodput/1e6, udp.ThroughputBps/1e6, udp.SendBps/1e6, ipUDP/1e6, udpCeil.Goodput/1e6)
 	for _, c := range []struct {
@@ -181,7 +183,7 @@ func TestLabRunInterrupted(t *testing.T) {
 	if err == nil || cmd.ProcessState.ExitCode() != 1 {
 		t.Errorf("interrupted lab run: %v, want exit 1", err)
 	}
-	recs, rerr := harness.ReadRecords(out)
+	recs, rerr := labrun.ReadRecords(out)
 	if rerr != nil || len(recs) == 0 || len(recs) >= 20 {
 		t.Errorf("interrupted run kept %d records (%v), want some but not all", len(recs), rerr)
 	}
@@ -223,7 +225,7 @@ variants:
 // labRun writes lab (NAME replaced by a fresh lab name), runs `atmlab lab
 // run` on it, checks that nothing of the lab remains, and returns the output
 // folder and its records.
-func labRun(t *testing.T, lab string) (string, []harness.Record) {
+func labRun(t *testing.T, lab string) (string, []labrun.Record) {
 	t.Helper()
 	name := labName()
 	dir := t.TempDir()
@@ -238,7 +240,7 @@ func labRun(t *testing.T, lab string) (string, []harness.Record) {
 	if left := namespaces(name); len(left) > 0 {
 		t.Errorf("lab run left namespaces: %v", left)
 	}
-	recs, err := harness.ReadRecords(out)
+	recs, err := labrun.ReadRecords(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 // hubLab: hosts h1..h4 on one 100M hub (repeater class II, short cables).
@@ -175,26 +175,26 @@ func TestHubTaskII(t *testing.T) {
 	r := up(t, taskIILab)
 	r.start("a3", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
-	perf := func(from, test string) harness.Result {
+	perfOf := func(from, test string) perf.Result {
 		out := r.exec(from, atmlab, "perf", "client", "-H", "10.0.0.3", "-t", test, "-l", "5", "-o", "json")
-		var res harness.Result
+		var res perf.Result
 		if err := json.Unmarshal(out, &res); err != nil {
 			t.Fatalf("%s from %s: %v\n%s", test, from, err, out)
 		}
 		return res
 	}
-	hubTCP, swTCP := perf("a1", harness.TCPStream), perf("a2", harness.TCPStream)
+	hubTCP, swTCP := perfOf("a1", perf.TCPStream), perfOf("a2", perf.TCPStream)
 	// UDP: the better of two runs per path, since a stall of two shared cores
 	// can only lower a run (a CI run once read the switched pair 1.8 % low).
-	better := func(a, b harness.Result) harness.Result {
+	better := func(a, b perf.Result) perf.Result {
 		if b.ThroughputBps > a.ThroughputBps {
 			return b
 		}
 		return a
 	}
-	hubUDP := better(perf("a1", harness.UDPStream), perf("a1", harness.UDPStream))
-	swUDP := better(perf("a2", harness.UDPStream), perf("a2", harness.UDPStream))
-	hubRR, swRR := perf("a1", harness.TCPRR), perf("a2", harness.TCPRR)
+	hubUDP := better(perfOf("a1", perf.UDPStream), perfOf("a1", perf.UDPStream))
+	swUDP := better(perfOf("a2", perf.UDPStream), perfOf("a2", perf.UDPStream))
+	hubRR, swRR := perfOf("a1", perf.TCPRR), perfOf("a2", perf.TCPRR)
 	t.Logf("through the hub vs switched: TCP_STREAM %.2f vs %.2f Mbit/s; UDP_STREAM %.2f vs %.2f Mbit/s; TCP_RR %.0f vs %.0f transactions/s",
 		hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6, hubUDP.ThroughputBps/1e6, swUDP.ThroughputBps/1e6, hubRR.TransactionsPerSec, swRR.TransactionsPerSec)
 	if hubTCP.ThroughputBps > 0.97*swTCP.ThroughputBps {
@@ -216,7 +216,7 @@ func TestHubTaskIINT(t *testing.T) {
 	r := up(t, strings.Replace(taskIILab, "a1: {kind: host, ipv4: 10.0.0.1/24,", "a1: {kind: host, ipv4: 10.0.0.1/24, cpu: {per_packet: 30us, rate: 121M},", 1))
 	r.start("a3", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
-	perf := func(from string, args ...string) harness.Result {
+	perfOf := func(from string, args ...string) perf.Result {
 		res, err := r.perfJSON(from, append([]string{"-H", "10.0.0.3", "-l", "1.5"}, args...)...)
 		if err != nil {
 			t.Fatalf("%v from %s: %v", args, from, err)
@@ -225,10 +225,10 @@ func TestHubTaskIINT(t *testing.T) {
 	}
 	var udpHub, udpSw, rrHub, rrSw []float64
 	for range 4 {
-		udpHub = append(udpHub, perf("a1", "-t", "UDP_STREAM", "-m", "512").ThroughputBps)
-		udpSw = append(udpSw, perf("a2", "-t", "UDP_STREAM", "-m", "512").ThroughputBps)
-		rrHub = append(rrHub, perf("a1", "-t", "TCP_RR").TransactionsPerSec)
-		rrSw = append(rrSw, perf("a2", "-t", "TCP_RR").TransactionsPerSec)
+		udpHub = append(udpHub, perfOf("a1", "-t", "UDP_STREAM", "-m", "512").ThroughputBps)
+		udpSw = append(udpSw, perfOf("a2", "-t", "UDP_STREAM", "-m", "512").ThroughputBps)
+		rrHub = append(rrHub, perfOf("a1", "-t", "TCP_RR").TransactionsPerSec)
+		rrSw = append(rrSw, perfOf("a2", "-t", "TCP_RR").TransactionsPerSec)
 	}
 	med := func(v []float64) float64 { slices.Sort(v); return (v[1] + v[2]) / 2 }
 	uh, us, rh, rs := med(udpHub), med(udpSw), med(rrHub), med(rrSw)

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -21,7 +22,7 @@ import (
 // asks for, drawn; a table of the study's claims with every claim measured;
 // nothing of the lab left in the kernel; under two minutes. It returns the
 // records.
-func seedLab(t *testing.T, name string) []harness.Record {
+func seedLab(t *testing.T, name string) []labrun.Record {
 	t.Helper()
 	requireRoot(t, "iperf3", "iperf")
 	file := filepath.Join("..", "topologies", name+".yaml")
@@ -70,7 +71,7 @@ func seedLab(t *testing.T, name string) []harness.Record {
 	if html, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(html), "<svg") {
 		t.Errorf("report.html without inline figures: %v", err)
 	}
-	recs, err := harness.ReadRecords(out)
+	recs, err := labrun.ReadRecords(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func lineWith(text, prefix string) string {
 
 // mean is the mean figure of the records of one variant, experiment, test,
 // tool and size (0: any).
-func mean(recs []harness.Record, variant, exp, test, tool string, size int) float64 {
+func mean(recs []labrun.Record, variant, exp, test, tool string, size int) float64 {
 	var sum, n float64
 	for _, r := range recs {
 		if cmp.Or(r.Variant, "base") == variant && r.Experiment == exp && r.Test == test && r.Tool == tool &&
@@ -114,9 +115,9 @@ func TestSeedPraktikum(t *testing.T) {
 	m := func(variant, exp, test string, size int) float64 {
 		return mean(recs, variant, exp, test, "atmlab", size)
 	}
-	udpHub, udpSw := m("amsel1-nt", "task2-hub", harness.UDPStream, 512), m("base", "task2-switched", harness.UDPStream, 512)
-	t3, t2 := m("study-pcs", "task3-shared", harness.TCPStream, 1460), m("study-pcs", "task2-switched", harness.TCPStream, 1460)
-	atm, eth := m("base", "task4-atm", harness.TCPStream, 1460), m("base", "task2-switched", harness.TCPStream, 1460)
+	udpHub, udpSw := m("amsel1-nt", "task2-hub", perf.UDPStream, 512), m("base", "task2-switched", perf.UDPStream, 512)
+	t3, t2 := m("study-pcs", "task3-shared", perf.TCPStream, 1460), m("study-pcs", "task2-switched", perf.TCPStream, 1460)
+	atm, eth := m("base", "task4-atm", perf.TCPStream, 1460), m("base", "task2-switched", perf.TCPStream, 1460)
 	t.Logf("UDP 512 hub(NT) %.1f / switched %.1f Mbit/s; Task III %.1f / Task II %.1f Mbit/s; ATM %.1f / Ethernet %.1f Mbit/s",
 		udpHub/1e6, udpSw/1e6, t3/1e6, t2/1e6, atm/1e6, eth/1e6)
 	if !(udpHub < 0.85*udpSw) {
@@ -135,8 +136,8 @@ func TestSeedPraktikum(t *testing.T) {
 // measures again when a stall of this machine spoils a point).
 func TestSeedCERNET(t *testing.T) {
 	recs := seedLab(t, "cernet-atm")
-	limited := mean(recs, "base", "sawtooth-host-limit", harness.UDPStream, "atmlab", 9124)
-	aal34 := mean(recs, "aal34", "sawtooth-host-limit", harness.UDPStream, "atmlab", 9124)
+	limited := mean(recs, "base", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
+	aal34 := mean(recs, "aal34", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
 	// s1 copies each 9166-octet Ethernet frame (9124 + UDP, IP and Ethernet
 	// headers) at its copy rate, 77 Mbit/s.
 	lab, err := topologies.Load(filepath.Join("..", "topologies", "cernet-atm.yaml"))
@@ -154,7 +155,7 @@ func TestSeedCERNET(t *testing.T) {
 // than IP as in the study.
 func TestSeedGNS3(t *testing.T) {
 	recs := seedLab(t, "gns3-mpls")
-	mpls, ip := mean(recs, "base", "routed", harness.UDPStream, "iperf3", 0), mean(recs, "ip", "routed", harness.UDPStream, "iperf3", 0)
+	mpls, ip := mean(recs, "base", "routed", perf.UDPStream, "iperf3", 0), mean(recs, "ip", "routed", perf.UDPStream, "iperf3", 0)
 	t.Logf("iperf3 UDP: MPLS %.1f, IP %.1f Mbit/s (%+.1f %%)", mpls/1e6, ip/1e6, 100*(mpls-ip)/ip)
 	if !(mpls < ip) || !within(ip, 133.5e6, 0.06) {
 		t.Errorf("MPLS %.1f, IP %.1f Mbit/s: want MPLS below IP, IP about 133.5", mpls/1e6, ip/1e6)
@@ -165,7 +166,7 @@ func TestSeedGNS3(t *testing.T) {
 func TestSeedSandia(t *testing.T) {
 	recs := seedLab(t, "sandia-wan")
 	for _, tool := range []string{"atmlab", "iperf3", "iperf"} {
-		v := mean(recs, "base", "tcp-"+tool, harness.TCPStream, tool, 0)
+		v := mean(recs, "base", "tcp-"+tool, perf.TCPStream, tool, 0)
 		t.Logf("%s TCP %.1f Mbit/s", tool, v/1e6)
 		if v < 900e6 {
 			t.Errorf("%s TCP %.1f Mbit/s: want grade A (900 or more) on an emulated 1 Gb/s path", tool, v/1e6)

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/control"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/kernel"
 )
 
@@ -282,7 +282,7 @@ func TestRootlessLab(t *testing.T) {
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("rootless lab run: %v\n%s", err, b)
 	}
-	recs, err := harness.ReadRecords(filepath.Join(u.dir, "out"))
+	recs, err := labrun.ReadRecords(filepath.Join(u.dir, "out"))
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("rootless lab run: %d records (%v), want 1", len(recs), err)
 	}

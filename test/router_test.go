@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
 // chainLab is ../topologies/testdata/chain.yaml (h1, five routers, h2 on
@@ -60,7 +60,7 @@ func TestRouterChain(t *testing.T) {
 			if tc.name == "mpls pipe" {
 				return
 			}
-			c, _ := harness.MPLSCeiling(100e6, 1500, tc.labels, 1468, "udp")
+			c, _ := theory.MPLSCeiling(100e6, 1500, tc.labels, 1468, "udp")
 			got := steady(t, r.runIperf("h1", "h2", "10.0.5.1", 5401, 7, "-u", "-b", "150M", "-w", "2M", "-l", "1468").Received, 2)
 			t.Logf("%s: UDP 1468 %.2f Mbit/s, ceiling %.3f with %d label(s) on the core", tc.name, got/1e6, c.Goodput/1e6, tc.labels)
 			if !within(got, c.Goodput, 0.01) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 )
 
 // Two real-time shards of one campaign started together on one machine
@@ -59,7 +59,7 @@ func TestShardsMeasureInTurn(t *testing.T) {
 				t.Errorf("shard %d/2 waited but ended first", i+1)
 			}
 			// It measured after the other ended (records are stamped to the second).
-			recs, err := harness.ReadRecords(s.out)
+			recs, err := labrun.ReadRecords(s.out)
 			if err != nil {
 				t.Fatalf("shard %d/2: %v", i+1, err)
 			}

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/explorer"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -64,8 +64,8 @@ type Server struct {
 
 // runState is a lab run's progress and its results so far.
 type runState struct {
-	Progress harness.Progress `json:"progress"`
-	Results  []result         `json:"results"`
+	Progress labrun.Progress `json:"progress"`
+	Results  []result        `json:"results"`
 }
 
 // result is one measured point as the page plots it.
@@ -129,8 +129,8 @@ func (s *Server) SetSource(src Source) {
 	s.snapMu.Unlock()
 }
 
-// Watch takes a lab run's progress (harness.Runner.Watch).
-func (s *Server) Watch(p harness.Progress) {
+// Watch takes a lab run's progress (labrun.Runner.Watch).
+func (s *Server) Watch(p labrun.Progress) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.run == nil {

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -264,10 +265,10 @@ func TestSnapshotsBounded(t *testing.T) {
 
 func TestStatsAndRun(t *testing.T) {
 	s, _, addr := serve(t)
-	p := harness.Point{Experiment: "streams", Test: "TCP_STREAM", Size: 1024}
-	s.Watch(harness.Progress{Variant: "base", Done: 0, Total: 2, ETA: -1, Point: &p})
-	s.Watch(harness.Progress{Variant: "base", Done: 1, Total: 2, ETA: 3 * time.Second, Point: &p,
-		Result: &harness.Record{Point: p, Result: harness.Result{ThroughputBps: 94e6}, Ceiling: 94.9e6}})
+	p := labrun.Point{Experiment: "streams", Test: "TCP_STREAM", Size: 1024}
+	s.Watch(labrun.Progress{Variant: "base", Done: 0, Total: 2, ETA: -1, Point: &p})
+	s.Watch(labrun.Progress{Variant: "base", Done: 1, Total: 2, ETA: 3 * time.Second, Point: &p,
+		Result: &labrun.Record{Point: p, Result: perf.Result{ThroughputBps: 94e6}, Ceiling: 94.9e6}})
 	code, body := do(t, "GET", addr, "/api/stats", "", "", "", "")
 	if code != 200 {
 		t.Fatal(code, body)

@@ -13,13 +13,13 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/explorer"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
-// calcPath is the medium `atmlab calc` works out (harness.Path), with its
+// calcPath is the medium `atmlab calc` works out (theory.Path), with its
 // flags' text.
 type calcPath struct {
-	harness.Path
+	theory.Path
 	rateStr, aalStr  string
 	encapStr, phyStr string
 }
@@ -106,7 +106,7 @@ func newCalc(opts *options) *cobra.Command {
 			if sawtooth {
 				return p.sawtooth(cmd, opts, sizes)
 			}
-			var rows []harness.Ceiling
+			var rows []theory.Ceiling
 			for _, n := range sizes {
 				c, err := p.Ceiling(n)
 				if err != nil {
@@ -160,8 +160,8 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 	return nil
 }
 
-func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []harness.Ceiling) error {
-	cellsOf := func(c harness.Ceiling) string {
+func (p *calcPath) print(cmd *cobra.Command, opts *options, rows []theory.Ceiling) error {
+	cellsOf := func(c theory.Ceiling) string {
 		if p.PHY == nil {
 			return ""
 		}
@@ -209,7 +209,7 @@ func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) erro
 	if p.PHY == nil || len(sizes) != 2 || sizes[0] < 1 || sizes[1] < sizes[0] {
 		return usageError{fmt.Errorf("--sawtooth FROM TO: give an ATM --phy and two UDP payload sizes, FROM ≤ TO")}
 	}
-	steps, err := harness.Sawtooth(*p.PHY, p.AAL, p.Encap, p.MTU, sizes[0], sizes[1])
+	steps, err := theory.Sawtooth(*p.PHY, p.AAL, p.Encap, p.MTU, sizes[0], sizes[1])
 	if err != nil {
 		return usageError{err}
 	}

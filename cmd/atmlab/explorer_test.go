@@ -19,13 +19,13 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/atmlab/atmlab/explorer"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/headless"
 )
 
 // calcFigures runs `atmlab calc -o json` and `-o csv` for one ATM path
 // over sizes and returns each size's ceiling and cell count as printed.
-func calcFigures(t *testing.T, phy, aal, encap string, mtu int, sizes []int) ([]harness.Ceiling, []string) {
+func calcFigures(t *testing.T, phy, aal, encap string, mtu int, sizes []int) ([]theory.Ceiling, []string) {
 	t.Helper()
 	args := []string{"calc", "--phy", phy, "--aal", aal, "--encap", encap, "--mtu", strconv.Itoa(mtu)}
 	for _, n := range sizes {
@@ -33,7 +33,7 @@ func calcFigures(t *testing.T, phy, aal, encap string, mtu int, sizes []int) ([]
 	}
 	out, _, err := run(t, append(args, "-o", "json")...)
 	var j struct {
-		Ceilings []harness.Ceiling `json:"ceilings"`
+		Ceilings []theory.Ceiling `json:"ceilings"`
 	}
 	if err != nil || json.Unmarshal([]byte(out), &j) != nil || len(j.Ceilings) != len(sizes) {
 		t.Fatalf("calc %s/%s/%s -o json: %v\n%.300s", phy, aal, encap, err, out)
@@ -64,7 +64,7 @@ func TestExplorerMatchesCalc(t *testing.T) {
 		{9180, span(9181, 65506, 97)},
 		{576, span(1, 3000, 13)},
 	} {
-		want := map[string][]harness.Ceiling{}
+		want := map[string][]theory.Ceiling{}
 		wantCells := map[string][]string{}
 		for _, phy := range []string{"atm25", "ds3", "e3", "oc12", "oc3"} {
 			for _, aal := range []string{"aal5", "aal34"} {

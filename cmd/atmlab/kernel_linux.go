@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/control"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
@@ -121,7 +121,7 @@ func runUp(cmd *cobra.Command, lab *topologies.Lab, loop loopOptions, profile st
 // runVariant builds one variant of the lab, runs its experiments and
 // tears it down; it returns how many points it measured. The live view,
 // if any, shows the variant while it is up.
-func runVariant(ctx context.Context, lab *topologies.Lab, r *harness.Runner, live *web.Server) (int, error) {
+func runVariant(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, live *web.Server) (int, error) {
 	k, err := kernel.Up(lab)
 	if err != nil {
 		return 0, err

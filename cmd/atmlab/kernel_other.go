@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/control"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/web"
 )
@@ -56,6 +56,6 @@ func runUp(*cobra.Command, *topologies.Lab, loopOptions, string, webFlags) error
 	return needsLinux("up")
 }
 
-func runVariant(context.Context, *topologies.Lab, *harness.Runner, *web.Server) (int, error) {
+func runVariant(context.Context, *topologies.Lab, *labrun.Runner, *web.Server) (int, error) {
 	return 0, needsLinux("lab run --clock real")
 }

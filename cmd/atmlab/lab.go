@@ -13,7 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/report"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -58,9 +59,9 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := view.check(); err != nil {
 				return err
 			}
-			var shard harness.Shard
+			var shard labrun.Shard
 			if shardFlag != "" {
-				if shard, err = harness.ParseShard(shardFlag); err != nil {
+				if shard, err = labrun.ParseShard(shardFlag); err != nil {
 					return usageError{err}
 				}
 			}
@@ -114,15 +115,15 @@ func newLabRun(opts *options) *cobra.Command {
 			if err := os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644); err != nil {
 				return err
 			}
-			if err := harness.CopyReferences(out, a[0], lab); err != nil {
+			if err := labrun.CopyReferences(out, a[0], lab); err != nil {
 				return err
 			}
 			if quick {
-				if err := os.WriteFile(filepath.Join(out, harness.QuickMarker), nil, 0o644); err != nil { // the report says so
+				if err := os.WriteFile(filepath.Join(out, labrun.QuickMarker), nil, 0o644); err != nil { // the report says so
 					return err
 				}
 			}
-			if err := harness.WriteFigures(out, harness.ResolveReferences(lab)); err != nil {
+			if err := labrun.WriteFigures(out, labrun.ResolveReferences(lab)); err != nil {
 				return err
 			}
 			self, err := os.Executable()
@@ -140,7 +141,7 @@ func newLabRun(opts *options) *cobra.Command {
 			}
 			defer csvFile.Close()
 			csvw := csv.NewWriter(csvFile)
-			csvw.Write(harness.CSVHeader)
+			csvw.Write(labrun.CSVHeader)
 
 			// Built and measured in turn with the same experiments.
 			if quick {
@@ -148,18 +149,18 @@ func newLabRun(opts *options) *cobra.Command {
 					quicken(vlabs[i], name)
 				}
 			}
-			id := harness.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
+			id := labrun.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
 			for i, name := range names {
-				id.Points += len(harness.ShardPoints(vlabs[i], name, shard)) * len(clocks)
+				id.Points += len(labrun.ShardPoints(vlabs[i], name, shard)) * len(clocks)
 			}
-			if err := harness.WriteIdentity(out, id); err != nil {
+			if err := labrun.WriteIdentity(out, id); err != nil {
 				return err
 			}
 			live, err := view.start(cmd.Context(), cmd.ErrOrStderr(), nil)
 			if err != nil {
 				return err
 			}
-			var watch func(harness.Progress)
+			var watch func(labrun.Progress)
 			if live != nil {
 				watch = live.Watch
 				live.ExplorerResults(out) // the explorer plots the points as they land
@@ -168,18 +169,18 @@ func newLabRun(opts *options) *cobra.Command {
 			total := 0
 			for i, name := range names {
 				vlab := vlabs[i]
-				n := len(harness.ShardPoints(vlab, name, shard))
+				n := len(labrun.ShardPoints(vlab, name, shard))
 				if n == 0 {
 					continue // nothing of the matrix (or of this shard) runs in this variant
 				}
 				for _, clk := range clocks {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s (%s time): %d points%s; results in %s\n", name, clk, n, ofShard(shard), out)
-					r := &harness.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard, Watch: watch}
-					run := func(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
+					r := &labrun.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard, Watch: watch}
+					run := func(ctx context.Context, lab *topologies.Lab, r *labrun.Runner) (int, error) {
 						return runVariant(ctx, lab, r, live)
 					}
 					if clk == "virtual" {
-						run = func(ctx context.Context, lab *topologies.Lab, r *harness.Runner) (int, error) {
+						run = func(ctx context.Context, lab *topologies.Lab, r *labrun.Runner) (int, error) {
 							return runVirtual(ctx, lab, r, out)
 						}
 					}
@@ -195,7 +196,7 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, total)
-			if err := harness.WriteReport(out); err != nil {
+			if err := report.Write(out); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
@@ -214,7 +215,7 @@ func newLabRun(opts *options) *cobra.Command {
 }
 
 // ofShard says which shard a count of points is, if any.
-func ofShard(s harness.Shard) string {
+func ofShard(s labrun.Shard) string {
 	if s.N == 0 {
 		return ""
 	}

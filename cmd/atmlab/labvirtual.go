@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/atmlab/atmlab/emulator/vhost"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -50,7 +51,7 @@ type virtualSetup struct {
 
 // runVirtual measures one variant of the lab on netstack hosts in model
 // time: a lab built afresh for every point, no root, no namespaces.
-func runVirtual(ctx context.Context, lab *topologies.Lab, r *harness.Runner, out string) (int, error) {
+func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out string) (int, error) {
 	l, err := vperf.Build(lab, lab.Seed) // refuse what virtual hosts cannot honour before the first point
 	if err != nil {
 		return 0, err
@@ -65,7 +66,7 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *harness.Runner, out
 		os.WriteFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
 	}
 	r.Clock, r.Stack = "virtual", vhost.Netstack
-	r.Perf = func(ctx context.Context, p harness.Point, e *topologies.Experiment) (harness.Result, error) {
+	r.Perf = func(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {
 		return vperf.Measure(ctx, lab, p, e)
 	}
 	recs, err := r.Run(ctx)

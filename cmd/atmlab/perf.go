@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 func newPerf(opts *options) *cobra.Command {
@@ -30,7 +30,7 @@ func newPerfServer() *cobra.Command {
 		Long:  "Answer perf clients on a control port, like netserver.\n\nExample:\n  atmlab exec sw100 h2 -- atmlab perf server &",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := harness.Listen(net.JoinHostPort("", strconv.Itoa(port)))
+			s, err := perf.Listen(net.JoinHostPort("", strconv.Itoa(port)))
 			if err != nil {
 				return err
 			}
@@ -38,7 +38,7 @@ func newPerfServer() *cobra.Command {
 			return s.Serve(cmd.Context())
 		},
 	}
-	c.Flags().IntVarP(&port, "port", "p", harness.DefaultPort, "control port")
+	c.Flags().IntVarP(&port, "port", "p", perf.DefaultPort, "control port")
 	return c
 }
 
@@ -52,7 +52,7 @@ func newPerfClient(opts *options) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "client -H HOST [-t TEST] [-l DURATION] [-m SIZE] [-r REQ,RESP] [-s BUF] [-S BUF] [-D]",
-		Short: "Run one test against a perf server: " + strings.Join(harness.Tests, ", "),
+		Short: "Run one test against a perf server: " + strings.Join(perf.Tests, ", "),
 		Long: "Run one of netperf's tests against `atmlab perf server`, with netperf's definitions: stream\n" +
 			"throughput is what the receiver got over the sender's elapsed time including the final flush;\n" +
 			"UDP_STREAM reports a send and a receive line; RR tests report transactions/s and latency\n" +
@@ -67,7 +67,7 @@ func newPerfClient(opts *options) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			spec := harness.Spec{Test: test, Duration: d, Message: msg, SendBuf: sndbuf, RecvBuf: rcvbuf, NoDelay: nodelay, Interval: interval}
+			spec := perf.Spec{Test: test, Duration: d, Message: msg, SendBuf: sndbuf, RecvBuf: rcvbuf, NoDelay: nodelay, Interval: interval}
 			if rr != "" {
 				req, resp, ok := strings.Cut(rr, ",")
 				if !ok {
@@ -83,15 +83,15 @@ func newPerfClient(opts *options) *cobra.Command {
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
-			var res harness.Result
+			var res perf.Result
 			if confLevel != "" || confIter != "" {
 				c, err := parseConfidence(confLevel, confIter)
 				if err != nil {
 					return usageError{err}
 				}
-				res, err = harness.RunConfident(cmd.Context(), host, port, spec, c)
+				res, err = perf.RunConfident(cmd.Context(), host, port, spec, c)
 			} else {
-				res, err = harness.Run(cmd.Context(), host, port, spec)
+				res, err = perf.Run(cmd.Context(), host, port, spec)
 			}
 			if res.Spec.Test != "" {
 				switch opts.output {
@@ -108,8 +108,8 @@ func newPerfClient(opts *options) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVarP(&host, "host", "H", "", "the server's address")
-	f.IntVarP(&port, "port", "p", harness.DefaultPort, "the server's control port")
-	f.StringVarP(&test, "test", "t", harness.TCPStream, "test: "+strings.Join(harness.Tests, ", "))
+	f.IntVarP(&port, "port", "p", perf.DefaultPort, "the server's control port")
+	f.StringVarP(&test, "test", "t", perf.TCPStream, "test: "+strings.Join(perf.Tests, ", "))
 	f.StringVarP(&length, "length", "l", "10", "test length: seconds (netperf) or a duration (10s)")
 	f.IntVarP(&msg, "message", "m", 0, "stream tests: message size in bytes (default 16384, UDP 1472)")
 	f.StringVarP(&rr, "request-response", "r", "", "RR tests: REQ,RESP sizes in bytes (default 1,1)")
@@ -125,8 +125,8 @@ func newPerfClient(opts *options) *cobra.Command {
 // parseConfidence reads netperf's -I LEVEL,WIDTH and -i MAX,MIN (here
 // --iterations, since -i is iperf3's interval); either
 // alone turns the mode on with netperf's defaults for the other.
-func parseConfidence(level, iter string) (harness.Confidence, error) {
-	c := harness.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}
+func parseConfidence(level, iter string) (perf.Confidence, error) {
+	c := perf.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}
 	if level != "" {
 		l, w, ok := strings.Cut(level, ",")
 		lv, err1 := strconv.Atoi(l)
@@ -159,12 +159,12 @@ func parseLength(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("-l %q: give seconds (10) or a duration (1.5s)", s)
 }
 
-func printResult(cmd *cobra.Command, r harness.Result) {
+func printResult(cmd *cobra.Command, r perf.Result) {
 	w := cmd.OutOrStdout()
 	s := r.Spec
 	fmt.Fprintf(w, "%s to %s, %.2f s", r.Test, r.Host, r.Elapsed)
 	switch r.Test {
-	case harness.TCPStream, harness.TCPMaerts, harness.UDPStream:
+	case perf.TCPStream, perf.TCPMaerts, perf.UDPStream:
 		fmt.Fprintf(w, ", %d-byte messages\n", s.Message)
 	default:
 		fmt.Fprintf(w, ", %d-byte requests, %d-byte responses\n", s.Request, s.Response)
@@ -173,11 +173,11 @@ func printResult(cmd *cobra.Command, r harness.Result) {
 		fmt.Fprintf(w, "  data point: %s\n", r.Error)
 	}
 	switch r.Test {
-	case harness.UDPStream:
+	case perf.UDPStream:
 		fmt.Fprintf(w, "  send     %10.2f Mbit/s  %d messages, %d send errors\n", r.SendBps/1e6, r.MessagesSent, r.SendErrors)
 		fmt.Fprintf(w, "  receive  %10.2f Mbit/s  %d messages, %d lost, %d reordered, %d duplicates, jitter %.1f µs\n",
 			r.ThroughputBps/1e6, r.MessagesReceived, r.Lost, r.Reordered, r.Duplicates, r.JitterUs)
-	case harness.TCPStream, harness.TCPMaerts:
+	case perf.TCPStream, perf.TCPMaerts:
 		fmt.Fprintf(w, "  throughput %.2f Mbit/s (%d bytes received)\n", r.ThroughputBps/1e6, r.BytesReceived)
 	default:
 		l := r.Latency
@@ -220,7 +220,7 @@ func newPerfMemcpy(opts *options) *cobra.Command {
 			if err != nil || size < 1 {
 				return usageError{fmt.Errorf("memcpy: need -m ≥ 1 byte and a length")}
 			}
-			r := harness.Memcpy(size, d)
+			r := perf.Memcpy(size, d)
 			if opts.output == "json" {
 				return printJSON(cmd.OutOrStdout(), r)
 			}
@@ -234,7 +234,7 @@ func newPerfMemcpy(opts *options) *cobra.Command {
 }
 
 // printResultCSV writes a header and one row, for spreadsheets.
-func printResultCSV(cmd *cobra.Command, r harness.Result) {
+func printResultCSV(cmd *cobra.Command, r perf.Result) {
 	w := csv.NewWriter(cmd.OutOrStdout())
 	w.Write([]string{"test", "host", "elapsed_s", "throughput_bps", "send_bps", "transactions_per_sec",
 		"latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_max_us", "lost", "local_cpu", "remote_cpu", "error"})

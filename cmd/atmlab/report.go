@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/report"
 )
 
 func newReport(opts *options) *cobra.Command {
@@ -26,14 +27,17 @@ func newReport(opts *options) *cobra.Command {
 				if len(a) > 1 {
 					return usageError{fmt.Errorf("report: %d folders: merging needs --out DIR, the folder to write the merged results and report to", len(a))}
 				}
-				if err := harness.WriteReport(a[0]); err != nil {
+				if err := report.Write(a[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
 				return nil
 			}
-			m, err := harness.Merge(out, a)
+			m, err := labrun.Merge(out, a)
 			if err != nil {
+				return err
+			}
+			if err := report.Write(out); err != nil {
 				return err
 			}
 			if n := len(m.Missing); n > 0 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -48,7 +48,7 @@ func virtualFigures(t *testing.T, file string) []string {
 		if len(vlab.Experiments) == 0 {
 			continue
 		}
-		r := &harness.Runner{Variant: name, Lab: vlab, JSONL: &jsonl}
+		r := &labrun.Runner{Variant: name, Lab: vlab, JSONL: &jsonl}
 		if _, err := runVirtual(context.Background(), vlab, r, t.TempDir()); err != nil {
 			t.Fatalf("%s, variant %s: %v", file, name, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
 )
 
 const gridLab = `name: glab
@@ -60,16 +60,16 @@ func TestLabRunShardsMerge(t *testing.T) {
 		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--shard", fmt.Sprintf("%d/4", k), "--out", dir); err != nil {
 			t.Fatalf("lab run --shard %d/4: %v\n%s", k, err, errOut)
 		}
-		id, err := harness.ReadIdentity(dir)
+		id, err := labrun.ReadIdentity(dir)
 		if err != nil || id.Shard != fmt.Sprintf("%d/4", k) || id.Clock != "virtual" || id.Lab != "glab" || len(id.SHA256) != 64 || id.Version == "" {
 			t.Fatalf("shard %d identity %+v, %v", k, id, err)
 		}
-		recs, _ := harness.ReadRecords(dir)
+		recs, _ := labrun.ReadRecords(dir)
 		if len(recs) != id.Points {
 			t.Errorf("shard %d measured %d points, planned %d", k, len(recs), id.Points)
 		}
 		for _, r := range recs {
-			if !(harness.Shard{K: k, N: 4}).Has(r.Point) {
+			if !(labrun.Shard{K: k, N: 4}).Has(r.Point) {
 				t.Errorf("shard %d measured %+v, not its point", k, r.Point)
 			}
 		}
@@ -98,7 +98,7 @@ func TestLabRunShardsMerge(t *testing.T) {
 	if title.ReplaceAllString(string(w), "") != title.ReplaceAllString(string(m), "") || !strings.Contains(string(m), "## The grid\n\n4 points of 4") {
 		t.Errorf("reports differ:\n%s\n----\n%s", w, m)
 	}
-	var id harness.Identity
+	var id labrun.Identity
 	b, _ := os.ReadFile(filepath.Join(merged, "campaign.json"))
 	if json.Unmarshal(b, &id) != nil || id.Points != 12 || len(id.Merged) != 4 || id.Missing != nil || id.Shard != "" {
 		t.Errorf("merged campaign.json: %s", b)
@@ -107,7 +107,7 @@ func TestLabRunShardsMerge(t *testing.T) {
 	// Three shards of four: a warning and the report's list, exit 0.
 	part := filepath.Join(tmp, "part")
 	_, errOut, err = run(t, "report", shards[0], shards[1], shards[3], "--out", part)
-	id3, _ := harness.ReadIdentity(shards[2])
+	id3, _ := labrun.ReadIdentity(shards[2])
 	if err != nil || !strings.Contains(errOut, fmt.Sprintf("warning: %d points of the campaign are in none of the 3 folders", id3.Points)) {
 		t.Fatalf("merge of 3 shards: %v %q", err, errOut)
 	}

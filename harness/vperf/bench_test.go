@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 // cpuTime is the process's user + system time: netstack's goroutines
@@ -22,7 +22,7 @@ func cpuTime() time.Duration {
 
 // benchVirtual runs spec from h1 to h2 of text's lab, one lab per
 // iteration, and reports simulated seconds per CPU-second and the figure.
-func benchVirtual(b *testing.B, text string, spec harness.Spec) {
+func benchVirtual(b *testing.B, text string, spec perf.Spec) {
 	l := lab(b, text)
 	var sim, cpu time.Duration
 	var fig float64
@@ -48,23 +48,23 @@ func benchVirtual(b *testing.B, text string, spec harness.Spec) {
 
 // BenchmarkVirtualTCP100M: a 100M TCP_STREAM through a switch, 1 s.
 func BenchmarkVirtualTCP100M(b *testing.B) {
-	benchVirtual(b, fmt.Sprintf(etherLab, "100M"), harness.Spec{Test: harness.TCPStream, Duration: time.Second})
+	benchVirtual(b, fmt.Sprintf(etherLab, "100M"), perf.Spec{Test: perf.TCPStream, Duration: time.Second})
 }
 
 // BenchmarkVirtualUDP1G: a 1G UDP_STREAM flood of 1472-octet datagrams, 1 s.
 func BenchmarkVirtualUDP1G(b *testing.B) {
-	benchVirtual(b, fmt.Sprintf(etherLab, "1G"), harness.Spec{Test: harness.UDPStream, Message: 1472, Duration: time.Second})
+	benchVirtual(b, fmt.Sprintf(etherLab, "1G"), perf.Spec{Test: perf.UDPStream, Message: 1472, Duration: time.Second})
 }
 
 // BenchmarkVirtualOC3Cells: an OC-3c UDP_STREAM flood (AAL5 LLC/SNAP,
 // 9180-octet datagrams) through an atm-switch, 1 s: 350,000 cells.
 func BenchmarkVirtualOC3Cells(b *testing.B) {
-	benchVirtual(b, atmLab, harness.Spec{Test: harness.UDPStream, Message: 9136, Duration: time.Second})
+	benchVirtual(b, atmLab, perf.Spec{Test: perf.UDPStream, Message: 9136, Duration: time.Second})
 }
 
 // BenchmarkVirtualTCP10G: a 10G TCP_STREAM through a switch (MTU 1500), 0.5 s.
 func BenchmarkVirtualTCP10G(b *testing.B) {
-	benchVirtual(b, strings.Replace(fmt.Sprintf(etherLab, "10G"), "buffer: 128KiB", "buffer: 1MiB", 1), harness.Spec{Test: harness.TCPStream, Duration: 500 * time.Millisecond})
+	benchVirtual(b, strings.Replace(fmt.Sprintf(etherLab, "10G"), "buffer: 128KiB", "buffer: 1MiB", 1), perf.Spec{Test: perf.TCPStream, Duration: 500 * time.Millisecond})
 }
 
 // fabricLab is hosts hosts on leaves leaf switches of hosts/leaves each
@@ -109,7 +109,7 @@ func BenchmarkVirtualFabric200(b *testing.B) {
 			for i := 1; i <= per/2; i++ {
 				to := lf%leaves + 1
 				r, err := Start(Test{Lab: v, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
-					Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: harness.Spec{Test: harness.TCPStream, Duration: time.Second}})
+					Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: perf.Spec{Test: perf.TCPStream, Duration: time.Second}})
 				if err != nil {
 					b.Fatal(err)
 				}

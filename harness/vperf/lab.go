@@ -10,7 +10,8 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/vhost"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -23,14 +24,14 @@ const StartAt = 10 * time.Millisecond
 // point (so repetitions differ, and a point's figure does not depend on
 // what ran before it). Experiments with iperf3 or iperf are skipped with
 // the reason as the result's error.
-func Measure(ctx context.Context, lab *topologies.Lab, p harness.Point, e *topologies.Experiment) (harness.Result, error) {
-	spec := harness.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
+func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {
+	spec := perf.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
 	if strings.HasSuffix(p.Test, "_RR") {
 		spec.Request, spec.Response = p.Size, p.Size
 	} else {
 		spec.Message = p.Size
 	}
-	res := harness.Result{Schema: harness.SchemaVersion, Test: p.Test, Spec: spec}
+	res := perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
 	if (p.Tool == "iperf3" || p.Tool == "iperf") && e.Virtual != "atmlab" {
 		res.Error = fmt.Sprintf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", p.Tool)
 		return res, nil
@@ -60,9 +61,9 @@ func Measure(ctx context.Context, lab *topologies.Lab, p harness.Point, e *topol
 		if err != nil {
 			return res, err
 		}
-		bspec := harness.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size}
+		bspec := perf.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size}
 		if strings.HasSuffix(bg.Test, "_RR") {
-			bspec = harness.Spec{Test: bg.Test, Duration: bspec.Duration, Request: bg.Size, Response: bg.Size}
+			bspec = perf.Spec{Test: bg.Test, Duration: bspec.Duration, Request: bg.Size, Response: bg.Size}
 		}
 		if _, err := Start(Test{Lab: l, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
 			return res, fmt.Errorf("background %s: %w", bg.Test, err)
@@ -85,7 +86,7 @@ func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
 }
 
 // PointSeed is the seed a point's lab is built with.
-func PointSeed(seed uint64, p harness.Point) uint64 {
+func PointSeed(seed uint64, p labrun.Point) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%s/%s/%d/%d/%d", p.Variant, p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
 	return seed ^ h.Sum64()

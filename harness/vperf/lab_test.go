@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -26,7 +27,7 @@ topology:
 `
 
 // median of the interval reports' figure past the first (slow start, ARP).
-func medianInterval(t *testing.T, res harness.Result, rr bool) float64 {
+func medianInterval(t *testing.T, res perf.Result, rr bool) float64 {
 	t.Helper()
 	var v []float64
 	for _, iv := range res.Intervals[1:] {
@@ -46,9 +47,9 @@ func medianInterval(t *testing.T, res harness.Result, rr bool) float64 {
 func TestIntervals(t *testing.T) {
 	l := lab(t, shareLab)
 	e := &topologies.Experiment{Duration: time.Second, Interval: 100 * time.Millisecond}
-	for _, test := range []string{harness.TCPStream, harness.UDPStream, harness.TCPRR} {
-		p := harness.Point{Experiment: "iv", Test: test, Size: 1472, From: "h1", To: "h3", Rep: 1}
-		if test == harness.TCPRR {
+	for _, test := range []string{perf.TCPStream, perf.UDPStream, perf.TCPRR} {
+		p := labrun.Point{Experiment: "iv", Test: test, Size: 1472, From: "h1", To: "h3", Rep: 1}
+		if test == perf.TCPRR {
 			p.Size = 1
 		}
 		res, err := Measure(context.Background(), l, p, e)
@@ -63,9 +64,9 @@ func TestIntervals(t *testing.T) {
 				t.Errorf("%s: interval %d spans %.9f-%.9f s", test, i, iv.Start, iv.End)
 			}
 		}
-		rr := test == harness.TCPRR
+		rr := test == perf.TCPRR
 		want := res.Figure()
-		if test == harness.UDPStream {
+		if test == perf.UDPStream {
 			want = res.SendBps // the client reports what it sent
 		}
 		within(t, test+" intervals' median", medianInterval(t, res, rr), want, 0.02)
@@ -82,13 +83,13 @@ func TestIntervals(t *testing.T) {
 // real hosts' timing noise would share the port about evenly.
 func TestBackground(t *testing.T) {
 	l := lab(t, shareLab)
-	p := harness.Point{Experiment: "bg", Test: harness.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: 1}
+	p := labrun.Point{Experiment: "bg", Test: perf.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: 1}
 	alone, err := Measure(context.Background(), l, p, &topologies.Experiment{Duration: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	shared, err := Measure(context.Background(), l, p, &topologies.Experiment{Duration: time.Second,
-		Background: &topologies.Background{From: "h2", To: "h3", Test: harness.UDPStream, Size: 1000}})
+		Background: &topologies.Background{From: "h2", To: "h3", Test: perf.UDPStream, Size: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestRepetitionsAndTools(t *testing.T) {
 	e := &topologies.Experiment{Duration: 300 * time.Millisecond}
 	figs := map[int]float64{}
 	for _, rep := range []int{1, 2, 1} {
-		p := harness.Point{Experiment: "reps", Test: harness.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: rep}
+		p := labrun.Point{Experiment: "reps", Test: perf.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: rep}
 		res, err := Measure(context.Background(), l, p, e)
 		if err != nil || res.Lost == 0 {
 			t.Fatalf("rep %d: %v, %d lost", rep, err, res.Lost)
@@ -123,7 +124,7 @@ func TestRepetitionsAndTools(t *testing.T) {
 		t.Errorf("repetitions 1 and 2 lost the same: %v", figs)
 	}
 	for _, tool := range []string{"iperf3", "iperf"} {
-		p := harness.Point{Experiment: "tools", Tool: tool, Test: harness.TCPStream, From: "h1", To: "h2", Rep: 1}
+		p := labrun.Point{Experiment: "tools", Tool: tool, Test: perf.TCPStream, From: "h1", To: "h2", Rep: 1}
 		res, err := Measure(context.Background(), l, p, e)
 		if err != nil || !strings.HasPrefix(res.Error, "skipped: "+tool+" runs only in real time") || !strings.Contains(res.Error, "run with --clock real") {
 			t.Errorf("%s: %v %q", tool, err, res.Error)

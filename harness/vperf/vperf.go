@@ -1,4 +1,4 @@
-// Package vperf runs the harness's tests (netperf's TCP_STREAM, TCP_MAERTS,
+// Package vperf runs harness/perf's tests (netperf's TCP_STREAM, TCP_MAERTS,
 // UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR) between a virtual lab's netstack
 // hosts, in model time: the same definitions and the same Result as
 // `atmlab perf client`, driven by the lab's scheduler instead of the wall
@@ -19,7 +19,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/vhost"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 // UDPQueue is how many frames a UDP_STREAM sender lets wait in its host's
@@ -40,14 +40,14 @@ type Test struct {
 	Lab      *vhost.Lab
 	From, To string
 	Addr     netip.Addr // the server's address
-	Spec     harness.Spec
+	Spec     perf.Spec
 }
 
 // run is a test in progress.
 type run struct {
 	t        Test
 	cl, sv   *vhost.Host
-	res      harness.Result
+	res      perf.Result
 	start    time.Duration
 	end      time.Duration // when the client stops starting work
 	finished bool
@@ -62,8 +62,8 @@ type run struct {
 }
 
 // Run runs the test from the scheduler's current time until it is over
-// and returns netperf's figures, as harness.Run does in real time.
-func Run(t Test) (harness.Result, error) {
+// and returns netperf's figures, as perf.Run does in real time.
+func Run(t Test) (perf.Result, error) {
 	r, err := Start(t)
 	if err != nil {
 		return r.res, err
@@ -79,7 +79,7 @@ type Running = run
 func Start(t Test) (*Running, error) {
 	verr := t.Spec.Validate()
 	r := &run{t: t, cl: t.Lab.Hosts[t.From], sv: t.Lab.Hosts[t.To]}
-	r.res = harness.Result{Schema: harness.SchemaVersion, Host: t.Addr.String()}
+	r.res = perf.Result{Schema: perf.SchemaVersion, Host: t.Addr.String()}
 	if verr != nil {
 		return r, verr
 	}
@@ -92,13 +92,13 @@ func Start(t Test) (*Running, error) {
 	}
 	var err error
 	switch t.Spec.Test {
-	case harness.TCPStream, harness.TCPMaerts:
+	case perf.TCPStream, perf.TCPMaerts:
 		err = r.tcpStream()
-	case harness.UDPStream:
+	case perf.UDPStream:
 		err = r.udpStream()
-	case harness.TCPRR, harness.TCPCRR:
+	case perf.TCPRR, perf.TCPCRR:
 		err = r.tcpRR()
-	case harness.UDPRR:
+	case perf.UDPRR:
 		err = r.udpRR()
 	}
 	r.abandon = t.Lab.Sched.Now() + t.Spec.Duration + Grace
@@ -106,7 +106,7 @@ func Start(t Test) (*Running, error) {
 }
 
 // Wait runs the scheduler until the test is over and returns its result.
-func (r *run) Wait() (harness.Result, error) {
+func (r *run) Wait() (perf.Result, error) {
 	s, t := r.t.Lab.Sched, r.t
 	for !r.finished && r.err == nil && s.Now() < r.abandon && s.Step() {
 	}
@@ -131,7 +131,7 @@ func (r *run) begin() {
 		tick = func() {
 			now := s.Now()
 			n := r.count
-			rec := harness.Interval{Start: (lastAt - r.start).Seconds(), End: (now - r.start).Seconds()}
+			rec := perf.Interval{Start: (lastAt - r.start).Seconds(), End: (now - r.start).Seconds()}
 			if d := (now - lastAt).Seconds(); d > 0 {
 				if r.isRR() {
 					rec.TransactionsPerSec = float64(n-last) / d
@@ -155,7 +155,7 @@ func (r *run) mtu() int {
 }
 
 func (r *run) isRR() bool {
-	return r.t.Spec.Test == harness.TCPRR || r.t.Spec.Test == harness.UDPRR || r.t.Spec.Test == harness.TCPCRR
+	return r.t.Spec.Test == perf.TCPRR || r.t.Spec.Test == perf.UDPRR || r.t.Spec.Test == perf.TCPCRR
 }
 
 // finish ends the test with its elapsed time.
@@ -169,7 +169,7 @@ func (r *run) finish() {
 	if el > 0 && r.res.BytesReceived > 0 && !r.isRR() {
 		r.res.ThroughputBps = float64(r.res.BytesReceived*8) / el.Seconds()
 	}
-	if r.t.Spec.Test == harness.UDPStream && el > 0 {
+	if r.t.Spec.Test == perf.UDPStream && el > 0 {
 		r.res.SendBps = float64(r.res.BytesSent*8) / el.Seconds()
 	}
 	if r.isRR() {
@@ -295,7 +295,7 @@ func (r *run) tcpStream() error {
 	if err != nil {
 		return err
 	}
-	maerts := r.t.Spec.Test == harness.TCPMaerts
+	maerts := r.t.Spec.Test == perf.TCPMaerts
 	msg := make([]byte, r.t.Spec.Message)
 	s := r.t.Lab.Sched
 	err = ln.Listen(p, func(c *vhost.Socket) {
@@ -405,7 +405,7 @@ func (r *run) udpStream() error {
 		return err
 	}
 	s := r.t.Lab.Sched
-	var tally harness.UDPTally
+	var tally perf.UDPTally
 	lastArrival := time.Duration(0)
 	buf := make([]byte, 1<<16)
 	sv.OnEvent = func() {
@@ -434,8 +434,8 @@ func (r *run) udpStream() error {
 		return err
 	}
 	size := r.t.Spec.Message
-	if size > harness.MaxUDPPayload {
-		r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, harness.MaxUDPPayload)
+	if size > perf.MaxUDPPayload {
+		r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, perf.MaxUDPPayload)
 		r.begin()
 		r.finish()
 		return nil
@@ -501,7 +501,7 @@ func (r *run) udpStream() error {
 				r.res.BytesSent += uint64(size)
 				r.count += uint64(size)
 			case *tcpip.ErrMessageTooLong:
-				r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, harness.MaxUDPPayload)
+				r.res.Error = fmt.Sprintf("message too large: %d bytes (EMSGSIZE); IPv4 UDP carries at most %d", size, perf.MaxUDPPayload)
 				sending = false
 			default:
 				r.res.SendErrors++
@@ -532,9 +532,9 @@ func (r *run) finishAt(elapsed float64) {
 	}
 }
 
-// summarize is harness's latency summary of a histogram, in µs.
-func summarize(h *hist.Histogram) *harness.LatencySummary {
+// summarize is perf's latency summary of a histogram, in µs.
+func summarize(h *hist.Histogram) *perf.LatencySummary {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 	s := h.Summary()
-	return &harness.LatencySummary{Mean: us(s.Mean), P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), Max: us(s.Max)}
+	return &perf.LatencySummary{Mean: us(s.Mean), P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), Max: us(s.Max)}
 }

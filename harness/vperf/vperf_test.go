@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -24,7 +25,7 @@ func lab(t testing.TB, text string) *topologies.Lab {
 }
 
 // measure runs one test from h1 to h2 of a freshly built lab.
-func measure(t *testing.T, l *topologies.Lab, spec harness.Spec) harness.Result {
+func measure(t *testing.T, l *topologies.Lab, spec perf.Spec) perf.Result {
 	t.Helper()
 	v, err := Build(l, l.Seed)
 	if err != nil {
@@ -69,8 +70,8 @@ topology:
 func TestUDPStreamATM(t *testing.T) {
 	l := lab(t, atmLab)
 	for _, size := range []int{64, 100, 101, 484, 485, 1444, 1445, 4756, 4757, 9124, 9125, 9152} {
-		res := measure(t, l, harness.Spec{Test: harness.UDPStream, Duration: 300 * time.Millisecond, Message: size})
-		want, ok := harness.PathCeiling(l, "h1", "h2", harness.UDPStream, size)
+		res := measure(t, l, perf.Spec{Test: perf.UDPStream, Duration: 300 * time.Millisecond, Message: size})
+		want, ok := theory.PathCeiling(l, "h1", "h2", perf.UDPStream, size)
 		if !ok {
 			t.Fatal("no ceiling")
 		}
@@ -101,8 +102,8 @@ func TestUDPStreamEthernet(t *testing.T) {
 			if rate == "10M" {
 				d = time.Second
 			}
-			res := measure(t, l, harness.Spec{Test: harness.UDPStream, Duration: d, Message: size})
-			want, _ := harness.PathCeiling(l, "h1", "h2", harness.UDPStream, size)
+			res := measure(t, l, perf.Spec{Test: perf.UDPStream, Duration: d, Message: size})
+			want, _ := theory.PathCeiling(l, "h1", "h2", perf.UDPStream, size)
 			within(t, fmt.Sprintf("%s UDP %d B (%d lost)", rate, size, res.Lost), res.ThroughputBps, want, 0.0005)
 		}
 	}
@@ -112,7 +113,7 @@ func TestUDPStreamEthernet(t *testing.T) {
 // 94.15 Mbit/s (1448 octets of payload a 1538-octet wire frame).
 func TestTCPStream100M(t *testing.T) {
 	l := lab(t, fmt.Sprintf(etherLab, "100M"))
-	res := measure(t, l, harness.Spec{Test: harness.TCPStream, Duration: 2 * time.Second})
+	res := measure(t, l, perf.Spec{Test: perf.TCPStream, Duration: 2 * time.Second})
 	within(t, "100M TCP_STREAM", res.ThroughputBps, 94.15e6, 0.005)
 }
 
@@ -132,7 +133,7 @@ topology:
 // within 0.5 % of 1/(10 ms + two frames' serialization).
 func TestTCPRRDelay(t *testing.T) {
 	l := lab(t, rrLab)
-	res := measure(t, l, harness.Spec{Test: harness.TCPRR, Duration: 2 * time.Second})
+	res := measure(t, l, perf.Spec{Test: perf.TCPRR, Duration: 2 * time.Second})
 	// A 1-octet segment: 14 + 20 + 32 (TCP with timestamps) + 1 = 67
 	// octets, 91 on the wire with FCS, preamble and gap.
 	ser := time.Duration(float64(91*8) / 100e6 * 1e9)
@@ -142,12 +143,12 @@ func TestTCPRRDelay(t *testing.T) {
 // TestTests runs every test once, short, and checks the figures are there.
 func TestTests(t *testing.T) {
 	l := lab(t, fmt.Sprintf(etherLab, "100M"))
-	for _, test := range harness.Tests {
-		spec := harness.Spec{Test: test, Duration: 200 * time.Millisecond, Interval: 50 * time.Millisecond, SendBuf: 65536, RecvBuf: 65536}
+	for _, test := range perf.Tests {
+		spec := perf.Spec{Test: test, Duration: 200 * time.Millisecond, Interval: 50 * time.Millisecond, SendBuf: 65536, RecvBuf: 65536}
 		res := measure(t, l, spec)
 		t.Logf("%s: %.2f Mbit/s, %.0f tx/s, elapsed %.4f s, %d intervals, sockbufs %+v %+v", test, res.ThroughputBps/1e6, res.TransactionsPerSec, res.Elapsed, len(res.Intervals), res.LocalSockBuf, res.RemoteSockBuf)
 		switch test {
-		case harness.TCPRR, harness.UDPRR, harness.TCPCRR:
+		case perf.TCPRR, perf.UDPRR, perf.TCPCRR:
 			if res.Transactions == 0 || res.Latency == nil {
 				t.Errorf("%s: no transactions", test)
 			}
@@ -170,7 +171,7 @@ func TestCellLoss(t *testing.T) {
 	l := lab(t, strings.Replace(atmLab, `"sw:p1"], atm: {phy: oc3, aal: aal5, encap: llc}}`,
 		`"sw:p1"], atm: {phy: oc3, aal: aal5, encap: llc}, impair: {loss: 0.1%}}`, 1))
 	const size, cells, p = 1444, 31, 1e-3
-	res := measure(t, l, harness.Spec{Test: harness.UDPStream, Duration: 2 * time.Second, Message: size})
+	res := measure(t, l, perf.Spec{Test: perf.UDPStream, Duration: 2 * time.Second, Message: size})
 	want := 1 - math.Pow(1-p, cells)
 	n := float64(res.MessagesSent)
 	got := float64(res.Lost) / n

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/harness"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
 )
 
 // wanLab is sandia-wan's 40 ms variant cut to its path: two hosts with
@@ -135,11 +136,11 @@ func TestLongRTTWindow(t *testing.T) {
 	v.Sched.RunUntil(StartAt)
 	const dur = 3 * time.Second
 	res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr("10.0.0.2"),
-		Spec: harness.Spec{Test: harness.TCPStream, Duration: dur, Message: 131072, Interval: iv}})
+		Spec: perf.Spec{Test: perf.TCPStream, Duration: dur, Message: 131072, Interval: iv}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ceiling, _ := harness.PathCeiling(l, "h1", "h2", harness.TCPStream, 8948)
+	ceiling, _ := theory.PathCeiling(l, "h1", "h2", perf.TCPStream, 8948)
 	t.Logf("%.2f Mbit/s in %.3f s (ceiling %.2f)", res.ThroughputBps/1e6, res.Elapsed, ceiling/1e6)
 	var maxWnd uint32
 	for i, s := range tr() {

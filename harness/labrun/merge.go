@@ -1,0 +1,233 @@
+package labrun
+
+import (
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Merged is what a merge of results folders found.
+type Merged struct {
+	Records int
+	Missing []string // the campaign's points no folder had
+}
+
+// Merge joins the results folders of a campaign's shards into out: one
+// results.jsonl and results.csv in the order a whole run writes them, the
+// lab file and the campaign's identity (with the points none had); the
+// caller renders the report (report.Write). It refuses, writing nothing,
+// folders of different lab files, atmlab versions, clocks or --quick, and
+// a point measured twice; a missing point is only listed.
+func Merge(out string, dirs []string) (*Merged, error) {
+	absOut, _ := filepath.Abs(out)
+	var ids []Identity
+	var problems []string
+	for _, d := range dirs {
+		if abs, _ := filepath.Abs(d); abs == absOut {
+			return nil, fmt.Errorf("--out %s is one of the folders merged: give a new folder", out)
+		}
+		id, err := ReadIdentity(d)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s has no %s: not a folder atmlab lab run wrote (or one from before shards); render it alone with atmlab report %s", d, IdentityFile, d)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	ref := ids[0]
+	shards := map[string]string{}
+	for i, id := range ids {
+		d := dirs[i]
+		if id.SHA256 != ref.SHA256 {
+			problems = append(problems, fmt.Sprintf("%s is from a different lab file (%s, sha256 %.12s) than %s (%s, sha256 %.12s)", d, id.File, id.SHA256, dirs[0], ref.File, ref.SHA256))
+		}
+		if id.Version != ref.Version {
+			problems = append(problems, fmt.Sprintf("%s was measured by atmlab %s, %s by %s", d, id.Version, dirs[0], ref.Version))
+		}
+		if id.Clock != ref.Clock || id.Quick != ref.Quick {
+			problems = append(problems, fmt.Sprintf("%s ran --clock %s%s, %s --clock %s%s", d, id.Clock, quickText(id.Quick), dirs[0], ref.Clock, quickText(ref.Quick)))
+		}
+		if _, n, _ := strings.Cut(id.Shard, "/"); id.Shard != "" {
+			if _, rn, _ := strings.Cut(ref.Shard, "/"); rn != n {
+				problems = append(problems, fmt.Sprintf("%s is shard %s, %s shard %s: one campaign is cut into one number of shards", d, id.Shard, dirs[0], cmp.Or(ref.Shard, "(the whole)")))
+			}
+		}
+		if o, ok := shards[id.Shard]; ok && id.Shard != "" {
+			problems = append(problems, fmt.Sprintf("%s and %s are both shard %s", o, d, id.Shard))
+		}
+		shards[id.Shard] = d
+	}
+	lab, err := topologies.Load(filepath.Join(dirs[0], "lab.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the lab file lab run copied: %w", dirs[0], err)
+	}
+	plan, err := planned(lab, ref.Quick)
+	if err != nil {
+		return nil, err
+	}
+	clocks := map[string][]string{"real": {""}, "virtual": {"virtual"}, "both": {"", "virtual"}}[ref.Clock]
+	order := map[string]int{} // point and clock → place in a whole run's results
+	for i, p := range plan {
+		for c, clk := range clocks {
+			// A whole run measures each variant's points by each clock in turn.
+			order[PointKey(p.Point)+"\x00"+clk] = p.variantStart*len(clocks) + c*p.variantLen + (i - p.variantStart)
+		}
+	}
+	var recs []Record
+	from := map[string]string{}
+	for _, d := range dirs {
+		rs, err := ReadRecords(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		for _, r := range rs {
+			k := PointKey(r.Point) + "\x00" + r.Clock
+			if o, ok := from[k]; ok {
+				problems = append(problems, fmt.Sprintf("%s is in %s and %s", pointText(r.Point, r.Clock), o, d))
+				continue
+			}
+			from[k] = d
+			recs = append(recs, r)
+		}
+	}
+	if len(problems) > 0 {
+		if len(problems) > 20 {
+			problems = append(problems[:20], fmt.Sprintf("and %d more", len(problems)-20))
+		}
+		return nil, fmt.Errorf("the folders do not make one campaign; nothing written:\n  %s", strings.Join(problems, "\n  "))
+	}
+	m := &Merged{Records: len(recs)}
+	for _, p := range plan {
+		for _, clk := range clocks {
+			if _, ok := from[PointKey(p.Point)+"\x00"+clk]; !ok {
+				m.Missing = append(m.Missing, pointText(p.Point, clk))
+			}
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		oa, okA := order[PointKey(a.Point)+"\x00"+a.Clock]
+		ob, okB := order[PointKey(b.Point)+"\x00"+b.Clock]
+		switch {
+		case okA && okB:
+			return oa - ob
+		case okA:
+			return -1
+		case okB:
+			return 1
+		}
+		return 0
+	})
+	if err := writeMerged(out, dirs, lab, ref, recs, len(plan)*len(clocks), m.Missing); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// plannedPoint is a point of a whole campaign, with where its variant's
+// points start in the plan and how many it has.
+type plannedPoint struct {
+	Point
+	variantStart, variantLen int
+}
+
+// planned lists a campaign's points as a whole run measures them, each
+// variant's in matrix order.
+func planned(lab *topologies.Lab, quick bool) ([]plannedPoint, error) {
+	var plan []plannedPoint
+	for _, name := range lab.Measured() {
+		vlab, err := lab.WithVariant(name)
+		if err != nil {
+			return nil, err
+		}
+		if quick {
+			vlab.Quicken(name)
+		}
+		pts := ShardPoints(vlab, name, Shard{})
+		start := len(plan)
+		for _, p := range pts {
+			plan = append(plan, plannedPoint{p, start, len(pts)})
+		}
+	}
+	return plan, nil
+}
+
+// writeMerged writes a merge's folder.
+func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, recs []Record, points int, missing []string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	// The reference files the lab names beside it, as lab run copied them,
+	// so that the merged lab.yaml loads and its report compares.
+	if err := CopyReferences(out, filepath.Join(dirs[0], "lab.yaml"), lab); err != nil {
+		return err
+	}
+	// What lab run leaves beside its results, from the first folder that has
+	// it: the lab file, the hardware figures, each variant's virtual setup.
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "virtual-*.json"))
+		for _, name := range append([]string{"lab.yaml", "references.json", QuickMarker}, files...) {
+			dst := filepath.Join(out, filepath.Base(name))
+			if _, err := os.Stat(dst); err == nil && d != dirs[0] {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join(d, filepath.Base(name))); err == nil {
+				if err := os.WriteFile(dst, b, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var jsonl strings.Builder
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		jsonl.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), []byte(jsonl.String()), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(out, "results.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write(CSVHeader)
+	for _, r := range recs {
+		w.Write(CSVRow(r))
+	}
+	w.Flush()
+	if err := cmp.Or(w.Error(), f.Close()); err != nil {
+		return err
+	}
+	id := ref
+	id.Shard, id.Points, id.Merged, id.Missing = "", points, dirs, missing
+	return WriteIdentity(out, id)
+}
+
+// pointText names a point for a person: variant · experiment · test ·
+// size · sockbuf · repetition, and its clock.
+func pointText(p Point, clock string) string {
+	s := fmt.Sprintf("%s · %s · %s · size %d · sockbuf %d · #%d", cmp.Or(p.Variant, "base"), p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
+	if clock != "" {
+		s += " (" + clock + " time)"
+	}
+	return s
+}
+
+func quickText(q bool) string {
+	if q {
+		return " --quick"
+	}
+	return ""
+}

@@ -1,0 +1,160 @@
+package labrun
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Shard is one of N parts of a campaign, K from 1 to N (as Slurm numbers
+// an array's tasks). A point's part is a hash of what names it, not its
+// position, so it stays in its shard whatever else the campaign gains or
+// loses. The zero Shard is the whole campaign.
+type Shard struct{ K, N int }
+
+// ParseShard reads --shard K/N.
+func ParseShard(s string) (Shard, error) {
+	k, n, ok := strings.Cut(s, "/")
+	K, err1 := strconv.Atoi(k)
+	N, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || N < 1 || K < 1 || K > N {
+		return Shard{}, fmt.Errorf("--shard %q: want K/N with 1 <= K <= N, such as 1/4 (K counts from 1, as Slurm's array task ids)", s)
+	}
+	return Shard{K, N}, nil
+}
+
+// String is "K/N", or "" for the whole campaign.
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// PointKey names a point in a campaign: its variant, experiment, test,
+// size, socket buffer and repetition (a point measured by both clocks is
+// one point).
+func PointKey(p Point) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%d\x00%d", p.Variant, p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
+}
+
+// Has reports whether the point is this shard's.
+func (s Shard) Has(p Point) bool {
+	if s.N <= 1 {
+		return true
+	}
+	sum := sha256.Sum256([]byte(PointKey(p)))
+	return int(binary.BigEndian.Uint64(sum[:8])%uint64(s.N))+1 == s.K
+}
+
+// ShardPoints is a variant's points that fall in the shard, in matrix order.
+func ShardPoints(lab *topologies.Lab, variant string, s Shard) []Point {
+	pts := Points(lab)
+	for i := range pts {
+		pts[i].Variant = variant
+	}
+	return slices.DeleteFunc(pts, func(p Point) bool { return !s.Has(p) })
+}
+
+// IdentityFile is the campaign identity lab run writes beside results.jsonl.
+const IdentityFile = "campaign.json"
+
+// Identity is what a results folder was measured from: the merge of shard
+// folders refuses to join results of different lab files, atmlab
+// versions, clocks or --quick, and finds missing and duplicated points by
+// it.
+type Identity struct {
+	Lab     string `json:"lab"`        // the lab's name
+	File    string `json:"lab_file"`   // as given to lab run
+	SHA256  string `json:"lab_sha256"` // of the lab file's bytes
+	Version string `json:"atmlab_version"`
+	Clock   string `json:"clock"` // lab run's --clock: real, virtual or both
+	Quick   bool   `json:"quick,omitempty"`
+	Shard   string `json:"shard,omitempty"` // K/N; empty: the whole campaign
+	Points  int    `json:"points"`          // planned here, every clock's
+	// A merge's: the folders it read and the points none of them had.
+	Merged  []string `json:"merged_from,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// NewIdentity is the identity of a campaign of the lab file's bytes.
+func NewIdentity(lab *topologies.Lab, src []byte, clock string, quick bool, s Shard) Identity {
+	return Identity{Lab: lab.Name, File: lab.File, SHA256: fmt.Sprintf("%x", sha256.Sum256(src)), Version: Version(),
+		Clock: clock, Quick: quick, Shard: s.String()}
+}
+
+// WriteIdentity writes DIR/campaign.json.
+func WriteIdentity(dir string, id Identity) error {
+	b, err := json.MarshalIndent(id, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, IdentityFile), append(b, '\n'), 0o644)
+}
+
+// ReadIdentity reads DIR/campaign.json.
+func ReadIdentity(dir string) (Identity, error) {
+	var id Identity
+	b, err := os.ReadFile(filepath.Join(dir, IdentityFile))
+	if err != nil {
+		return id, err
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return id, fmt.Errorf("%s: %w", filepath.Join(dir, IdentityFile), err)
+	}
+	return id, nil
+}
+
+// Version is this atmlab's module version and VCS revision, as the Go
+// toolchain stamped them into the binary; without a revision (go build
+// -buildvcs=false, or outside a checkout) the executable's own SHA-256
+// stands in, so that two builds of different code never pass for one.
+func Version() string { return version() }
+
+var version = sync.OnceValue(func() string { return buildVersion(os.Executable) })
+
+func buildVersion(executable func() (string, error)) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		return v + " " + rev[:min(12, len(rev))] + dirty
+	}
+	if exe, err := executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				v += fmt.Sprintf(" binary sha256 %x", h.Sum(nil)[:6])
+			}
+		}
+	}
+	return v
+}

@@ -1,0 +1,27 @@
+package labrun
+
+import (
+	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// A test from a host to itself runs over its loopback; between two hosts
+// it goes to the far host's address (theory's TestLoopbackPoint: the
+// loopback has no ceiling).
+func TestLoopbackTarget(t *testing.T) {
+	lab, err := topologies.Parse("l.yaml", []byte(`name: l
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target(lab, "h1", "h1") != "127.0.0.1" || target(lab, "h1", "h2") != "10.0.0.2" {
+		t.Errorf("targets %s, %s", target(lab, "h1", "h1"), target(lab, "h1", "h2"))
+	}
+}

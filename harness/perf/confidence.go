@@ -1,0 +1,135 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Confidence is netperf's -I LEVEL,WIDTH with -i MAX,MIN: repeat whole runs
+// until the confidence interval at Level % is no wider than Width (a
+// fraction of the mean, full width), at least Min and at most Max runs.
+type Confidence struct {
+	Level int     `json:"level"` // 95 or 99
+	Width float64 `json:"width"` // requested full width, fraction of the mean (0.05 = ±2.5 %)
+	Min   int     `json:"min_iterations"`
+	Max   int     `json:"max_iterations"`
+}
+
+// Normalize applies netperf's limits: min at least 3, max at most 30.
+func (c *Confidence) Normalize() error {
+	if c.Level != 95 && c.Level != 99 {
+		return fmt.Errorf("confidence level %d: use 95 or 99", c.Level)
+	}
+	if c.Width <= 0 || c.Width >= 1 {
+		return fmt.Errorf("confidence width %.1f%%: use a percentage between 0 and 100", 100*c.Width)
+	}
+	c.Min = max(c.Min, 3)
+	c.Max = min(max(c.Max, c.Min), 30)
+	return nil
+}
+
+// ConfidenceResult is what the iterations reached.
+type ConfidenceResult struct {
+	Confidence
+	Iterations int       `json:"iterations"`
+	Values     []float64 `json:"values"`
+	Mean       float64   `json:"mean"`
+	Achieved   float64   `json:"width_achieved"` // full width reached, fraction of the mean
+	Met        bool      `json:"met"`
+}
+
+// student holds two-sided Student t quantiles for 1..30 degrees of freedom.
+var student = map[int][30]float64{
+	95: {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+		2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042},
+	99: {63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977, 2.947,
+		2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750},
+}
+
+// Width returns netperf's achieved full relative width of values at level:
+// 2·t(level, n−1)·√(var/(n−1)) / mean, var the population variance.
+func Width(level int, values []float64) float64 {
+	n := len(values)
+	if n < 2 {
+		return math.Inf(1)
+	}
+	var sum, sq float64
+	for _, v := range values {
+		sum += v
+		sq += v * v
+	}
+	mean := sum / float64(n)
+	variance := max(sq/float64(n)-mean*mean, 0)
+	if mean == 0 {
+		return math.Inf(1)
+	}
+	return 2 * student[level][min(n-1, 30)-1] * math.Sqrt(variance/float64(n-1)) / math.Abs(mean)
+}
+
+// Iterate runs fn (one whole test, returning its main figure) until the
+// confidence is reached, as netperf does; the result's Mean is what
+// netperf prints.
+func Iterate(ctx context.Context, c Confidence, fn func(i int) (float64, error)) (ConfidenceResult, error) {
+	if err := c.Normalize(); err != nil {
+		return ConfidenceResult{}, err
+	}
+	r := ConfidenceResult{Confidence: c}
+	for r.Iterations < c.Max && ctx.Err() == nil {
+		v, err := fn(r.Iterations)
+		if err != nil {
+			return r, err
+		}
+		r.Values = append(r.Values, v)
+		r.Iterations++
+		r.Achieved = Width(c.Level, r.Values)
+		if r.Iterations >= c.Min && r.Achieved <= c.Width {
+			r.Met = true
+			break
+		}
+	}
+	var sum float64
+	for _, v := range r.Values {
+		sum += v
+	}
+	if r.Iterations > 0 {
+		r.Mean = sum / float64(r.Iterations)
+	}
+	return r, ctx.Err()
+}
+
+// Figure is a result's main figure: throughput for stream tests,
+// transactions per second for request/response tests.
+func (r *Result) Figure() float64 {
+	if r.Transactions > 0 || r.Test == TCPRR || r.Test == UDPRR || r.Test == TCPCRR {
+		return r.TransactionsPerSec
+	}
+	return r.ThroughputBps
+}
+
+// setFigure replaces the main figure (with the iterations' mean).
+func (r *Result) setFigure(v float64) {
+	if r.Test == TCPRR || r.Test == UDPRR || r.Test == TCPCRR {
+		r.TransactionsPerSec = v
+		return
+	}
+	r.ThroughputBps = v
+}
+
+// RunConfident repeats whole runs as netperf's -I/-i do and reports the
+// last run with its main figure replaced by the iterations' mean, and the
+// confidence reached.
+func RunConfident(ctx context.Context, host string, port int, spec Spec, c Confidence) (Result, error) {
+	var last Result
+	cr, err := Iterate(ctx, c, func(int) (float64, error) {
+		var err error
+		last, err = Run(ctx, host, port, spec)
+		if err == nil && last.Error != "" {
+			err = fmt.Errorf("%s", last.Error)
+		}
+		return last.Figure(), err
+	})
+	last.setFigure(cr.Mean)
+	last.Confidence = &cr
+	return last, err
+}

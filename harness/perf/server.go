@@ -1,0 +1,306 @@
+package perf
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Server is `atmlab perf server`: it answers clients' requests on a control
+// port, each on its own goroutine, as netserver does.
+type Server struct {
+	ln net.Listener
+}
+
+// Listen opens the control port (":12865" by default).
+func Listen(addr string) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{ln: ln}, nil
+}
+
+// Addr returns the control address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve answers clients until ctx ends.
+func (s *Server) Serve(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+	defer stop()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		go func() {
+			defer c.Close()
+			serveOne(ctx, c)
+		}()
+	}
+}
+
+// serveOne runs one test for the client on ctrl.
+func serveOne(ctx context.Context, ctrl net.Conn) {
+	r := bufio.NewReader(ctrl)
+	enc := json.NewEncoder(ctrl)
+	var spec Spec
+	ctrl.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := json.NewDecoder(r).Decode(&spec); err != nil {
+		enc.Encode(setup{Error: "bad request: " + err.Error()})
+		return
+	}
+	if err := spec.Validate(); err != nil {
+		enc.Encode(setup{Error: err.Error()})
+		return
+	}
+	host, _, _ := net.SplitHostPort(ctrl.LocalAddr().String())
+	lc := net.ListenConfig{Control: sockbufControl(spec.RecvBuf, spec.RecvBuf)}
+	udp := spec.Test == UDPStream || spec.Test == UDPRR
+	var ln net.Listener
+	var pc net.PacketConn
+	var err error
+	var port int
+	if udp {
+		pc, err = lc.ListenPacket(ctx, "udp", net.JoinHostPort(host, "0"))
+		if err == nil {
+			port = pc.LocalAddr().(*net.UDPAddr).Port
+			defer pc.Close()
+		}
+	} else {
+		ln, err = lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
+		if err == nil {
+			port = ln.Addr().(*net.TCPAddr).Port
+			defer ln.Close()
+		}
+	}
+	if err != nil {
+		enc.Encode(setup{Error: "data socket: " + err.Error()})
+		return
+	}
+	var snd, rcv int
+	if udp {
+		snd, rcv = sockbufs(pc.(syscall.Conn))
+	} else {
+		snd, rcv = sockbufs(ln.(syscall.Conn))
+	}
+	if err := enc.Encode(setup{DataPort: port, SendBuf: snd, RecvBuf: rcv}); err != nil {
+		return
+	}
+
+	// The client's "done" (UDP and RR tests) or its going away ends a test.
+	ctrl.SetReadDeadline(time.Time{})
+	finished := make(chan done, 1)
+	go func() {
+		var d done
+		if json.NewDecoder(r).Decode(&d) == nil {
+			finished <- d
+		}
+		close(finished)
+	}()
+
+	cpu0, t0 := processCPU(), time.Now()
+	var rep serverReport
+	limit := time.Now().Add(spec.Duration + 30*time.Second) // a watchdog, like netserver's PAD_TIME
+	switch spec.Test {
+	case TCPStream:
+		rep = tcpSink(ln, limit)
+	case TCPMaerts:
+		rep = tcpSource(ln, limit, spec)
+	case TCPRR:
+		rep = tcpEcho(ln, limit, spec, false, finished)
+	case TCPCRR:
+		rep = tcpEcho(ln, limit, spec, true, finished)
+	case UDPStream:
+		rep = udpSink(pc, limit, finished)
+	case UDPRR:
+		rep = udpEcho(pc, limit, spec, finished)
+	}
+	rep.CPU, rep.Elapsed = processCPU()-cpu0, time.Since(t0)
+	enc.Encode(rep)
+}
+
+// acceptOne takes a stream test's data connection, both bounded by limit.
+func acceptOne(ln net.Listener, limit time.Time) (net.Conn, error) {
+	ln.(*net.TCPListener).SetDeadline(limit)
+	c, err := ln.Accept()
+	if err == nil {
+		c.SetDeadline(limit)
+	}
+	return c, err
+}
+
+// tcpSink reads one connection to its end, as netserver does for TCP_STREAM.
+func tcpSink(ln net.Listener, limit time.Time) serverReport {
+	c, err := acceptOne(ln, limit)
+	if err != nil {
+		return serverReport{Error: err.Error()}
+	}
+	defer c.Close()
+	n, err := io.CopyBuffer(io.Discard, c, make([]byte, 1<<16))
+	rep := serverReport{Bytes: uint64(n)}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	return rep
+}
+
+// tcpSource writes messages for the test's duration (TCP_MAERTS).
+func tcpSource(ln net.Listener, limit time.Time, spec Spec) serverReport {
+	c, err := acceptOne(ln, limit)
+	if err != nil {
+		return serverReport{Error: err.Error()}
+	}
+	defer c.Close()
+	if spec.NoDelay {
+		c.(*net.TCPConn).SetNoDelay(true)
+	}
+	msg := make([]byte, spec.Message)
+	var rep serverReport
+	for end := time.Now().Add(spec.Duration); time.Now().Before(end); {
+		n, err := c.Write(msg)
+		rep.Bytes += uint64(n)
+		rep.Messages++
+		if err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+	}
+	c.(*net.TCPConn).CloseWrite()
+	io.Copy(io.Discard, c) // until the client has read everything and closed
+	return rep
+}
+
+// tcpEcho answers requests with responses: on one connection (TCP_RR) or
+// one connection per transaction (TCP_CRR), until the client is done.
+func tcpEcho(ln net.Listener, limit time.Time, spec Spec, perConn bool, finished <-chan done) serverReport {
+	var rep serverReport
+	var stop atomic.Bool
+	go func() { <-finished; stop.Store(true); ln.Close() }()
+	req, resp := make([]byte, spec.Request), make([]byte, spec.Response)
+	serve := func(c net.Conn) error {
+		c.SetDeadline(limit)
+		if spec.NoDelay {
+			c.(*net.TCPConn).SetNoDelay(true)
+		}
+		for {
+			if _, err := io.ReadFull(c, req); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			if _, err := c.Write(resp); err != nil {
+				return err
+			}
+			rep.Messages++
+			rep.Bytes += uint64(len(req) + len(resp))
+			if perConn {
+				return nil
+			}
+		}
+	}
+	ln.(*net.TCPListener).SetDeadline(limit)
+	for !stop.Load() {
+		c, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		err = serve(c)
+		c.Close()
+		if err != nil && !stop.Load() && !perConn {
+			rep.Error = err.Error()
+		}
+		if !perConn {
+			break
+		}
+	}
+	return rep
+}
+
+// udpSink counts datagrams until the client is done and the path has
+// drained: unique sequence numbers, late (reordered) ones, duplicates, and
+// RFC 3550 interarrival jitter from the sender's timestamps.
+func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverReport {
+	var rep serverReport
+	var tally UDPTally
+	buf := make([]byte, 1<<16)
+	var sent uint64
+	doneAt := time.Time{}
+	for time.Now().Before(limit) {
+		if doneAt.IsZero() {
+			select {
+			case d, ok := <-finished:
+				if ok {
+					sent = d.Sent
+				}
+				doneAt = time.Now()
+			default:
+			}
+		}
+		wait := 100 * time.Millisecond
+		if !doneAt.IsZero() {
+			wait = 300 * time.Millisecond // drain: what is still on its way
+		}
+		pc.SetReadDeadline(time.Now().Add(wait))
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			if !doneAt.IsZero() {
+				break
+			}
+			continue
+		}
+		arrival := time.Now()
+		if n < udpHeader { // a bare short message: counted, no sequence or jitter
+			rep.Messages++
+			rep.Bytes += uint64(n)
+			continue
+		}
+		seq := binary.BigEndian.Uint64(buf[0:8])
+		sentAt := time.Duration(binary.BigEndian.Uint64(buf[8:16]))
+		if tally.Add(seq, time.Duration(arrival.UnixNano())-sentAt) {
+			rep.Messages++
+			rep.Bytes += uint64(n)
+		}
+	}
+	if sent > rep.Messages {
+		rep.Lost = sent - rep.Messages
+	}
+	rep.Duplicates, rep.Reordered = tally.Duplicates, tally.Reordered
+	rep.Jitter = time.Duration(tally.JitterNs())
+	return rep
+}
+
+// udpEcho answers each request datagram with a response datagram, echoing
+// the request's first 8 bytes (its sequence number) when both have room.
+func udpEcho(pc net.PacketConn, limit time.Time, spec Spec, finished <-chan done) serverReport {
+	var rep serverReport
+	var stop atomic.Bool
+	go func() { <-finished; stop.Store(true); pc.SetReadDeadline(time.Now()) }()
+	req, resp := make([]byte, 1<<16), make([]byte, spec.Response)
+	pc.SetReadDeadline(limit)
+	for !stop.Load() {
+		n, from, err := pc.ReadFrom(req)
+		if err != nil {
+			break
+		}
+		if n >= 8 && len(resp) >= 8 {
+			copy(resp, req[:8])
+		}
+		if _, err := pc.WriteTo(resp, from); err == nil {
+			rep.Messages++
+			rep.Bytes += uint64(n + len(resp))
+		}
+	}
+	return rep
+}

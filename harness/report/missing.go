@@ -1,0 +1,24 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/atmlab/atmlab/harness/labrun"
+)
+
+// missingSection is the report's list of the campaign's points no shard
+// measured, from a merge's campaign.json.
+func missingSection(dir string) string {
+	id, err := labrun.ReadIdentity(dir)
+	if err != nil || len(id.Missing) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Missing points\n\n%d of the campaign's %d points are in none of the folders merged (%s):\n\n", len(id.Missing), id.Points, strings.Join(id.Merged, ", "))
+	for _, m := range id.Missing {
+		b.WriteString("- " + m + "\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}

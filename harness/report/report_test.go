@@ -1,0 +1,109 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// A results folder with repetitions, an errored point and hardware figures
+// renders tables with the right means, percentages and differences, and
+// plots in both formats.
+func TestWriteReport(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	add := func(r labrun.Record) {
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	for i, v := range []float64{94e6, 96e6} { // mean 95 Mbit/s at 1472 B
+		add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 1472, Rep: i + 1},
+			Result: perf.Result{Test: perf.UDPStream, ThroughputBps: v}, Ceiling: 95.709e6})
+	}
+	add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 512, Rep: 1},
+		Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 80e6}, Ceiling: 88.9e6, Flag: "below the ceiling"})
+	add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 65535, Rep: 1},
+		Result: perf.Result{Test: perf.UDPStream, Error: "message too large: 65535 bytes"}})
+	add(labrun.Record{Point: labrun.Point{Experiment: "r", Tool: "atmlab", Test: perf.TCPRR, Size: 1, Rep: 1},
+		Result: perf.Result{Test: perf.TCPRR, Transactions: 100, TransactionsPerSec: 7000,
+			Intervals: []perf.Interval{{Start: 0, End: 1, TransactionsPerSec: 6900}, {Start: 1, End: 2, TransactionsPerSec: 7100}}}})
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	labrun.WriteFigures(dir, []labrun.HardwareFigure{
+		{Experiment: "s", Test: perf.UDPStream, Size: 1472, Value: 11.41 * 8 * (1 << 20), As: "11.41 MiB/s", Source: "praktikum"},
+		{Test: perf.TCPRR, Value: 3500, As: "3500 transactions/s", Source: "NT"},
+		{Test: perf.TCPStream, Value: 94e6, As: "94 Mbit/s", Source: "not measured here"},
+	})
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{
+		"| 1472 | 2 | 95.00 | 94.00 | 96.00 | 95.71 | 99.3 % |", // mean of two repetitions, of the ceiling
+		"| 512 | 1 | 80.00 |",
+		"below the ceiling",
+		"message too large: 65535 bytes",
+		"| 1 | 1 | 7000.00 |",
+		// 11.41 MiB/s = 95.71 Mbit/s; emulated 95.00: -0.7 %.
+		"| UDP_STREAM | s | 1472 | 95.71 Mbit/s | 11.41 MiB/s | 95.00 Mbit/s | -0.7 % | praktikum |",
+		"| TCP_RR |  | 1 | 3500.00 transactions/s | 3500 transactions/s | 7000.00 transactions/s | +100.0 % | NT |",
+		"not measured",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"throughput.png", "throughput.svg", "transactions.png", "transactions.svg", "intervals.png", "intervals.svg", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 500 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "Compared with hardware") {
+		t.Error("report.html lacks the inline plots or the comparison")
+	}
+}
+
+// With the lab file beside the results, the theory line has the ceiling at
+// every byte between the sizes measured: the AAL5 step after UDP 1300
+// (28 -> 29 cells) shows although only 1300 and 1348 were measured.
+func TestTheoryLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: t
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
+`), 0o644)
+	var recs []labrun.Record
+	for _, size := range []int{1300, 1348} {
+		recs = append(recs, labrun.Record{Point: labrun.Point{Variant: "base", Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: size, From: "h1", To: "h2"},
+			Ceiling: 131e6, Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 131e6}})
+	}
+	ss := group(recs)
+	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theoryLines(lab, ss)
+	th := ss[0].Theory
+	if len(th) != 49 || th[0].X != 1300 || th[48].X != 1348 {
+		t.Fatalf("theory line has %d points", len(th))
+	}
+	if !(th[1].Y < th[0].Y*0.97) {
+		t.Errorf("no step after 1300: %.2f then %.2f Mbit/s", th[0].Y, th[1].Y)
+	}
+	// Without the lab file there is no theory line, only the points' ceilings.
+	ss = group(recs)
+	theoryLines(nil, ss)
+	if ss[0].Theory != nil {
+		t.Error("a theory line without a lab file")
+	}
+}

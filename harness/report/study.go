@@ -1,0 +1,234 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Verdict is a study's claim checked against a lab run's results.
+type Verdict struct {
+	Finding  *topologies.Finding
+	Measured float64 // bits/s or transactions/s; 0 if not measured
+	Baseline float64
+	Change   float64 // (measured − baseline) / baseline, percent
+	Status   string  // "reproduced", "not reproduced" or "not measured"
+	Limited  bool    // a point it rests on was flagged: the emulator or the hosts' TAPs fell behind
+}
+
+// Judge checks each finding against the records: the mean of the selected
+// point's repetitions (the best size when the selector names none), the
+// same for the baseline or the hardware figure, and whether the change
+// between them lies in the finding's range.
+func Judge(findings []*topologies.Finding, recs []labrun.Record) []Verdict {
+	var out []Verdict
+	for _, f := range findings {
+		v := Verdict{Finding: f, Status: "not measured"}
+		var lim1, lim2 bool
+		v.Measured, lim1 = selectMean(f.Measured, recs)
+		if f.Against != nil {
+			v.Baseline, lim2 = selectMean(*f.Against, recs)
+		} else {
+			v.Baseline = f.Hardware.Normalized()
+		}
+		v.Limited = lim1 || lim2
+		if v.Measured > 0 && v.Baseline > 0 {
+			v.Change = 100 * (v.Measured - v.Baseline) / v.Baseline
+			v.Status = "not reproduced"
+			if v.Change >= f.Change[0] && v.Change <= f.Change[1] {
+				v.Status = "reproduced"
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// selectMean is the mean figure of the records a selector picks; with no
+// size, the best mean over the sizes (and socket buffers, if it names none).
+// limited reports whether one of the records averaged was flagged because
+// the emulator (or the machine under it) may have held it back.
+func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limited bool) {
+	type key struct{ size, buf int }
+	sums := map[key][2]float64{}
+	flagged := map[key]bool{}
+	for _, r := range recs {
+		if !matches(s, r) || r.Error != "" || r.Result.Error != "" {
+			continue
+		}
+		k := key{r.Size, r.SockBuf}
+		sums[k] = [2]float64{sums[k][0] + r.Result.Figure(), sums[k][1] + 1}
+		flagged[k] = flagged[k] || r.HostDrops > 0 || r.EmulatorCPU > 0.9
+	}
+	for k, sn := range sums {
+		if m := sn[0] / sn[1]; m > mean {
+			mean, limited = m, flagged[k]
+		}
+	}
+	return mean, limited
+}
+
+// matches reports whether a selector picks a record's point.
+func matches(s topologies.Selector, r labrun.Record) bool {
+	return cmp.Or(r.Variant, "base") == s.Variant && r.Experiment == s.Experiment && r.Test == s.Test && r.Tool == s.Tool &&
+		(s.Size <= 0 || r.Size == s.Size) && (s.SockBuf < 0 || r.SockBuf == s.SockBuf)
+}
+
+// studySections renders what the lab file asks of the results beyond
+// tables and plots: its notes, grades and findings.
+func studySections(lab *topologies.Lab, recs []labrun.Record) (notes, rest string) {
+	if lab == nil {
+		return "", ""
+	}
+	if lab.Notes != "" {
+		notes = "## Notes\n\n" + strings.TrimSpace(lab.Notes) + "\n\n"
+	}
+	return notes, gradesSection(lab.Grades, recs) + findingsSection(lab.Findings, recs)
+}
+
+// gradesSection grades every stream experiment's tool, per variant, on the
+// study's scale: the mean throughput of its points and the mean CPU its
+// client (the sender) used, in percent of one core.
+func gradesSection(g *topologies.Grades, recs []labrun.Record) string {
+	if g == nil {
+		return ""
+	}
+	type key struct{ variant, exp, tool, test string }
+	type sums struct{ bps, cpu, n float64 }
+	var keys []key
+	all := map[key]*sums{}
+	for _, r := range recs {
+		if isRR(r.Test) || r.Error != "" || r.Result.Error != "" {
+			continue
+		}
+		k := key{cmp.Or(r.Variant, "base"), r.Experiment, r.Tool, r.Test}
+		if all[k] == nil {
+			all[k] = &sums{}
+			keys = append(keys, k)
+		}
+		s := all[k]
+		s.bps += r.Result.ThroughputBps
+		s.cpu += 100 * r.Result.CPU.Local
+		s.n++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Grades\n\nThe study's scale: bandwidth A ≥ %g, B ≥ %g, C ≥ %g, D ≥ %g Mbit/s, else F; CPU A ≤ %g, B ≤ %g, C ≤ %g, D ≤ %g %%, else F. "+
+		"CPU is the sending tool's process (user + system) in percent of one core.\n\n"+
+		"| variant | experiment | tool | test | runs | mean Mbit/s | grade | mean CPU | grade |\n|---|---|---|---|---:|---:|:-:|---:|:-:|\n",
+		g.Bandwidth[0], g.Bandwidth[1], g.Bandwidth[2], g.Bandwidth[3], g.CPU[0], g.CPU[1], g.CPU[2], g.CPU[3])
+	for _, r := range g.Study {
+		fmt.Fprintf(&b, "| the study | | %s | | | %.1f | %s | %.0f %% | %s |\n", cell(r.Name),
+			r.Bandwidth, topologies.Letter(r.Bandwidth, g.Bandwidth, true), r.CPU, topologies.Letter(r.CPU, g.CPU, false))
+	}
+	for _, k := range keys {
+		s := all[k]
+		mbps, cpu := s.bps/s.n/1e6, s.cpu/s.n
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %.1f | %s | %.0f %% | %s |\n", k.variant, k.exp, k.tool, k.test, s.n,
+			mbps, topologies.Letter(mbps, g.Bandwidth, true), cpu, topologies.Letter(cpu, g.CPU, false))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// findingsSection renders the verdicts as the report's claim-by-claim
+// table: one verdict per clock the records were measured by, side by side
+// after --clock both. A claim whose figure rests on real-host behaviour
+// (RealHostReason) has its virtual-time verdict marked so, with the reason.
+func findingsSection(findings []*topologies.Finding, recs []labrun.Record) string {
+	if len(findings) == 0 {
+		return ""
+	}
+	clocks := clocksIn(recs)
+	if len(clocks) == 0 {
+		clocks = []string{"real"}
+	}
+	verdicts := map[string][]Verdict{}
+	for _, c := range clocks {
+		verdicts[c] = Judge(findings, onClock(recs, c))
+	}
+	var b strings.Builder
+	b.WriteString("## The study's findings, claim by claim\n\n" +
+		"Each claim is checked by a rule written in the lab file: the change from the baseline to the measured figure must lie in the range given.")
+	head, rule := "| # | claim | the study |", "|---:|---|---|"
+	for _, c := range clocks {
+		if len(clocks) > 1 || c == "virtual" {
+			head += fmt.Sprintf(" atmlab, %s time | change (range) | verdict |", c)
+		} else {
+			head += " atmlab | change (range) | verdict |"
+		}
+		rule += "---|---|---|"
+	}
+	if slices.Contains(clocks, "virtual") {
+		b.WriteString(" In virtual time a claim whose figure rests on what only a real host does (Linux's TCP, a kernel's loopback, a real binary such as iperf3) is marked *real hosts only*, with the reason: its virtual-time verdict does not stand for the real one.")
+	}
+	b.WriteString("\n\n" + head + " why |\n" + rule + "---|\n")
+	reproduced := map[string]int{}
+	realOnly := 0
+	for i, f := range findings {
+		reason := ""
+		if slices.Contains(clocks, "virtual") {
+			if reason = RealHostReason(f, recs); reason != "" {
+				realOnly++
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s |", i+1, cell(f.Claim), cell(f.Study))
+		for _, c := range clocks {
+			v := verdicts[c][i]
+			var base string
+			if f.Against != nil {
+				base = f.Against.String() + ": " + figure(f.Against.Test, v.Baseline)
+			} else {
+				base = "hardware " + f.Hardware.Label()
+			}
+			change := fmt.Sprintf("(%+g … %+g %%)", f.Change[0], f.Change[1])
+			if v.Status != "not measured" {
+				change = fmt.Sprintf("%+.1f %% %s", v.Change, change)
+			}
+			verdict := v.Status
+			if v.Status == "reproduced" {
+				verdict = "**reproduced**"
+			}
+			if v.Limited {
+				verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
+			}
+			if c == "virtual" && reason != "" {
+				verdict += "; *real hosts only*: " + reason
+			} else if v.Status == "reproduced" {
+				reproduced[c]++
+			}
+			fmt.Fprintf(&b, " %s: %s; against %s | %s | %s |", f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, cell(verdict))
+		}
+		fmt.Fprintf(&b, " %s |\n", cell(f.Why))
+	}
+	b.WriteString("\n")
+	for _, c := range clocks {
+		switch {
+		case len(clocks) == 1 && c == "real":
+			fmt.Fprintf(&b, "%d of %d claims reproduced in this run.\n", reproduced[c], len(findings))
+		case c == "real":
+			fmt.Fprintf(&b, "%d of %d claims reproduced in real time.\n", reproduced[c], len(findings))
+		default:
+			fmt.Fprintf(&b, "%d of %d claims reproduced in virtual time; %d rest on real hosts only.\n", reproduced[c], len(findings)-realOnly, realOnly)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// figure formats a test's figure: Mbit/s for streams, transactions/s for RR.
+func figure(test string, v float64) string {
+	switch {
+	case v == 0:
+		return "not measured"
+	case isRR(test):
+		return fmt.Sprintf("%.0f/s", v)
+	}
+	return fmt.Sprintf("%.2f Mbit/s", v/1e6)
+}
+
+// cell makes text safe inside a Markdown table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -1,0 +1,81 @@
+package theory
+
+import (
+	"fmt"
+
+	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/units"
+)
+
+// Path is a medium whose ceilings `atmlab calc` and the sawtooth explorer
+// work out: Ethernet at Rate (with Labels MPLS labels), or Classical IP
+// over ATM on PHY when it is set. Both read their figures from here.
+type Path struct {
+	Rate   units.BitRate
+	PHY    *atm.PHY
+	AAL    atm.AAL
+	Encap  cells.Encap
+	MTU    int
+	Labels int
+	Proto  string // udp, tcp or tcp-nots
+}
+
+// Ceiling is the goodput ceiling of payload-byte messages on the path. A
+// labelled packet must also fit the routers' MTU, the larger of 1500 and
+// the path's.
+func (p Path) Ceiling(payload int) (Ceiling, error) {
+	if p.PHY != nil {
+		return ATMCeiling(*p.PHY, p.AAL, p.Encap, p.MTU, payload, p.Proto)
+	}
+	c, err := MPLSCeiling(p.Rate, p.MTU, p.Labels, payload, p.Proto)
+	if err == nil && p.Labels > 0 {
+		// The largest IP packet of a message: a full segment, a datagram or
+		// its first fragment, all at most the MTU. Its labels must fit the
+		// routers' MTU too (routers refuse what does not: ICMP
+		// "fragmentation needed").
+		ip := p.MTU
+		if p.Proto == "udp" {
+			ip = min(payload+IPv4Header+UDPHeader, p.MTU)
+		}
+		if link := max(1500, p.MTU); ip+4*p.Labels > link {
+			return c, fmt.Errorf("payload %d does not fit: a %d-byte IP packet with %d label(s) is %d bytes, over the routers' %d-byte MTU; give --mtu %d (labels ride on top of the hosts' MTU) or a smaller payload",
+				payload, ip, p.Labels, ip+4*p.Labels, link, link-4*p.Labels)
+		}
+	}
+	return c, err
+}
+
+// Cells is a message's cells on an ATM path (its share of a stream's
+// segments for TCP), 0 on Ethernet.
+func (p Path) Cells(c Ceiling) float64 {
+	if p.PHY == nil {
+		return 0
+	}
+	return c.WireBytes / float64(p.PHY.CellOctets)
+}
+
+// MSS is a TCP stream's segment payload on the path.
+func (p Path) MSS() int {
+	mss := p.MTU - IPv4Header - TCPHeader
+	if p.Proto == "tcp" {
+		mss -= TCPTimestamps
+	}
+	return mss
+}
+
+// fragments returns the IP packets, in bytes, that carry one UDP datagram
+// of payload bytes at the MTU: all fragments but the last carry a multiple
+// of 8 bytes of data (fragment offsets count 8-byte units).
+func fragments(mtu, payload int) []int {
+	data := payload + UDPHeader
+	perFrag := mtu - IPv4Header
+	if data > perFrag {
+		perFrag &^= 7
+	}
+	var ip []int
+	for left := data; left > 0; left -= perFrag {
+		ip = append(ip, IPv4Header+min(left, perFrag))
+	}
+	return ip
+}
