@@ -1,5 +1,5 @@
 // Package ether holds the Ethernet devices: the full-duplex learning switch
-// and (later) the CSMA/CD hub.
+// and the CSMA/CD hub.
 package ether
 
 import (

@@ -3,9 +3,10 @@
 // A Scheduler holds a queue of events ordered by model time; equal times run
 // in rank order (Timer.SetRank), then in the order they were scheduled.
 // Under a virtual clock the queue is drained as fast as the CPU allows (Run,
-// RunUntil, Step) and results are exact to the nanosecond. Under a real-time driver (the kernel package's event loop) the
-// driver advances the scheduler to the wall clock with AdvanceTo and sleeps
-// until Next. Models never read the wall clock themselves.
+// RunUntil, Step) and results are exact to the nanosecond. Under a real-time
+// driver (the kernel package's event loop) the driver runs the events due by
+// the wall clock with RunDue, a bounded number at a time, and sleeps until
+// Next. Models never read the wall clock themselves.
 //
 // A Scheduler is not safe for concurrent use: every call, and every event
 // callback, happens on the goroutine that drives it.
