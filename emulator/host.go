@@ -221,20 +221,44 @@ type Port interface {
 }
 
 // Transmitter sends a port's frames: one direction of a point-to-point
-// link (a Channel) or a station on a shared medium (a hub's). Send never
-// blocks: a frame that does not fit is dropped and counted.
+// link (a Channel) or a station on a shared medium (a hub's). Every
+// implementation passes the emutest conformance suite.
+//
+// Send never blocks. It returns whether it took f: a frame it does not
+// take (no room, or one its medium cannot carry, such as a non-IP frame on
+// an ATM adapter) is dropped and counted, in Stats().QueueDrops when there
+// was no room. The frames it takes reach the far end in the order sent,
+// or are counted as ImpairDrops or LimitDrops on the way.
+//
+// Full(n) reports whether Send would refuse a frame of n octets for want of
+// room now. The transmitter is full while Full(0) holds (a frame-limited
+// queue at its limit; a byte limit alone never makes it so): the function
+// given to SetOnSpace runs once each time it stops being full, so a reader
+// that waits for room is woken exactly once.
 type Transmitter interface {
 	Send(f *Frame) bool
-	Full(n int) bool // would a frame of n bytes be refused now
+	Full(n int) bool
 	Stats() ChannelStats
-	SetOnSpace(f func()) // called when a full queue has room again
+	SetOnSpace(f func())
 }
 
-// Tapper is a component whose frames can be captured: Tap sees every frame
-// it delivers, at its delivery time. Only one tap is set at a time.
+// Tapper is a capture point: the function given to SetTap sees every
+// frame the component delivers, at its delivery time, and replaces the one
+// given before (nil removes it); a capture that fans out to several
+// readers does so in its one function (control's capture). A component
+// with several capture points has a Tapper for each: an ATM cell link
+// gives every atm.Tap its own. What the Frame's Data holds is the capture's
+// record in its link type: an Ethernet frame from Ethernet components, an
+// ERF or SunATM record from an atm.Tap.
 type Tapper interface {
 	SetTap(tap func(f *Frame, at time.Duration))
 }
+
+var (
+	_ Transmitter = (*Channel)(nil)
+	_ Tapper      = (*Channel)(nil)
+	_ Port        = (*HostPort)(nil)
+)
 
 // HalfDuplexStats are an 802.3 half-duplex MAC's counters, named as NIC
 // drivers report them.
@@ -300,6 +324,7 @@ type ATMStats struct {
 	Timeouts     uint64 `json:"timeouts,omitempty"`      // PDUs whose cells stopped coming
 	TooLong      uint64 `json:"too_long,omitempty"`      // PDUs over the receiver's maximum SDU
 	NoVC         uint64 `json:"no_vc,omitempty"`         // frames from the host with no VC to their destination
+	NotIP        uint64 `json:"not_ip,omitempty"`        // frames from the host that are neither IP nor ARP (Classical IP carries IP only)
 	ARPReplies   uint64 `json:"arp_replies,omitempty"`   // ATMARP answers given to the host
 }
 

@@ -123,7 +123,7 @@ func atmLine(port string, c *emulator.ATMStats) string {
 		{c.QueueDrops, "queue drops"}, {c.EPDDrops, "EPD drops"}, {c.PPDDrops, "PPD drops"}, {c.LostCells, "lost on the link"}, {c.LimitDrops, "dropped at the delay line's limit"},
 		{c.HECCorrected, "HEC corrected"}, {c.HECDrops, "HEC drops"}, {c.UnknownVC, "on no VC"},
 		{c.CRCErrors, "CRC errors"}, {c.LengthErrors, "length errors"}, {c.EncapErrors, "encapsulation errors"}, {c.SeqErrors, "sequence errors"},
-		{c.Timeouts, "reassembly timeouts"}, {c.TooLong, "too long"}, {c.NoVC, "frames with no VC"}, {c.ARPReplies, "ATMARP replies"},
+		{c.Timeouts, "reassembly timeouts"}, {c.TooLong, "too long"}, {c.NoVC, "frames with no VC"}, {c.NotIP, "frames not IP"}, {c.ARPReplies, "ATMARP replies"},
 	} {
 		if f.n > 0 {
 			line += fmt.Sprintf(", %d %s", f.n, f.what)

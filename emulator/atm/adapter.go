@@ -95,7 +95,9 @@ type Adapter struct {
 
 	inFlight int // PDUs queued or being sent
 	onSpace  func()
-	tag      byte // AAL3/4 Btag/Etag
+	refused  uint64    // frames refused because the ring was full
+	lens     ring[int] // the lengths of the frames in the ring, oldest first
+	tag      byte      // AAL3/4 Btag/Etag
 	sdu      []byte
 	segs     []cells.Cell
 
@@ -110,6 +112,12 @@ type vcState struct {
 	r34   cells.AAL34Reassembler
 	shape float64 // earliest time of its next cell under the PCR, ns
 }
+
+var (
+	_ emulator.Transmitter = (*Adapter)(nil)
+	_ TrainReceiver        = (*Adapter)(nil)
+	_ TrainReceiver        = (*SwitchPort)(nil)
+)
 
 // NewAdapter returns an adapter that hands frames to host.
 func NewAdapter(s *sched.Scheduler, cfg AdapterConfig, host emulator.Receiver) *Adapter {
@@ -149,11 +157,20 @@ func VCMAC(vpi, vci uint16) [6]byte {
 
 func vcKey(vpi, vci uint16) uint32 { return uint32(vpi)<<16 | uint32(vci) }
 
-// Send implements emulator.Transmitter: the host sent a frame.
+// Send implements emulator.Transmitter: the host sent a frame. An ARP
+// request is answered; an IP packet is segmented onto its VC. Send returns
+// false for a frame it drops, each counted: the ring is full
+// (ChannelStats.QueueDrops), no VC leads to its destination (NoVC), it is
+// too long for the AAL (TooLong), or it is neither IP nor ARP (NotIP).
 func (a *Adapter) Send(f *emulator.Frame) bool {
 	d := f.Data
 	if len(d) < emulator.EtherHeader {
-		return true
+		a.stats.NotIP++
+		return false
+	}
+	if a.Full(len(d)) {
+		a.refused++
+		return false
 	}
 	if a.hostMAC == [6]byte{} {
 		a.hostMAC = [6]byte(d[6:12])
@@ -173,7 +190,8 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 			payload = payload[:min(len(payload), 40+int(binary.BigEndian.Uint16(payload[4:])))]
 		}
 	default:
-		return true // CLIP carries IP only
+		a.stats.NotIP++ // CLIP carries IP only
+		return false
 	}
 	vc := a.byMAC[[6]byte(d[:6])]
 	if vc == nil && len(a.vcs) == 1 {
@@ -181,7 +199,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	if vc == nil {
 		a.stats.NoVC++
-		return true
+		return false
 	}
 	a.sdu = a.cfg.Encap.Encapsulate(a.sdu[:0], etherType, payload)
 	h := cells.Header{VPI: vc.VPI, VCI: vc.VCI}
@@ -194,7 +212,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	if err != nil {
 		a.stats.TooLong++
-		return true
+		return false
 	}
 	now := float64(a.s.Now())
 	interval := 0.0
@@ -208,7 +226,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	a.out.flush() // the PDU leaves as one train
 	a.inFlight++
-	a.txBytes += uint64(len(f.Data))
+	a.lens.push(len(f.Data))
 	return true
 }
 
@@ -226,6 +244,7 @@ func (a *Adapter) sent(c *cells.Cell) {
 	wasFull := a.inFlight >= a.cfg.Ring
 	a.inFlight--
 	a.txPDUs++
+	a.txBytes += uint64(a.lens.pop())
 	if wasFull && a.onSpace != nil {
 		a.onSpace()
 	}
@@ -328,7 +347,8 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	a.host.Receive(&emulator.Frame{Data: d, Born: a.s.Now()})
 }
 
-// Full implements emulator.Transmitter: the adapter's ring of PDUs is full.
+// Full implements emulator.Transmitter: the adapter's ring of PDUs is
+// full, whatever the frame's size.
 func (a *Adapter) Full(int) bool { return a.inFlight >= a.cfg.Ring }
 
 // SetOnSpace implements emulator.Transmitter.
@@ -338,7 +358,7 @@ func (a *Adapter) SetOnSpace(f func()) { a.onSpace = f }
 func (a *Adapter) Stats() emulator.ChannelStats {
 	ls := a.out.Stats()
 	return emulator.ChannelStats{
-		TxFrames: a.txPDUs, TxBytes: a.txBytes, ImpairDrops: ls.LostCells, LimitDrops: ls.LimitDrops,
+		TxFrames: a.txPDUs, TxBytes: a.txBytes, QueueDrops: a.refused, ImpairDrops: ls.LostCells, LimitDrops: ls.LimitDrops,
 		QueueHigh: ls.QueueHigh * cells.Size, BusyTime: ls.BusyTime,
 	}
 }

@@ -333,3 +333,40 @@ func TestAdapterRing(t *testing.T) {
 		t.Errorf("after sending: full=%v, OnSpace called %d times", a.Full(0), spaced)
 	}
 }
+
+// Send keeps emulator.Transmitter's contract: every frame the adapter
+// drops makes it return false and is counted; what it takes, it sends.
+func TestAdapterSendRefuses(t *testing.T) {
+	s := sched.New()
+	a := NewAdapter(s, AdapterConfig{VCs: []VC{{VCI: 100, Peer: ipB}, {VCI: 101, Peer: netip.MustParseAddr("10.0.0.3")}}, Ring: 1}, &frames{s: s})
+	a.Attach(NewCellLink(s, LinkConfig{PHY: PHYs["oc3"]}, &cellLog{s: s}))
+	vc := VCMAC(0, 100)
+	lldp := ipFrame(vc[:], macA, ipA, ipB, 100, 0)
+	binary.BigEndian.PutUint16(lldp[12:], 0x88CC)
+	for _, c := range []struct {
+		what  string
+		frame []byte
+	}{
+		{"a runt", make([]byte, 10)},
+		{"not IP", lldp},
+		{"to no VC", ipFrame(macB, macA, ipA, ipB, 100, 0)},
+		{"too long for AAL5", ipFrame(vc[:], macA, ipA, ipB, 65535, 0)},
+	} {
+		if a.Send(&emulator.Frame{Data: c.frame}) {
+			t.Errorf("%s: Send took it", c.what)
+		}
+	}
+	if st := a.ATM(); st.NotIP != 2 || st.NoVC != 1 || st.TooLong != 1 {
+		t.Errorf("counters %+v: want 2 not IP, 1 with no VC, 1 too long", st)
+	}
+	if !a.Send(&emulator.Frame{Data: ipFrame(vc[:], macA, ipA, ipB, 100, 0)}) || !a.Full(0) {
+		t.Fatal("a good frame was refused, or the ring of 1 is not full after it")
+	}
+	if a.Send(&emulator.Frame{Data: ipFrame(vc[:], macA, ipA, ipB, 100, 1)}) || a.Stats().QueueDrops != 1 {
+		t.Errorf("a frame past the full ring: taken, or %d queue drops", a.Stats().QueueDrops)
+	}
+	s.Run()
+	if st := a.Stats(); st.TxFrames != 1 || st.TxBytes != 114 {
+		t.Errorf("sent %d PDUs, %d octets; want 1, 114", st.TxFrames, st.TxBytes)
+	}
+}
