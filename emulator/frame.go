@@ -10,7 +10,9 @@ package emulator
 import "time"
 
 // Frame is an Ethernet frame as a TAP hands it over: destination address to
-// the end of the payload, without preamble and FCS.
+// the end of the payload, without preamble and FCS. (The one exception is
+// what an ATM capture point hands its Tapper function: there Data is an ERF
+// or SunATM record, see Tapper.)
 //
 // Data is never modified after the frame is created, so a frame flooded to
 // several ports shares one buffer; a component that needs different bytes

@@ -48,6 +48,8 @@ type Tap struct {
 	pdus   map[uint32][]byte // PDU in progress by VPI/VCI, starting with its ATM header
 }
 
+var _ emulator.Tapper = (*Tap)(nil)
+
 // NewTap returns a capture point on l.
 func (l *CellLink) NewTap(cellMode bool, iface byte) *Tap {
 	return &Tap{link: l, Cells: cellMode, Iface: iface}

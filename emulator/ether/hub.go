@@ -353,6 +353,11 @@ type Station struct {
 	hd                                   emulator.HalfDuplexStats
 }
 
+var (
+	_ emulator.Transmitter = (*Station)(nil)
+	_ emulator.Tapper      = (*Station)(nil)
+)
+
 // Send implements emulator.Transmitter: queue f for the medium.
 func (st *Station) Send(f *emulator.Frame) bool {
 	if st.Full(len(f.Data)) {

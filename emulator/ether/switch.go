@@ -124,6 +124,8 @@ type SwitchPort struct {
 	cpuDrops uint64 // frames the switch's CPU had no room for
 }
 
+var _ emulator.Port = (*SwitchPort)(nil)
+
 // Receive implements emulator.Receiver: a frame has fully arrived.
 func (p *SwitchPort) Receive(f *emulator.Frame) {
 	p.rxFrames++

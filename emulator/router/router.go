@@ -346,6 +346,8 @@ type Iface struct {
 	stats             emulator.RouterStats
 }
 
+var _ emulator.Port = (*Iface)(nil)
+
 // maxPending is how many frames wait for one unresolved neighbour.
 const maxPending = 64
 
