@@ -53,14 +53,28 @@ const (
 	EtherMinFrame = 64 // destination address to FCS, bytes
 	EtherIFG      = 12 // inter-frame gap, 96 bit times
 	EtherHeader   = 14 // destination, source, EtherType
+	EtherTag      = 4  // an 802.1Q VLAN tag or an MPLS label stack entry after the addresses
+	// EtherOverhead is what the wire adds to a frame that needs no padding
+	// (FCS, preamble and SFD, gap) and EtherMinWire the least a frame
+	// takes: a tc size table bills Ethernet as "overhead 24 mpu 84".
+	EtherOverhead = EtherFCS + EtherPreamble + EtherIFG
+	EtherMinWire  = EtherPreamble + EtherMinFrame + EtherIFG
 )
 
+// EtherFrame returns the octets of a frame of n octets on the wire from its
+// destination address to its FCS: padded to the minimum frame.
+func EtherFrame(n int) int { return max(n+EtherFCS, EtherMinFrame) }
+
+// EtherWire is Ethernet's wire billing, the one every model, ceiling and
+// pacer uses: the octet times a frame of n octets (destination address to
+// the end of the payload, any VLAN tags or MPLS labels included, no FCS)
+// holds the wire for, preamble, SFD and inter-frame gap included. A
+// 1514-byte frame (a 1500-byte IP packet) takes 1538; the smallest, 84.
+func EtherWire(n int) int { return max(n+EtherOverhead, EtherMinWire) }
+
 // Ethernet is 802.3 framing: a frame is padded to 64 bytes with its FCS and
-// takes preamble, SFD and the inter-frame gap on the wire. A 1514-byte frame
-// (1500-byte IP packet) holds the wire for 1538 byte times.
+// takes preamble, SFD and the inter-frame gap on the wire (EtherWire).
 type Ethernet struct{}
 
 // WireBytes implements Framing.
-func (Ethernet) WireBytes(n int) (total, gap int) {
-	return EtherPreamble + max(n+EtherFCS, EtherMinFrame) + EtherIFG, EtherIFG
-}
+func (Ethernet) WireBytes(n int) (total, gap int) { return EtherWire(n), EtherIFG }

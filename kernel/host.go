@@ -25,9 +25,9 @@ import (
 // Ethernet overhead a TAP frame does not carry but the wire does: FCS,
 // preamble and SFD, inter-frame gap (IEEE 802.3).
 const (
-	wireOverhead = emulator.EtherFCS + emulator.EtherPreamble + emulator.EtherIFG // 24
-	wireMinimum  = emulator.EtherMinFrame + emulator.EtherPreamble + emulator.EtherIFG
-	qdiscFrames  = 1000 // the token bucket's queue, as a real NIC's txqueuelen
+	wireOverhead = emulator.EtherOverhead // 24: a size table's form of emulator.EtherWire
+	wireMinimum  = emulator.EtherMinWire  // 84
+	qdiscFrames  = 1000                   // the token bucket's queue, as a real NIC's txqueuelen
 	// tapRing is the TAP's ring (its txqueuelen), the NIC's hardware ring
 	// as the host sees it: deep enough to hold a whole TCP window (tcp_wmem
 	// max is 4 MB here), so that even when the emulator itself falls behind
@@ -205,13 +205,12 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
 }
 
-// atmBilled is the line octets of a TAP frame of n octets on an ATM link:
-// the adapter sends its packet (n less the Ethernet header) with the
-// encapsulation's header as one CPCS-PDU, 53 octets a cell.
+// atmBilled is the octets of a TAP frame of n octets on an ATM link at the
+// cell-stream rate: 53 a cell, for each cell the adapter sends its packet
+// in (atm.Billing).
 func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
-	return func(n int) int {
-		return cells.Size * aal.Cells(max(n-emulator.EtherHeader, 0)+encap.Overhead())
-	}
+	b := atm.Billing{AAL: aal, Encap: encap}
+	return func(n int) int { return cells.Size * b.FrameCells(n) }
 }
 
 // pushback makes the host's own queues hold what its NIC cannot send yet

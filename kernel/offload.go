@@ -95,7 +95,7 @@ func gsoStab(mtu int) (spec []byte, data []uint16) {
 	for slot := range data {
 		n := slot << cellLog
 		if n <= mtu+emulator.EtherHeader {
-			data[slot] = uint16(max(n+wireOverhead, wireMinimum))
+			data[slot] = uint16(emulator.EtherWire(n))
 			continue
 		}
 		payload := n - gsoHeaders

@@ -12,13 +12,12 @@ import (
 
 // IEEE 802.3 half-duplex specification constants (clause 4), in bit times.
 const (
-	SlotBits      = 512 // slotTime at 10 and 100 Mbit/s
-	GapBits       = 96  // interFrameGap
-	JamBits       = 32  // jamSize
-	PreambleBits  = 64  // preamble + SFD
-	AttemptLimit  = 16  // transmissions of one frame before it is dropped
-	BackoffLimit  = 10  // the backoff range stops doubling here
-	minFrameBytes = emulator.EtherMinFrame
+	SlotBits     = 512 // slotTime at 10 and 100 Mbit/s
+	GapBits      = 96  // interFrameGap
+	JamBits      = 32  // jamSize
+	PreambleBits = 64  // preamble + SFD
+	AttemptLimit = 16  // transmissions of one frame before it is dropped
+	BackoffLimit = 10  // the backoff range stops doubling here
 )
 
 // Repeater delays, one way, in bit times: half the round-trip figures of
@@ -197,7 +196,7 @@ func (h *Hub) prune(now time.Duration) {
 func (h *Hub) start(st *Station) {
 	now := h.s.Now()
 	f := st.queue.Peek()
-	frameBits := 8 * max(len(f.Data)+emulator.EtherFCS, minFrameBytes)
+	frameBits := 8 * emulator.EtherFrame(len(f.Data))
 	x := &transmission{st: st, start: now, end: now + h.bits(PreambleBits+frameBits), frame: f}
 	st.cur = x
 	st.attempts++
@@ -295,7 +294,7 @@ func (h *Hub) finish(x *transmission) {
 		}
 	} else {
 		h.stats.Successes++
-		h.stats.FrameBits += uint64(8 * max(len(x.frame.Data)+emulator.EtherFCS, minFrameBytes))
+		h.stats.FrameBits += uint64(8 * emulator.EtherFrame(len(x.frame.Data)))
 		switch st.attempts {
 		case 1:
 		case 2:

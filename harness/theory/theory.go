@@ -16,11 +16,10 @@ import (
 
 // Header sizes, IPv4 (RFC 791, 768, 793, 7323).
 const (
-	IPv4Header      = 20
-	UDPHeader       = 8
-	TCPHeader       = 20
-	TCPTimestamps   = 12                                                                                    // the timestamp option as Linux sends it, padded
-	ethernetFraming = emulator.EtherHeader + emulator.EtherFCS + emulator.EtherPreamble + emulator.EtherIFG // 38
+	IPv4Header    = 20
+	UDPHeader     = 8
+	TCPHeader     = 20
+	TCPTimestamps = 12 // the timestamp option as Linux sends it, padded
 )
 
 // Ceiling is the most payload a path can carry: the theory every result is
@@ -37,8 +36,8 @@ type Ceiling struct {
 // EthernetCeiling is the goodput ceiling of an Ethernet path at rate with
 // the given IP MTU for payload-byte messages: UDP datagrams (fragmented
 // when larger than the MTU allows) or a TCP stream (payload is then a
-// message size; segments carry the MSS). Wire bytes per frame are 802.3's:
-// max(frame + FCS, 64) + preamble + gap.
+// message size; segments carry the MSS). Wire bytes per frame are 802.3's
+// (emulator.EtherWire): max(frame + FCS, 64) + preamble + gap.
 func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceiling, error) {
 	return MPLSCeiling(rate, mtu, 0, payload, proto)
 }
@@ -49,17 +48,17 @@ func EthernetCeiling(rate units.BitRate, mtu, payload int, proto string) (Ceilin
 // configured for it (frames of up to 1522 bytes at MTU 1500).
 func MPLSCeiling(rate units.BitRate, mtu, labels, payload int, proto string) (Ceiling, error) {
 	return ceiling(rate, mtu, payload, proto, func(ip int) int {
-		return max(emulator.EtherHeader+4*labels+ip+emulator.EtherFCS, emulator.EtherMinFrame) + emulator.EtherPreamble + emulator.EtherIFG
+		return emulator.EtherWire(emulator.EtherHeader + emulator.EtherTag*labels + ip)
 	})
 }
 
 // ATMCeiling is the goodput ceiling of a Classical IP over ATM path on phy:
 // each IP packet is encapsulated, takes whole cells of its AAL, and each
-// cell a slot of the PHY (atm.md §7). Wire bytes are octet times on the
-// line: 53 per cell, 54 on ATM25.
+// cell a slot of the PHY (atm.md §7; atm.Billing). Wire bytes are octet
+// times on the line: 53 per cell, 54 on ATM25.
 func ATMCeiling(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, payload int, proto string) (Ceiling, error) {
 	return ceiling(phy.LineRate, mtu, payload, proto, func(ip int) int {
-		return aal.Cells(ip+encap.Overhead()) * phy.CellOctets
+		return atm.Billing{PHY: phy, AAL: aal, Encap: encap}.LineOctets(ip)
 	})
 }
 
