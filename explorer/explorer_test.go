@@ -1,8 +1,10 @@
 package explorer
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/webguard"
 )
 
 func get(t *testing.T, h http.Handler, target string, hdr ...string) (int, string) {
@@ -154,35 +157,52 @@ func TestMeasured(t *testing.T) {
 	}
 }
 
-// TestGuard: loopback and IP-literal hosts on the port pass; another name
-// (DNS rebinding), another port, another origin, or a write is refused.
-func TestGuard(t *testing.T) {
-	h := Guard("8080", Handler(""))
-	for _, tc := range []struct {
-		host, origin string
-		code         int
-	}{
-		{"127.0.0.1:8080", "", 200},
-		{"localhost:8080", "http://localhost:8080", 200},
-		{"[::1]:8080", "", 200},
-		{"192.0.2.7:8080", "http://192.0.2.7:8080", 200},
-		{"evil.example:8080", "", 421},
-		{"127.0.0.1:9090", "", 421},
-		{"127.0.0.1", "", 421},
-		{"127.0.0.1:8080", "http://evil.example", 403},
-		{"127.0.0.1:8080", "http://localhost:8080", 403},
-	} {
-		code, body := get(t, h, "/figures?size=1", "Host", tc.host, "Origin", tc.origin)
-		if code != tc.code {
-			t.Errorf("host %q origin %q: %d %q, want %d", tc.host, tc.origin, code, body, tc.code)
-		}
+// TestServe: the explorer is served read-only behind the local pages'
+// guard (internal/webguard): its own address and localhost pass; an IP
+// literal of another machine, another name (DNS rebinding), another port,
+// another origin, or a write is refused.
+func TestServe(t *testing.T) {
+	l, err := webguard.Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := httptest.NewRequest("POST", "/figures", nil)
-	r.Host = "127.0.0.1:8080"
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	if w.Code != 405 {
-		t.Errorf("POST: %d", w.Code)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, l, "", io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	addr := l.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	for _, tc := range []struct {
+		method, host, origin string
+		code                 int
+	}{
+		{"GET", addr, "", 200},
+		{"GET", "localhost:" + port, "http://localhost:" + port, 200},
+		{"HEAD", addr, "", 200},
+		{"GET", "192.0.2.7:" + port, "", 403},
+		{"GET", "evil.example:" + port, "", 403},
+		{"GET", "127.0.0.1:1", "", 403},
+		{"GET", addr, "http://evil.example", 403},
+		{"POST", addr, "", 405},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://"+addr+"/figures?size=1", nil)
+		req.Host = tc.host
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("%s host %q origin %q: %d, want %d", tc.method, tc.host, tc.origin, resp.StatusCode, tc.code)
+		}
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -47,7 +48,7 @@ const TokenHeader = "X-Atmlab-Token"
 type Server struct {
 	Token    string        // required for changes
 	Interval time.Duration // between two snapshots of the counters
-	hosts    map[string]bool
+	guard    *webguard.Guard
 	mux      *http.ServeMux
 
 	mu       sync.Mutex
@@ -88,7 +89,7 @@ const maxResults = 10000
 func New(ln net.Listener, src Source) *Server {
 	b := make([]byte, 16)
 	rand.Read(b)
-	s := &Server{Token: hex.EncodeToString(b), Interval: DefaultInterval, hosts: allowedHosts(ln.Addr()), src: src,
+	s := &Server{Token: hex.EncodeToString(b), Interval: DefaultInterval, guard: webguard.New(ln.Addr()), src: src,
 		explorer: explorer.Handler("")}
 	s.mux = http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
@@ -147,12 +148,7 @@ func (s *Server) Watch(p labrun.Progress) {
 // ServeHTTP refuses requests addressed to another name (DNS rebinding) or
 // sent by another site's page, then serves the view.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.hosts[strings.ToLower(r.Host)] {
-		http.Error(w, "refused: this live view answers only requests to its own address", http.StatusForbidden)
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && !s.hosts[strings.ToLower(strings.TrimPrefix(o, "http://"))] {
-		http.Error(w, "refused: a page from another origin may not use this live view", http.StatusForbidden)
+	if !s.guard.Allow(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

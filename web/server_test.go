@@ -16,6 +16,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -78,7 +79,7 @@ topology:
 // serve starts a view of a fake sw100 on a loopback port.
 func serve(t *testing.T) (*Server, *fake, string) {
 	t.Helper()
-	ln, err := Listen("127.0.0.1:0", false)
+	ln, err := webguard.Listen("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,40 +115,6 @@ func do(t *testing.T, method, addr, path, host, origin, token, body string) (int
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-func TestListenLoopbackOnly(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {
-		ln, err := Listen(addr, false)
-		if err == nil {
-			ln.Close()
-			t.Errorf("Listen(%q) served a non-loopback address without public", addr)
-		} else if !strings.Contains(err.Error(), "--web-public") {
-			t.Errorf("Listen(%q): %v, want the fix (--web-public)", addr, err)
-		}
-	}
-	if _, err := Listen("example.com:8080", false); err == nil || !strings.Contains(err.Error(), "IP address") {
-		t.Errorf("a host name: %v, want a request for an IP address", err)
-	}
-	if _, err := Listen("127.0.0.1", false); err == nil || !strings.Contains(err.Error(), "host:port") {
-		t.Errorf("no port: %v", err)
-	}
-	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
-		ln, err := Listen(addr, false)
-		if err != nil {
-			t.Errorf("Listen(%q): %v", addr, err)
-			continue
-		}
-		if !ln.Addr().(*net.TCPAddr).IP.IsLoopback() {
-			t.Errorf("Listen(%q) bound %v", addr, ln.Addr())
-		}
-		ln.Close()
-	}
-	ln, err := Listen("0.0.0.0:0", true)
-	if err != nil {
-		t.Fatalf("public: %v", err)
-	}
-	ln.Close()
 }
 
 // Only requests addressed to the listening address are answered: a name

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/webguard"
 )
 
 // calcPath is the medium `atmlab calc` works out (theory.Path), with its
@@ -57,8 +58,9 @@ func newCalc(opts *options) *cobra.Command {
 	p := &calcPath{}
 	var sawtooth bool
 	var web, results string
+	var public bool
 	c := &cobra.Command{
-		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--results DIR]",
+		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--web-public] [--results DIR]",
 		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
 		Long: "Print the goodput ceiling of a path for each payload size.\n\n" +
 			"Ethernet (--rate): frames (IP fragments or TCP segments), wire bytes with 802.3 framing\n" +
@@ -70,8 +72,9 @@ func newCalc(opts *options) *cobra.Command {
 			"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
 			"costs a cell, with the goodput before and after the step.\n\n" +
 			"--web ADDR serves the sawtooth explorer, a page with a payload-size slider that shows every\n" +
-			"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (loopback unless\n" +
-			"ADDR names a host; read-only); --results DIR adds a lab run's measured points.\n\n" +
+			"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (read-only; ADDR\n" +
+			"must be a loopback address unless --web-public says other machines may reach it);\n" +
+			"--results DIR adds a lab run's measured points.\n\n" +
 			"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame; labelled\n" +
 			"packets must fit the routers' MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
 			"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
@@ -87,7 +90,10 @@ func newCalc(opts *options) *cobra.Command {
 		}),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if web != "" {
-				return serveExplorer(cmd, web, results)
+				return serveExplorer(cmd, web, public, results)
+			}
+			if public {
+				return usageError{fmt.Errorf("--web-public goes with --web: atmlab calc --web 0.0.0.0:8080 --web-public")}
 			}
 			if results != "" {
 				return usageError{fmt.Errorf("--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results %s", results)}
@@ -125,7 +131,8 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().IntVar(&p.Labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
 	c.Flags().StringVar(&p.Proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
-	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT (loopback when HOST is empty)")
+	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT, such as 127.0.0.1:8080")
+	c.Flags().BoolVar(&public, "web-public", false, "let --web bind an address other machines can reach")
 	c.Flags().StringVar(&results, "results", "", "a lab run's results folder whose measured points --web draws")
 	return c
 }
@@ -236,13 +243,13 @@ func (p *calcPath) sawtooth(cmd *cobra.Command, opts *options, sizes []int) erro
 }
 
 // serveExplorer serves the sawtooth explorer until SIGINT or SIGTERM.
-func serveExplorer(cmd *cobra.Command, addr, results string) error {
+func serveExplorer(cmd *cobra.Command, addr string, public bool, results string) error {
 	if results != "" {
 		if err := explorer.CheckResults(results); err != nil {
 			return usageError{err}
 		}
 	}
-	l, err := explorer.Listen(addr)
+	l, err := webguard.Listen(addr, public)
 	if err != nil {
 		return usageError{err}
 	}

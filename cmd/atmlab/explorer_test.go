@@ -185,7 +185,7 @@ func TestCalcWeb(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMisdirectedRequest {
+	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("foreign host: %d", resp.StatusCode)
 	}
 	for _, tc := range []struct {
@@ -194,12 +194,37 @@ func TestCalcWeb(t *testing.T) {
 	}{
 		{[]string{"calc", "--results", "x", "100"}, "--results goes with --web"},
 		{[]string{"calc", "--web", "127.0.0.1:0", "--results", t.TempDir()}, "no results.jsonl there"},
-		{[]string{"calc", "--web", "8080"}, "want HOST:PORT"},
+		{[]string{"calc", "--web", "8080"}, "give host:port"},
+		{[]string{"calc", "--web", ":0"}, "--web-public"},
+		{[]string{"calc", "--web", "0.0.0.0:0"}, "--web-public"},
+		{[]string{"calc", "--web-public", "100"}, "--web-public goes with --web"},
 		{[]string{"calc", "--web", "127.0.0.1:0", "100"}, "unknown command"},
 	} {
 		_, _, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestCalcWebPublic: with --web-public the explorer binds every interface
+// and answers the machine's own addresses, still not a foreign name.
+func TestCalcWebPublic(t *testing.T) {
+	url := startWeb(t, "--web", "0.0.0.0:0", "--web-public")
+	port := url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	if !strings.HasPrefix(url, "http://0.0.0.0:") && !strings.HasPrefix(url, "http://[::]:") {
+		t.Fatalf("url %q: want every interface", url)
+	}
+	for host, want := range map[string]int{"127.0.0.1:" + port: 200, "localhost:" + port: 200, "rebind.example:" + port: 403} {
+		req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
 		}
 	}
 }

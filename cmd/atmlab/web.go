@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/web"
 )
@@ -30,7 +31,7 @@ func (f *webFlags) check() error {
 	if f.addr == "" {
 		return nil
 	}
-	if _, err := web.CheckAddr(f.addr, f.public); err != nil {
+	if _, err := webguard.CheckAddr(f.addr, f.public); err != nil {
 		return err
 	}
 	if needsHolder() || inHolder() {
@@ -52,7 +53,7 @@ func (f *webFlags) start(ctx context.Context, w io.Writer, src web.Source) (*web
 }
 
 func serveWeb(ctx context.Context, w io.Writer, addr string, public bool, src web.Source) (*web.Server, error) {
-	ln, err := web.Listen(addr, public)
+	ln, err := webguard.Listen(addr, public)
 	if err != nil {
 		return nil, err
 	}
