@@ -1,7 +1,8 @@
 // Package explorer serves the sawtooth explorer, a teaching page: for a UDP
 // payload size, every ATM PHY, AAL and encapsulation's cells, efficiency
 // and goodput ceiling, the PDU laid out in cells, the sawtooth's steps
-// around the size, and a lab run's measured points over the theory line.
+// around the size, and a lab run's measured points over the theory line;
+// beside them, Ethernet's frames and ceiling at each common rate.
 //
 // Every figure comes from harness/theory (the code behind `atmlab calc`)
 // as JSON; the page (embedded, plain JavaScript and SVG, nothing from the
@@ -21,6 +22,7 @@ import (
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
@@ -29,12 +31,13 @@ import (
 //go:embed static
 var static embed.FS
 
-// Defaults of a figures request: ATM's usual MTU (RFC 2225), the window of
-// sizes around the chosen one that the sawtooth is drawn over.
+// Defaults of a figures request: ATM's usual MTU (RFC 2225) and Ethernet's,
+// the window of sizes around the chosen one that the sawtooth is drawn over.
 const (
-	DefaultMTU    = 9180
-	DefaultWindow = 240
-	MaxWindow     = 4096
+	DefaultMTU      = 9180
+	DefaultEtherMTU = 1500
+	DefaultWindow   = 240
+	MaxWindow       = 4096
 )
 
 // AALs and Encaps are the adaptation layers and encapsulations the page
@@ -42,7 +45,16 @@ const (
 var (
 	AALs   = []atm.AAL{atm.AAL5, atm.AAL34}
 	Encaps = []cells.Encap{cells.LLC, cells.VCMux}
+	// EtherRates are the Ethernet line rates shown beside ATM's.
+	EtherRates = []units.BitRate{10 * units.Mbps, 100 * units.Mbps, units.Gbps, 10 * units.Gbps}
 )
+
+// EtherRow is an Ethernet rate's figures at the chosen size: the UDP
+// message's frames (IP fragments) and its wire octets with 802.3's framing.
+type EtherRow struct {
+	Rate    int64          `json:"rate_bps"`
+	Ceiling theory.Ceiling `json:"ceiling"`
+}
 
 // Row is one PHY, AAL and encapsulation's figures at the chosen size.
 type Row struct {
@@ -76,13 +88,15 @@ type Measured struct {
 // Figures answers a figures request: every row at the size, and the
 // selected path in detail.
 type Figures struct {
-	Size   int      `json:"size_bytes"`
-	MTU    int      `json:"mtu"`
-	From   int      `json:"from"` // the window the line and steps cover
-	To     int      `json:"to"`
-	Rows   []Row    `json:"rows"`
-	Detail Detail   `json:"detail"`
-	PHYs   []string `json:"phys"`
+	Size     int        `json:"size_bytes"`
+	MTU      int        `json:"mtu"`
+	From     int        `json:"from"` // the window the line and steps cover
+	To       int        `json:"to"`
+	Rows     []Row      `json:"rows"`
+	Detail   Detail     `json:"detail"`
+	PHYs     []string   `json:"phys"`
+	EtherMTU int        `json:"ether_mtu"`
+	Ethernet []EtherRow `json:"ethernet"`
 }
 
 // Detail is the selected PHY, AAL and encapsulation: the message laid out
@@ -101,6 +115,7 @@ type Detail struct {
 // window and the path shown in detail.
 type Query struct {
 	Size, MTU, Window int
+	EtherMTU          int // the Ethernet rows' MTU
 	PHY               atm.PHY
 	AAL               atm.AAL
 	Encap             cells.Encap
@@ -109,7 +124,14 @@ type Query struct {
 // Compute works the figures out for q, and reads the measured points from
 // the results folder dir (none when dir is empty).
 func Compute(q Query, dir string) (Figures, error) {
-	f := Figures{Size: q.Size, MTU: q.MTU, PHYs: atm.PHYNames()}
+	f := Figures{Size: q.Size, MTU: q.MTU, PHYs: atm.PHYNames(), EtherMTU: q.EtherMTU}
+	for _, rate := range EtherRates {
+		c, err := theory.Path{Rate: rate, MTU: q.EtherMTU, Proto: "udp"}.Ceiling(q.Size)
+		if err != nil {
+			return f, err
+		}
+		f.Ethernet = append(f.Ethernet, EtherRow{Rate: int64(rate), Ceiling: c})
+	}
 	for _, name := range f.PHYs {
 		for _, aal := range AALs {
 			for _, encap := range Encaps {
@@ -172,9 +194,10 @@ func row(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, size int) (Row, error
 }
 
 // ParseQuery reads a figures request's parameters: size (default 1472),
-// mtu (9180), window (240), phy (oc3), aal (aal5), encap (llc).
+// mtu (9180), window (240), phy (oc3), aal (aal5), encap (llc), ethmtu
+// (1500).
 func ParseQuery(get func(string) string) (Query, error) {
-	q := Query{Size: 1472, MTU: DefaultMTU, Window: DefaultWindow, PHY: atm.PHYs["oc3"]}
+	q := Query{Size: 1472, MTU: DefaultMTU, EtherMTU: DefaultEtherMTU, Window: DefaultWindow, PHY: atm.PHYs["oc3"]}
 	for _, n := range []struct {
 		key      string
 		v        *int
@@ -184,6 +207,7 @@ func ParseQuery(get func(string) string) (Query, error) {
 		{"size", &q.Size, 1, perf.MaxUDPPayload - 1, "a UDP payload size in bytes"},
 		{"mtu", &q.MTU, 68, 65535 - cells.LLCHeader, "an IP MTU in bytes"},
 		{"window", &q.Window, 0, MaxWindow, "how many sizes either side to draw"},
+		{"ethmtu", &q.EtherMTU, 68, 65535, "an Ethernet IP MTU in bytes"},
 	} {
 		s := get(n.key)
 		if s == "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/webguard"
 )
 
@@ -206,16 +207,39 @@ func TestServe(t *testing.T) {
 	}
 }
 
-func TestListen(t *testing.T) {
-	l, err := Listen(":0")
-	if err != nil {
-		t.Fatal(err)
+// TestEthernetRows: beside ATM, each Ethernet rate's ceiling at the size,
+// harness's (atmlab calc --rate): a 1472-byte payload is one frame of 1538
+// wire octets, 957.087 Mbit/s on 1G; 1473 bytes fragment at MTU 1500.
+func TestEthernetRows(t *testing.T) {
+	h := Handler("")
+	for _, c := range []struct {
+		target string
+		size   int
+		frames float64
+	}{
+		{"/figures", 1472, 1},
+		{"/figures?size=1473", 1473, 2},
+		{"/figures?size=1473&ethmtu=9000", 1473, 1},
+	} {
+		code, body := get(t, h, c.target)
+		var f Figures
+		if code != 200 || json.Unmarshal([]byte(body), &f) != nil || len(f.Ethernet) != len(EtherRates) {
+			t.Fatalf("%s: %d %.300s", c.target, code, body)
+		}
+		for i, r := range f.Ethernet {
+			want, err := theory.EthernetCeiling(EtherRates[i], f.EtherMTU, c.size, "udp")
+			if err != nil || r.Ceiling != want || r.Rate != int64(EtherRates[i]) || r.Ceiling.Frames != c.frames {
+				t.Errorf("%s: row %+v, want %+v (%v)", c.target, r, want, err)
+			}
+		}
 	}
-	defer l.Close()
-	if !strings.HasPrefix(l.Addr().String(), "127.0.0.1:") {
-		t.Fatalf("bound %v, want loopback", l.Addr())
+	code, body := get(t, h, "/figures")
+	var f Figures
+	json.Unmarshal([]byte(body), &f)
+	if g := f.Ethernet[2].Ceiling; code != 200 || g.WireBytes != 1538 || g.Goodput < 957.087e6 || g.Goodput > 957.088e6 {
+		t.Errorf("1G at 1472 bytes: %+v", g)
 	}
-	if _, err := Listen("8080"); err == nil || !strings.Contains(err.Error(), "want HOST:PORT") {
-		t.Fatalf("Listen(8080): %v", err)
+	if code, body := get(t, h, "/figures?ethmtu=40"); code != 400 || !strings.Contains(body, "ethmtu") {
+		t.Errorf("ethmtu=40: %d %s", code, body)
 	}
 }

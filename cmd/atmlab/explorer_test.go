@@ -50,10 +50,28 @@ func calcFigures(t *testing.T, phy, aal, encap string, mtu int, sizes []int) ([]
 	return j.Ceilings, cells
 }
 
+// etherFigures runs `atmlab calc --rate R -o json` over sizes.
+func etherFigures(t *testing.T, rate string, mtu int, sizes []int) []theory.Ceiling {
+	t.Helper()
+	args := []string{"calc", "--rate", rate, "--mtu", strconv.Itoa(mtu), "-o", "json"}
+	for _, n := range sizes {
+		args = append(args, strconv.Itoa(n))
+	}
+	out, _, err := run(t, args...)
+	var j struct {
+		Ceilings []theory.Ceiling `json:"ceilings"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &j) != nil || len(j.Ceilings) != len(sizes) {
+		t.Fatalf("calc --rate %s -o json: %v\n%.300s", rate, err, out)
+	}
+	return j.Ceilings
+}
+
 // TestExplorerMatchesCalc: the explorer's JSON carries `atmlab calc`'s
-// figures, for every PHY, AAL and encapsulation: every size from 1 to 9180
-// at ATM's MTU (one request answers all twenty paths), sizes that fragment
-// sampled up to 65506, and a small MTU.
+// figures, for every PHY, AAL and encapsulation and every Ethernet rate:
+// every size from 1 to 9180 at ATM's MTU (one request answers all twenty
+// paths and four rates), sizes that fragment sampled up to 65506, and a
+// small MTU.
 func TestExplorerMatchesCalc(t *testing.T) {
 	h := explorer.Handler("")
 	for _, tc := range []struct {
@@ -66,6 +84,11 @@ func TestExplorerMatchesCalc(t *testing.T) {
 	} {
 		want := map[string][]theory.Ceiling{}
 		wantCells := map[string][]string{}
+		etherMTU := min(tc.mtu, 1500)
+		rates := []string{"10M", "100M", "1G", "10G"}
+		for _, r := range rates {
+			want[r] = etherFigures(t, r, etherMTU, tc.sizes)
+		}
 		for _, phy := range []string{"atm25", "ds3", "e3", "oc12", "oc3"} {
 			for _, aal := range []string{"aal5", "aal34"} {
 				for _, encap := range []string{"llc", "vcmux"} {
@@ -79,7 +102,7 @@ func TestExplorerMatchesCalc(t *testing.T) {
 			// detail is compared too.
 			k := [...]string{"oc3/aal5/llc", "atm25/aal34/vcmux", "ds3/aal34/llc", "e3/aal5/vcmux", "oc12/aal5/llc"}[i%5]
 			p := strings.Split(k, "/")
-			target := fmt.Sprintf("/figures?size=%d&mtu=%d&window=0&phy=%s&aal=%s&encap=%s", n, tc.mtu, p[0], p[1], p[2])
+			target := fmt.Sprintf("/figures?size=%d&mtu=%d&window=0&phy=%s&aal=%s&encap=%s&ethmtu=%d", n, tc.mtu, p[0], p[1], p[2], etherMTU)
 			var paths explorer.Figures
 			var err error
 			if i%10 == 0 {
@@ -103,6 +126,14 @@ func TestExplorerMatchesCalc(t *testing.T) {
 				k := row.PHY + "/" + row.AAL + "/" + row.Encap
 				if row.Ceiling != want[k][i] || number(row.Cells) != wantCells[k][i] {
 					t.Fatalf("MTU %d, %s at %d bytes: explorer %+v, %v cells; calc %+v, %s cells", tc.mtu, k, n, row.Ceiling, row.Cells, want[k][i], wantCells[k][i])
+				}
+			}
+			if len(paths.Ethernet) != len(rates) {
+				t.Fatalf("size %d: %d Ethernet rows", n, len(paths.Ethernet))
+			}
+			for j, row := range paths.Ethernet {
+				if row.Ceiling != want[rates[j]][i] {
+					t.Fatalf("MTU %d, Ethernet %s at %d bytes: explorer %+v; calc %+v", etherMTU, rates[j], n, row.Ceiling, want[rates[j]][i])
 				}
 			}
 			d := paths.Detail
@@ -278,9 +309,23 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	step(chromedp.Navigate(url))
 	check(1472, "oc3", "aal5", "llc")
+	// The Ethernet table beside it: 1G at 1472 bytes is calc's 957.087 Mbit/s.
+	ether := func(size int) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		g, err := chromedp.Run(c, chromedp.Evaluate[string](`document.querySelector('#ether tr[data-rate="1000000000"]').dataset.goodput`))
+		shown, err2 := chromedp.Run(c, chromedp.Text(chromedp.CSS(`#ether tr[data-rate="1000000000"] td:last-child`)))
+		want := etherFigures(t, "1G", 1500, []int{size})[0].Goodput
+		if got, _ := strconv.ParseFloat(g, 64); err != nil || err2 != nil || got != want || shown != fmt.Sprintf("%.3f", want/1e6) {
+			t.Fatalf("Ethernet 1G at %d: page %q (%q shown), %v %v; calc %v", size, g, shown, err, err2, want)
+		}
+	}
+	ether(1472)
 	// Three steps right: 1475 bytes, one over a tooth's edge (1444 + 31).
 	step(chromedp.Focus(chromedp.ID("size")), chromedp.SendKeys(chromedp.ID("size"), kb.ArrowRight+kb.ArrowRight+kb.ArrowRight))
 	check(1475, "oc3", "aal5", "llc")
+	ether(1475) // two frames at MTU 1500
 	step(chromedp.Focus(chromedp.ID("size")), chromedp.SendKeys(chromedp.ID("size"), kb.Home))
 	check(1, "oc3", "aal5", "llc")
 	step(chromedp.Click(chromedp.CSS(`#rows tr[data-key="atm25/aal34/vcmux"]`)))

@@ -32,7 +32,7 @@ function cell(tr, text) {
 async function refresh() {
   const n = ++asked;
   const q = new URLSearchParams({ size: $("sizeNum").value, mtu: $("mtu").value,
-    phy: sel.phy, aal: sel.aal, encap: sel.encap });
+    phy: sel.phy, aal: sel.aal, encap: sel.encap, ethmtu: $("ethmtu").value });
   let f;
   try {
     const r = await fetch("figures?" + q, { cache: "no-store" });
@@ -67,6 +67,19 @@ function draw(f) {
     cell(tr, r.ceiling.efficiency.toFixed(4)); cell(tr, mbit(r.ceiling.goodput_bps));
     tr.onclick = () => { select(r.phy, r.aal, r.encap); };
     tb.appendChild(tr);
+  }
+  $("e-size").textContent = f.size_bytes;
+  $("e-mtu").textContent = f.ether_mtu;
+  const eb = $("ether").tBodies[0];
+  eb.replaceChildren();
+  for (const r of f.ethernet) {
+    const tr = document.createElement("tr");
+    tr.dataset.rate = r.rate_bps;
+    tr.dataset.goodput = r.ceiling.goodput_bps;
+    tr.dataset.frames = r.ceiling.frames_per_message;
+    cell(tr, mbit(r.rate_bps)); cell(tr, r.ceiling.frames_per_message); cell(tr, r.ceiling.wire_bytes);
+    cell(tr, r.ceiling.efficiency.toFixed(4)); cell(tr, mbit(r.ceiling.goodput_bps));
+    eb.appendChild(tr);
   }
   const d = f.detail;
   $("d-path").textContent = d.phy + " " + d.aal + " " + d.encap;
@@ -215,6 +228,7 @@ function setSize(n) {
 $("size").addEventListener("input", () => { $("sizeNum").value = $("size").value; refresh(); });
 $("sizeNum").addEventListener("change", () => setSize(+$("sizeNum").value));
 $("mtu").addEventListener("change", refresh);
+$("ethmtu").addEventListener("change", refresh);
 for (const k of ["phy", "aal", "encap"]) $(k).addEventListener("change", () => { sel[k] = $(k).value; refresh(); });
 const start = new URLSearchParams(location.search);
 if (start.get("size")) setSize(+start.get("size")); else refresh();
