@@ -106,3 +106,27 @@ func TestPorts(t *testing.T) {
 		t.Run(sub.Name, func(t *testing.T) { Port(t, sub) })
 	}
 }
+
+// Every cell transmitter: an ATM link direction in trains, to a receiver
+// that takes trains and to one that takes a cell at a time, stepped cell by
+// cell, and with line loss, delay, jitter and a pipe limit.
+var cellLinks = []CellSubject{
+	{Name: "cell-link-trains", Trains: true, New: cellLink(atm.LinkConfig{PHY: atm.PHYs["oc3"], Propagation: time.Microsecond})},
+	{Name: "cell-link-per-cell-receiver", New: cellLink(atm.LinkConfig{PHY: atm.PHYs["oc3"]})},
+	{Name: "cell-link-stepped", Trains: true, New: cellLink(atm.LinkConfig{PHY: atm.PHYs["atm25"], PerCell: true})},
+	{Name: "cell-link-impaired", Trains: true, Lossy: true, New: cellLink(atm.LinkConfig{PHY: atm.PHYs["oc3"],
+		Delay: time.Millisecond, Jitter: 50 * time.Microsecond, CLR: 0.05, Limit: 20, Seed: 5})},
+}
+
+func cellLink(cfg atm.LinkConfig) func(s *sched.Scheduler, queue int, rx atm.CellReceiver) CellTransmitter {
+	return func(s *sched.Scheduler, queue int, rx atm.CellReceiver) CellTransmitter {
+		cfg.QueueCells = queue
+		return atm.NewCellLink(s, cfg, rx)
+	}
+}
+
+func TestCellLinks(t *testing.T) {
+	for _, sub := range cellLinks {
+		t.Run(sub.Name, func(t *testing.T) { Cells(t, sub) })
+	}
+}
