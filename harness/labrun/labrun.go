@@ -11,11 +11,11 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,36 +119,26 @@ type Runner struct {
 	Shard        Shard         // the part of the campaign to measure; zero: all of it
 }
 
-// perfPort is where lab runs start atmlab perf servers; iperf3 uses its own.
-const (
-	perfPort   = perf.DefaultPort
-	iperf3Port = 5201
-	iperf2Port = 5001
-)
-
 // Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	pts := ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard)
-	servers := map[string]bool{}
-	for _, e := range r.Lab.Experiments {
-		servers[e.To] = true
-		if e.Background != nil {
-			servers[e.Background.To] = true
-		}
-	}
-	for host := range servers {
-		if r.Perf != nil {
-			break
-		}
-		cmd := r.Env.Command(host, r.Self, "perf", "server", "-p", strconv.Itoa(perfPort))
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start perf server in %s: %w", host, err)
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	}
 	if r.Perf == nil {
-		time.Sleep(300 * time.Millisecond) // the servers listen
+		// atmlab perf servers wherever an experiment or its background
+		// load sends, up (and listening) for the whole run.
+		var hosts []string
+		for _, e := range r.Lab.Experiments {
+			hosts = append(hosts, e.To)
+			if e.Background != nil {
+				hosts = append(hosts, e.Background.To)
+			}
+		}
+		slices.Sort(hosts)
+		stop, err := r.startPerfServers(slices.Compact(hosts))
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
 	}
 	var recs []Record
 	start := time.Now()
@@ -213,25 +203,18 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		return rec
 	}
 	if e.Background != nil {
-		bg := e.Background
-		cmd := r.Env.Command(bg.From, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
-			"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (e.Duration + 3*time.Second).String())
-		if err := cmd.Start(); err == nil {
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			time.Sleep(time.Second) // the load reaches steady state first
+		load, err := r.startLoad(e)
+		if err != nil {
+			rec.Error = err.Error()
+			r.judge(p, &rec)
+			return rec
 		}
+		defer load.stop()
 	}
 	cpu0, drops0, hosts0, qerr := r.Env.Emulator(ctx)
 	t0 := time.Now()
 	var err error
-	switch p.Tool {
-	case "iperf3":
-		rec.Result, err = r.iperf3(ctx, p, e)
-	case "iperf":
-		rec.Result, err = r.iperf2(ctx, p, e)
-	default:
-		rec.Result, err = r.atmlabPerf(ctx, p, e)
-	}
+	rec.Result, err = toolOf(p.Tool).Measure(ctx, r, p, e)
 	if err != nil {
 		rec.Error = err.Error()
 	}
@@ -280,228 +263,6 @@ func (r *Runner) experiment(name string) *topologies.Experiment {
 		}
 	}
 	return nil
-}
-
-// atmlabPerf runs atmlab's own client in the `from` host.
-func (r *Runner) atmlabPerf(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
-	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, p.From, p.To), "-p", strconv.Itoa(perfPort),
-		"-t", p.Test, "-l", e.Duration.String(), "-o", "json"}
-	if p.Size > 0 {
-		if strings.HasSuffix(p.Test, "_RR") {
-			args = append(args, "-r", fmt.Sprintf("%d,%d", p.Size, p.Size))
-		} else {
-			args = append(args, "-m", strconv.Itoa(p.Size))
-		}
-	}
-	if p.SockBuf > 0 {
-		args = append(args, "-s", strconv.Itoa(p.SockBuf), "-S", strconv.Itoa(p.SockBuf))
-	}
-	if e.Interval > 0 {
-		args = append(args, "-i", e.Interval.String())
-	}
-	out, err := r.Env.Command(p.From, args...).Output()
-	var res perf.Result
-	if jerr := json.Unmarshal(out, &res); jerr != nil {
-		if err == nil {
-			err = jerr
-		}
-		return res, fmt.Errorf("perf client: %w: %s", err, stderrOf(err))
-	}
-	return res, nil
-}
-
-// iperf3 runs the same point with iperf3 -J and folds its report into a
-// Result: TCP from end.sum_received, UDP from the receiver's per-second
-// intervals (iperf3's end-of-test UDP receiver figure divides by a window
-// the control connection stretches, docs/reference.md §9).
-func (r *Runner) iperf3(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
-	res := toolResult(r.Lab, p, e)
-	if p.Test != perf.TCPStream && p.Test != perf.UDPStream {
-		res.Error = "iperf3 has no " + p.Test
-		return res, nil
-	}
-	var interval []string
-	if e.Interval > 0 {
-		interval = []string{"-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64)}
-	}
-	srv := r.Env.Command(p.To, append([]string{"iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port)}, interval...)...)
-	if err := srv.Start(); err != nil {
-		return res, fmt.Errorf("iperf3 server: %w", err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	args := []string{"iperf3", "-c", res.Host, "-p", strconv.Itoa(iperf3Port), "-J", "--get-server-output",
-		"-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
-	if p.Test == perf.UDPStream {
-		args = append(args, "-u", "-b", "0")
-	}
-	if p.Size > 0 {
-		args = append(args, "-l", strconv.Itoa(p.Size))
-	}
-	if p.SockBuf > 0 {
-		args = append(args, "-w", strconv.Itoa(p.SockBuf))
-	}
-	args = append(args, interval...)
-	var out []byte
-	var err error
-	out, res.CPU.Local, err = r.untilServed(p.From, args, func(out []byte, err error) bool {
-		return err == nil || !strings.Contains(string(out), "unable to connect")
-	})
-	var rep struct {
-		End struct {
-			SumSent struct {
-				Bytes   float64 `json:"bytes"`
-				Bps     float64 `json:"bits_per_second"`
-				Seconds float64 `json:"seconds"`
-			} `json:"sum_sent"`
-			SumReceived struct {
-				Bytes float64 `json:"bytes"`
-				Bps   float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-			Sum struct {
-				Bps     float64 `json:"bits_per_second"`
-				Packets uint64  `json:"packets"`
-				Lost    uint64  `json:"lost_packets"`
-				Jitter  float64 `json:"jitter_ms"`
-			} `json:"sum"`
-		} `json:"end"`
-		Server struct {
-			Intervals []struct {
-				Sum struct {
-					Start   float64 `json:"start"`
-					End     float64 `json:"end"`
-					Seconds float64 `json:"seconds"`
-					Bps     float64 `json:"bits_per_second"`
-				} `json:"sum"`
-			} `json:"intervals"`
-		} `json:"server_output_json"`
-		Error string `json:"error"`
-	}
-	if jerr := json.Unmarshal(out, &rep); jerr != nil {
-		return res, fmt.Errorf("iperf3: %v: %s", err, out)
-	}
-	if rep.Error != "" {
-		res.Error = "iperf3: " + rep.Error
-		return res, nil
-	}
-	res.Elapsed = rep.End.SumSent.Seconds
-	switch p.Test {
-	case perf.TCPStream:
-		res.ThroughputBps, res.BytesReceived = rep.End.SumReceived.Bps, uint64(rep.End.SumReceived.Bytes)
-	case perf.UDPStream:
-		res.SendBps = rep.End.SumSent.Bps
-		var sum float64
-		var n int
-		for _, iv := range rep.Server.Intervals {
-			if iv.Sum.Seconds > 0.9 {
-				sum += iv.Sum.Bps
-				n++
-			}
-			if e.Interval > 0 { // the receiver's interval reports, as iperf3 -i prints them
-				res.Intervals = append(res.Intervals, perf.Interval{Start: iv.Sum.Start, End: iv.Sum.End, Bps: iv.Sum.Bps})
-			}
-		}
-		if n > 0 {
-			res.ThroughputBps = sum / float64(n)
-		}
-		res.Lost, res.MessagesReceived, res.JitterUs = rep.End.Sum.Lost, rep.End.Sum.Packets-rep.End.Sum.Lost, rep.End.Sum.Jitter*1e3
-	}
-	return res, nil
-}
-
-// toolResult is the start of an external tool's result for a point.
-func toolResult(lab *topologies.Lab, p Point, e *topologies.Experiment) perf.Result {
-	return perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Host: target(lab, p.From, p.To), Spec: perf.Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
-}
-
-// untilServed runs a tool's client in a host, again every 100 ms (20 times
-// at most) until served says its server was listening. It returns the
-// output and the CPU the client used (user and system, as a fraction of one
-// core over its run time): the same measure for every tool, since atmlab
-// exec becomes the tool itself.
-func (r *Runner) untilServed(node string, args []string, served func(out []byte, err error) bool) (out []byte, cpu float64, err error) {
-	for try := 0; try < 20; try++ {
-		time.Sleep(100 * time.Millisecond)
-		cmd := r.Env.Command(node, args...)
-		t0 := time.Now()
-		out, err = cmd.Output()
-		if st := cmd.ProcessState; st != nil {
-			cpu = float64(st.UserTime()+st.SystemTime()) / float64(time.Since(t0))
-		}
-		if served(out, err) {
-			break
-		}
-	}
-	return out, cpu, err
-}
-
-// iperf2 runs a TCP_STREAM point with iperf 2 (-y C, CSV reports). The
-// figure is the server's: the bytes it received over its interval; the
-// client's, what it wrote, stands in if the server printed none.
-func (r *Runner) iperf2(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
-	res := toolResult(r.Lab, p, e)
-	if p.Test != perf.TCPStream {
-		res.Error = "the iperf (2) driver runs TCP_STREAM only"
-		return res, nil
-	}
-	port := strconv.Itoa(iperf2Port)
-	srv := r.Env.Command(p.To, "iperf", "-s", "-p", port, "-y", "C")
-	var srvOut strings.Builder
-	srv.Stdout = &srvOut
-	if err := srv.Start(); err != nil {
-		return res, fmt.Errorf("iperf server: %w", err)
-	}
-	args := []string{"iperf", "-c", res.Host, "-p", port, "-y", "C", "-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
-	if p.Size > 0 {
-		args = append(args, "-l", strconv.Itoa(p.Size))
-	}
-	if p.SockBuf > 0 {
-		args = append(args, "-w", strconv.Itoa(p.SockBuf))
-	}
-	var out []byte
-	var err error
-	out, res.CPU.Local, err = r.untilServed(p.From, args, func(out []byte, err error) bool { return err == nil && len(out) > 0 })
-	time.Sleep(200 * time.Millisecond) // the server prints when the connection closes
-	srv.Process.Signal(os.Interrupt)
-	srv.Wait()
-	if err != nil {
-		return res, fmt.Errorf("iperf: %v: %s", err, stderrOf(err))
-	}
-	for _, text := range []string{srvOut.String(), string(out)} {
-		if bytes, bps, secs, ok := iperf2CSV(text); ok {
-			res.BytesReceived, res.ThroughputBps, res.Elapsed = bytes, bps, secs
-			return res, nil
-		}
-	}
-	res.Error = "iperf: no report: " + strings.TrimSpace(string(out))
-	return res, nil
-}
-
-// iperf2CSV reads the last report line of iperf 2's -y C output:
-// time,src,sport,dst,dport,id,start-end,bytes,bits_per_second.
-func iperf2CSV(text string) (bytes uint64, bps, secs float64, ok bool) {
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		if len(f) < 9 {
-			continue
-		}
-		b, err1 := strconv.ParseUint(f[7], 10, 64)
-		v, err2 := strconv.ParseFloat(f[8], 64)
-		lo, hi, _ := strings.Cut(f[6], "-")
-		l, err3 := strconv.ParseFloat(lo, 64)
-		h, err4 := strconv.ParseFloat(hi, 64)
-		if err1 == nil && err2 == nil && err3 == nil && err4 == nil {
-			bytes, bps, secs, ok = b, v, h-l, true
-		}
-	}
-	return
-}
-
-func stderrOf(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return strings.TrimSpace(string(ee.Stderr))
-	}
-	return ""
 }
 
 // target is the address a test from one host to another sends to: the

@@ -1,0 +1,94 @@
+package labrun
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// atmlabTool runs atmlab's own client in the `from` host against the perf
+// server the run keeps in the `to` host (startPerfServers).
+type atmlabTool struct{}
+
+func (atmlabTool) Measure(ctx context.Context, r *Runner, p Point, e *topologies.Experiment) (perf.Result, error) {
+	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, p.From, p.To), "-p", strconv.Itoa(perfPort),
+		"-t", p.Test, "-l", e.Duration.String(), "-o", "json"}
+	if p.Size > 0 {
+		if strings.HasSuffix(p.Test, "_RR") {
+			args = append(args, "-r", fmt.Sprintf("%d,%d", p.Size, p.Size))
+		} else {
+			args = append(args, "-m", strconv.Itoa(p.Size))
+		}
+	}
+	if p.SockBuf > 0 {
+		args = append(args, "-s", strconv.Itoa(p.SockBuf), "-S", strconv.Itoa(p.SockBuf))
+	}
+	if e.Interval > 0 {
+		args = append(args, "-i", e.Interval.String())
+	}
+	out, err := r.Env.Command(p.From, args...).Output()
+	var res perf.Result
+	if jerr := json.Unmarshal(out, &res); jerr != nil {
+		if err == nil {
+			err = jerr
+		}
+		return res, fmt.Errorf("perf client: %w: %s", err, stderrOf(err))
+	}
+	return res, nil
+}
+
+// perfReady is what atmlab perf server prints once it listens.
+const perfReady = "perf server listening on "
+
+// startPerfServers starts atmlab perf servers in the hosts and waits
+// until each says it listens (serveTimeout at most); stop ends them.
+func (r *Runner) startPerfServers(hosts []string) (stop func(), err error) {
+	var started []*server
+	stop = func() {
+		for _, s := range started {
+			s.stop()
+		}
+	}
+	for _, host := range hosts {
+		s, err := r.startServer("perf server", host, func(line string) bool { return strings.HasPrefix(line, perfReady) },
+			r.Self, "perf", "server", "-p", strconv.Itoa(perfPort))
+		if err == nil {
+			started = append(started, s)
+			err = s.await(serveTimeout)
+		}
+		if err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	return stop, nil
+}
+
+// loadWarmup is how long an experiment's background load runs before the
+// point starts: the load reaches steady state first.
+const loadWarmup = time.Second
+
+// startLoad starts an experiment's background load, an atmlab perf client
+// that outlasts the point, and lets it warm up; a load that ends during
+// its warm-up (its server unreachable, say) is the point's error.
+func (r *Runner) startLoad(e *topologies.Experiment) (*server, error) {
+	bg := e.Background
+	load, err := r.startServer("background load", bg.From, nil, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
+		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (e.Duration + 3*time.Second).String())
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case err := <-load.exited:
+		return nil, fmt.Errorf("background load %s from %s to %s ended before the point (%v): %s", bg.Test, bg.From, bg.To, err, cmp.Or(load.said.String(), "it said nothing"))
+	case <-time.After(loadWarmup):
+		return load, nil
+	}
+}
