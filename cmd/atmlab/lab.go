@@ -78,10 +78,13 @@ func newLabRun(opts *options) *cobra.Command {
 			// The lab as written, then each what-if variant (or the sweep's
 			// grid points), each made and built now, so that a bad one fails
 			// before anything is measured or written.
-			names := lab.Measured()
-			vlabs, err := lab.ResolveVariants(names)
+			variants, err := labrun.Plan(lab, quick)
 			if err != nil {
 				return err
+			}
+			vlabs := make([]*topologies.Lab, len(variants))
+			for i, v := range variants {
+				vlabs[i] = v.Lab
 			}
 			releaseLock := func() {}
 			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
@@ -134,25 +137,20 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer jsonl.Close()
+			defer jsonl.Close() // closed and checked after the run; this, on an early return
 			csvFile, err := os.Create(filepath.Join(out, "results.csv"))
 			if err != nil {
 				return err
 			}
-			defer csvFile.Close()
+			defer csvFile.Close() // as jsonl
 			csvw := csv.NewWriter(csvFile)
-			csvw.Write(labrun.CSVHeader)
-
-			// Built and measured in turn with the same experiments.
-			if quick {
-				for i, name := range names {
-					quicken(vlabs[i], name)
-				}
+			if err := csvw.Write(labrun.CSVHeader); err != nil {
+				return err
 			}
+			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Self: self, JSONL: jsonl, CSV: csvw,
+				Progress: cmd.ErrOrStderr(), Log: cmd.ErrOrStderr(), Out: out}
 			id := labrun.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
-			for i, name := range names {
-				id.Points += len(labrun.ShardPoints(vlabs[i], name, shard)) * len(clocks)
-			}
+			id.Points = camp.Points()
 			if err := labrun.WriteIdentity(out, id); err != nil {
 				return err
 			}
@@ -160,40 +158,19 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var watch func(labrun.Progress)
 			if live != nil {
-				watch = live.Watch
+				camp.Watch = live.Watch
 				live.ExplorerResults(out) // the explorer plots the points as they land
 			}
-			var runErr error
-			total := 0
-			for i, name := range names {
-				vlab := vlabs[i]
-				n := len(labrun.ShardPoints(vlab, name, shard))
-				if n == 0 {
-					continue // nothing of the matrix (or of this shard) runs in this variant
+			camp.Measure = func(ctx context.Context, clk string, r *labrun.Runner) (int, error) {
+				if clk == "virtual" {
+					return runVirtual(ctx, r.Lab, r, out)
 				}
-				for _, clk := range clocks {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s (%s time): %d points%s; results in %s\n", name, clk, n, ofShard(shard), out)
-					r := &labrun.Runner{Variant: name, Lab: vlab, Self: self, JSONL: jsonl, CSV: csvw, Progress: cmd.ErrOrStderr(), Shard: shard, Watch: watch}
-					run := func(ctx context.Context, lab *topologies.Lab, r *labrun.Runner) (int, error) {
-						return runVariant(ctx, lab, r, live)
-					}
-					if clk == "virtual" {
-						run = func(ctx context.Context, lab *topologies.Lab, r *labrun.Runner) (int, error) {
-							return runVirtual(ctx, lab, r, out)
-						}
-					}
-					n, err := run(cmd.Context(), vlab, r)
-					total += n
-					if err != nil {
-						runErr = err
-						break
-					}
-				}
-				if runErr != nil {
-					break
-				}
+				return runVariant(ctx, r.Lab, r, live)
+			}
+			total, runErr := camp.Run(cmd.Context())
+			if err := cmp.Or(jsonl.Close(), csvFile.Close()); err != nil && runErr == nil {
+				runErr = fmt.Errorf("results: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, total)
 			if err := report.Write(out); err != nil {
@@ -213,14 +190,3 @@ func newLabRun(opts *options) *cobra.Command {
 	view.add(c)
 	return c
 }
-
-// ofShard says which shard a count of points is, if any.
-func ofShard(s labrun.Shard) string {
-	if s.N == 0 {
-		return ""
-	}
-	return " of shard " + s.String()
-}
-
-// quicken shrinks the experiments of one variant of a lab (--quick).
-func quicken(lab *topologies.Lab, variant string) { lab.Quicken(variant) }

@@ -41,7 +41,7 @@ func virtualFigures(t *testing.T, file string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		quicken(vlab, name)
+		labrun.Quicken(vlab, name)
 		for _, e := range vlab.Experiments {
 			e.Duration = min(e.Duration, seedPointDuration)
 		}

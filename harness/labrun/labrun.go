@@ -299,11 +299,15 @@ func (r *Runner) write(rec Record) error {
 			return err
 		}
 		if f, ok := r.JSONL.(*os.File); ok {
-			f.Sync()
+			if err := f.Sync(); err != nil {
+				return err
+			}
 		}
 	}
 	if r.CSV != nil {
-		r.CSV.Write(CSVRow(rec))
+		if err := r.CSV.Write(CSVRow(rec)); err != nil {
+			return err
+		}
 		r.CSV.Flush()
 		return r.CSV.Error()
 	}

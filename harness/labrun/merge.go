@@ -149,7 +149,7 @@ func planned(lab *topologies.Lab, quick bool) ([]plannedPoint, error) {
 			return nil, err
 		}
 		if quick {
-			vlab.Quicken(name)
+			Quicken(vlab, name)
 		}
 		pts := ShardPoints(vlab, name, Shard{})
 		start := len(plan)

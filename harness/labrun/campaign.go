@@ -1,0 +1,98 @@
+package labrun
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Variant is one variant of a lab as a run measures it.
+type Variant struct {
+	Name string
+	Lab  *topologies.Lab // made and built once; quickened for --quick
+}
+
+// Plan makes the variants a lab run measures (the lab's Measured), each
+// made and built now (ResolveVariants), so that a bad one fails before
+// anything is measured; with quick each is shrunk by Quicken.
+func Plan(lab *topologies.Lab, quick bool) ([]Variant, error) {
+	names := lab.Measured()
+	labs, err := lab.ResolveVariants(names)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]Variant, len(names))
+	for i, name := range names {
+		if quick {
+			Quicken(labs[i], name)
+		}
+		vs[i] = Variant{name, labs[i]}
+	}
+	return vs, nil
+}
+
+// Campaign measures a plan's variants, each by each clock in turn, into
+// one results set: the variant loop of atmlab lab run.
+type Campaign struct {
+	Variants []Variant
+	Clocks   []string // "real", "virtual": every variant is measured by each, in this order
+	Shard    Shard    // the part of the campaign to measure; zero: all of it
+	// What every variant's Runner gets.
+	Self     string
+	JSONL    io.Writer
+	CSV      *csv.Writer
+	Progress io.Writer
+	Watch    func(Progress)
+	// Log, if set, gets a line as each variant starts, naming Out.
+	Log io.Writer
+	Out string
+	// Measure brings up what the clock needs for r's variant (a lab in
+	// namespaces, or virtual hosts), runs r and tears it down; it returns
+	// the points measured.
+	Measure func(ctx context.Context, clock string, r *Runner) (int, error)
+}
+
+// Points is how many points the campaign measures, every clock's.
+func (c *Campaign) Points() int {
+	n := 0
+	for _, v := range c.Variants {
+		n += len(ShardPoints(v.Lab, v.Name, c.Shard)) * len(c.Clocks)
+	}
+	return n
+}
+
+// Run measures the variants in order and returns how many points it
+// measured; it stops at the first variant that fails (or when ctx ends)
+// with that error.
+func (c *Campaign) Run(ctx context.Context) (int, error) {
+	total := 0
+	for _, v := range c.Variants {
+		n := len(ShardPoints(v.Lab, v.Name, c.Shard))
+		if n == 0 {
+			continue // nothing of the matrix (or of this shard) runs in this variant
+		}
+		for _, clk := range c.Clocks {
+			if c.Log != nil {
+				fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
+			}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch}
+			m, err := c.Measure(ctx, clk, r)
+			total += m
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
+}
+
+// ofShard says which shard a count of points is, if any.
+func ofShard(s Shard) string {
+	if s.N == 0 {
+		return ""
+	}
+	return " of shard " + s.String()
+}
