@@ -62,8 +62,12 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out 
 		setup.Hosts[name] = h.Settings
 	}
 	l.Close()
-	if b, err := json.MarshalIndent(setup, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
+	b, err := json.MarshalIndent(setup, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("virtual setup: %w", err)
 	}
 	r.Clock, r.Stack = "virtual", vhost.Netstack
 	r.Perf = func(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {

@@ -27,11 +27,18 @@ type Merged struct {
 // folders of different lab files, atmlab versions, clocks or --quick, and
 // a point measured twice; a missing point is only listed.
 func Merge(out string, dirs []string) (*Merged, error) {
-	absOut, _ := filepath.Abs(out)
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
 	var ids []Identity
 	var problems []string
 	for _, d := range dirs {
-		if abs, _ := filepath.Abs(d); abs == absOut {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if abs == absOut {
 			return nil, fmt.Errorf("--out %s is one of the folders merged: give a new folder", out)
 		}
 		id, err := ReadIdentity(d)
@@ -173,16 +180,30 @@ func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, r
 	// What lab run leaves beside its results, from the first folder that has
 	// it: the lab file, the hardware figures, each variant's virtual setup.
 	for _, d := range dirs {
-		files, _ := filepath.Glob(filepath.Join(d, "virtual-*.json"))
-		for _, name := range append([]string{"lab.yaml", "references.json", QuickMarker}, files...) {
-			dst := filepath.Join(out, filepath.Base(name))
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		names := []string{"lab.yaml", "references.json", QuickMarker}
+		for _, e := range entries {
+			if n := e.Name(); strings.HasPrefix(n, "virtual-") && strings.HasSuffix(n, ".json") {
+				names = append(names, n)
+			}
+		}
+		for _, name := range names {
+			dst := filepath.Join(out, name)
 			if _, err := os.Stat(dst); err == nil && d != dirs[0] {
 				continue
 			}
-			if b, err := os.ReadFile(filepath.Join(d, filepath.Base(name))); err == nil {
-				if err := os.WriteFile(dst, b, 0o644); err != nil {
-					return err
-				}
+			b, err := os.ReadFile(filepath.Join(d, name))
+			if errors.Is(err, os.ErrNotExist) {
+				continue // not every run leaves every file
+			}
+			if err == nil {
+				err = os.WriteFile(dst, b, 0o644)
+			}
+			if err != nil {
+				return err
 			}
 		}
 	}

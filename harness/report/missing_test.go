@@ -77,3 +77,23 @@ func TestMergedReportMissing(t *testing.T) {
 		t.Fatalf("report lacks the missing point:\n%s", report)
 	}
 }
+
+// A results folder whose reference figures or campaign identity do not
+// read is an error, not a report without its comparison or missing list.
+func TestReportBrokenInputs(t *testing.T) {
+	for _, file := range []string{"references.json", labrun.IdentityFile} {
+		t.Run(file, func(t *testing.T) {
+			id := labrun.Identity{Lab: "m", SHA256: "aa", Version: "v1", Clock: "virtual"}
+			dir := shardDir(t, t.TempDir(), "r", id, pt("delay=0s", 512))
+			if err := Write(dir); err != nil {
+				t.Fatalf("the folder as written: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, file), []byte("{not json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := Write(dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, file)) {
+				t.Fatalf("Write() with a broken %s = %v", file, err)
+			}
+		})
+	}
+}

@@ -179,7 +179,11 @@ func Write(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, labrun.QuickMarker)); err == nil {
 		md.WriteString("This was a quick run (`--quick`): one short repetition of each point, so differences of a few per cent, and more for request/response rates, are within this machine's noise. A run without `--quick` repeats each point as the lab file says.\n\n")
 	}
-	md.WriteString(missingSection(dir))
+	missing, err := missingSection(dir)
+	if err != nil {
+		return err
+	}
+	md.WriteString(missing)
 	md.WriteString(notes)
 	for _, f := range figs {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)
@@ -209,7 +213,11 @@ func Write(dir string) error {
 	md.WriteString(study)
 	md.WriteString(clocksSection(recs))
 	md.WriteString(byClock(recs, compareVariants))
-	if hw, err := labrun.ReadFigures(dir); err == nil && len(hw) > 0 {
+	hw, err := labrun.ReadFigures(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // a folder without reference figures has no comparison
+		return fmt.Errorf("%s: the report would lack its comparison with the reference figures: %w", filepath.Join(dir, "references.json"), err)
+	}
+	if len(hw) > 0 {
 		md.WriteString(byClock(recs, func(recs []labrun.Record) string { return compare(hw, recs) }))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
