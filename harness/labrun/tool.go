@@ -82,14 +82,14 @@ type server struct {
 	what   string
 	node   string
 	cmd    *exec.Cmd
-	said   *watch
+	said   *lineWatch
 	exited chan error // its Wait's result, once it exits
 }
 
 // startServer starts a server in a host; ready is the line (on stdout or
 // stderr) that says it listens or has reported, nil if it says nothing.
 func (r *Runner) startServer(what, node string, ready func(line string) bool, args ...string) (*server, error) {
-	s := &server{what: what, node: node, cmd: r.Env.Command(node, args...), said: newWatch(ready), exited: make(chan error, 1)}
+	s := &server{what: what, node: node, cmd: r.Env.Command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
 	s.cmd.Stdout, s.cmd.Stderr = s.said, s.said
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", what, node, err)
@@ -121,9 +121,9 @@ func (s *server) stop() {
 	<-s.exited
 }
 
-// watch keeps what a server writes and closes seen at the first complete
+// lineWatch keeps what a server writes and closes seen at the first complete
 // line that match accepts.
-type watch struct {
+type lineWatch struct {
 	mu    sync.Mutex
 	text  strings.Builder
 	line  []byte // the line being written
@@ -131,11 +131,11 @@ type watch struct {
 	seen  chan struct{}
 }
 
-func newWatch(match func(string) bool) *watch {
-	return &watch{match: match, seen: make(chan struct{})}
+func newLineWatch(match func(string) bool) *lineWatch {
+	return &lineWatch{match: match, seen: make(chan struct{})}
 }
 
-func (w *watch) Write(b []byte) (int, error) {
+func (w *lineWatch) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.text.Write(b)
@@ -154,7 +154,7 @@ func (w *watch) Write(b []byte) (int, error) {
 }
 
 // String is all the server has written so far.
-func (w *watch) String() string {
+func (w *lineWatch) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return strings.TrimSpace(w.text.String())

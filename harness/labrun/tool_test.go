@@ -1,0 +1,36 @@
+package labrun
+
+import (
+	"strings"
+	"testing"
+)
+
+// A server's ready line is seen when it is complete, however the server's
+// writes cut it, and once; everything it wrote is kept.
+func TestLineWatch(t *testing.T) {
+	matches := 0
+	w := newLineWatch(func(line string) bool { matches++; return strings.HasPrefix(line, perfReady) })
+	seen := func() bool {
+		select {
+		case <-w.seen:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, part := range []string{"starting\nperf server list", "ening on 0.0.0.0:12865"} {
+		if _, err := w.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+		if seen() {
+			t.Fatalf("ready before the line ended, after %q", part)
+		}
+	}
+	w.Write([]byte("\nperf server listening on again\n"))
+	if !seen() || matches != 2 {
+		t.Fatalf("seen %v after %d lines matched, want the second line's match only", seen(), matches)
+	}
+	if got := w.String(); got != "starting\nperf server listening on 0.0.0.0:12865\nperf server listening on again" {
+		t.Fatalf("kept %q", got)
+	}
+}
