@@ -34,7 +34,7 @@ type LoopStats struct {
 	Uptime      time.Duration `json:"uptime_ns"`
 	CPU         float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
 	CPUTime     time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
-	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling at SCHED_IDLE with nothing to do
+	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling idle (yielding the core) with nothing to do
 	Lateness    hist.Summary  `json:"lateness"`
 	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
 	WriteErrors uint64        `json:"tap_write_errors"`

@@ -5,6 +5,8 @@ package kernel
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -181,7 +183,7 @@ topology:
 	}
 }
 
-// After a frame the loop polls at idle priority for IdleSpin, then sleeps:
+// After a frame the loop polls idle for IdleSpin, then sleeps:
 // its idle spinning is bounded and not counted as the emulator's CPU.
 func TestLoopIdleSpinEnds(t *testing.T) {
 	loop, _, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
@@ -199,8 +201,8 @@ func TestLoopIdleSpinEnds(t *testing.T) {
 	if a.IdleSpin > DefaultIdleSpin+5*time.Millisecond || b.IdleSpin != a.IdleSpin {
 		t.Errorf("idle spin %v, then %v: want at most %v, and no more once quiet", a.IdleSpin, b.IdleSpin, DefaultIdleSpin)
 	}
-	if canLeaveIdle() && a.IdleSpin == 0 {
-		t.Error("the loop never polled at idle priority, though it may")
+	if a.IdleSpin == 0 {
+		t.Error("the loop never polled idle")
 	}
 	if busy := b.CPUTime - a.CPUTime; busy > 20*time.Millisecond {
 		t.Errorf("the process used %v of CPU in 100 ms of quiet: the loop did not sleep", busy)
@@ -208,13 +210,12 @@ func TestLoopIdleSpinEnds(t *testing.T) {
 }
 
 // Frames back to back, each sent when the last one arrived (a ping-pong),
-// leave the loop gaps shorter than idleAfter: it stays at normal priority
-// instead of moving to SCHED_IDLE and back at every frame (two
-// sched_setattr calls a frame before).
-func TestLoopIdleMovesOnlyWhenQuiet(t *testing.T) {
-	if !canLeaveIdle() {
-		t.Skip("this process may not leave SCHED_IDLE (no CAP_SYS_NICE): the loop never polls idle")
-	}
+// leave the loop gaps shorter than idleAfter: it polls without yielding
+// the core and without reading its thread's CPU clock (a syscall) to
+// account idle polling, instead of beginning and ending an idle spell at
+// every frame (two sched_setattr calls a frame, when idle polling was at
+// SCHED_IDLE).
+func TestLoopIdleOnlyWhenQuiet(t *testing.T) {
 	loop, _, host := fakeTAPs(t, `
 name: pingpong
 topology:
@@ -224,13 +225,13 @@ topology:
   links:
     - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
 `)
-	moves := func() (n uint64) {
-		loop.Query(context.Background(), func() { n = loop.idleMoves })
+	spells := func() (n uint64) {
+		loop.Query(context.Background(), func() { n = loop.idleSpells })
 		return n
 	}
 	// Let it go idle once (quiet since start), so the count starts there.
 	time.Sleep(10 * time.Millisecond)
-	before := moves()
+	before := spells()
 	const frames = 500
 	buf := make([]byte, 2000)
 	for i := range frames {
@@ -242,9 +243,9 @@ topology:
 		}
 	}
 	// A gap longer than idleAfter now and then (the test's own thread
-	// preempted) costs two moves; every frame cost two before.
-	if got := moves() - before; got > frames/10 {
-		t.Errorf("%d moves to and from SCHED_IDLE for %d frames back to back: want at most %d", got, frames, frames/10)
+	// preempted) begins a spell; every frame began one before.
+	if got := spells() - before; got > frames/20 {
+		t.Errorf("%d idle spells for %d frames back to back: want at most %d", got, frames, frames/20)
 	}
 }
 
@@ -343,5 +344,58 @@ func BenchmarkLoopSwitch(b *testing.B) {
 	for i := range b.N {
 		unix.Write(host[i%2], frames[i%2])
 		readRetry(host[1-i%2], buf)
+	}
+}
+
+// A loop polling idle between frames still takes the next frame at once
+// when every core is busy with normal-priority work (a build, another
+// lab's hosts). It used to poll at SCHED_IDLE, where such work starved it:
+// a frame waited 0.3-2 s for the loop's thread to run again (TestGSOGigabit
+// saw TCP time out through a 1G switch with nothing dropped, issue 12).
+func TestLoopIdleNotStarved(t *testing.T) {
+	loop, _, host := fakeTAPs(t, `
+name: busy
+topology:
+  nodes:
+    a: {kind: host}
+    b: {kind: host}
+  links:
+    - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
+`)
+	// Two hogs a core at normal priority, as long as the test runs.
+	for range 2 * runtime.NumCPU() {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	time.Sleep(100 * time.Millisecond) // the hogs running
+	buf := make([]byte, 2000)
+	var worst time.Duration
+	const frames = 50
+	for range frames {
+		// 2 ms quiet: past idleAfter, within IdleSpin, so the loop is
+		// polling idle when the frame comes.
+		time.Sleep(2 * time.Millisecond)
+		sent := time.Now()
+		if _, err := unix.Write(host[0], make([]byte, 60)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readRetry(host[1], buf); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, time.Since(sent))
+	}
+	var st control.LoopStats
+	loop.Query(context.Background(), func() { st = loop.Stats() })
+	t.Logf("%d frames through a loop polling idle on busy cores: slowest %v; idle polling %v", frames, worst, st.IdleSpin)
+	if st.IdleSpin == 0 {
+		t.Error("the loop never polled idle: the test does not test it")
+	}
+	// A thread at normal priority waits a few scheduler slices here; one
+	// at SCHED_IDLE waited hundreds of milliseconds.
+	if worst > 100*time.Millisecond {
+		t.Errorf("a frame took %v to cross the loop on busy cores: the idle loop was starved", worst)
 	}
 }

@@ -76,7 +76,7 @@ func newStats(opts *options) *cobra.Command {
 				}
 			}
 			l := st.Loop
-			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling at idle priority), release lateness p50 %v p99 %v max %v over %d releases\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "emulator: up %v, CPU %.0f%% (and %v polling idle), release lateness p50 %v p99 %v max %v over %d releases\n",
 				l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
 			if l.SuperFrames > 0 || l.GSOErrors > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "super-frames: %d from the hosts, cut into %d wire frames (%.1f each); %d could not be cut\n",

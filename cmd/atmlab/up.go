@@ -43,7 +43,7 @@ func newUp(opts *options) *cobra.Command {
 	}
 	c.Flags().DurationVar(&loop.spin, "spin", loop.spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
 	c.Flags().DurationVar(&loop.linger, "linger", loop.linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
-	c.Flags().DurationVar(&loop.idleSpin, "idle-spin", loop.idleSpin, "after the last frame, poll this long at idle priority (hosts preempt it) before sleeping, so the next frame finds the loop awake")
+	c.Flags().DurationVar(&loop.idleSpin, "idle-spin", loop.idleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	view.add(c)
 	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
