@@ -393,9 +393,11 @@ topology:
 	if st.IdleSpin == 0 {
 		t.Error("the loop never polled idle: the test does not test it")
 	}
-	// A thread at normal priority waits a few scheduler slices here; one
-	// at SCHED_IDLE waited hundreds of milliseconds.
-	if worst > 100*time.Millisecond {
+	// A thread at normal priority waits some scheduler slices: the
+	// slowest frame read 8-14 ms with only the hogs, up to 110 ms with
+	// other builds on the machine too. At SCHED_IDLE the slowest of 50
+	// read 1.5-2.2 s.
+	if worst > 500*time.Millisecond {
 		t.Errorf("a frame took %v to cross the loop on busy cores: the idle loop was starved", worst)
 	}
 }
