@@ -172,73 +172,125 @@ func gsoHeaders(frame []byte, h VNetHdr) (l3, error) {
 	return p, nil
 }
 
-// Segment cuts a frame read with header h into the wire frames a NIC would
-// send, appending them to out. A super-frame becomes GSOSize-payload
-// segments (the last one shorter), each with the first one's headers and:
-// IPv4 total length, ID (one more each segment) and header checksum; IPv6
-// payload length; TCP sequence number advanced by the payload before it,
-// FIN and PSH only on the last segment and CWR only on the first (as
-// Linux's tcp_gso_segment); UDP length; every TCP and UDP checksum computed
-// in full. A frame that is not a super-frame but carries a partial
-// checksum (VNetNeedsCsum) gets it completed. Other frames pass unchanged.
-// The segments are new buffers; frame is not modified.
-func Segment(out [][]byte, frame []byte, h VNetHdr) ([][]byte, error) {
+// Super says how a super-frame is cut into wire frames: the plan Segment
+// follows, kept on a Frame (Frame.GSO) so that the frame can travel the
+// models whole and be cut only where a wire frame must exist (CutSegment).
+// The zero value means the frame is one wire frame.
+type Super struct {
+	Segs int // wire frames it becomes; 0: not a super-frame
+	MSS  int // payload octets per segment (the last one may be shorter)
+	p    l3
+}
+
+// PlanSuper checks a frame read with header h and returns how it is cut.
+// A frame that is not a super-frame but carries a partial checksum
+// (VNetNeedsCsum) gets it completed in place, and its plan is the zero
+// Super; other frames too.
+func PlanSuper(frame []byte, h VNetHdr) (Super, error) {
 	if h.GSOType&^GSOECN == GSONone {
-		f := append([]byte(nil), frame...)
 		if h.Flags&VNetNeedsCsum != 0 {
-			if err := completeCsum(f, int(h.CsumStart), int(h.CsumOffset)); err != nil {
-				return out, err
-			}
+			return Super{}, completeCsum(frame, int(h.CsumStart), int(h.CsumOffset))
 		}
-		return append(out, f), nil
+		return Super{}, nil
 	}
 	p, err := gsoHeaders(frame, h)
 	if err != nil {
-		return out, err
+		return Super{}, err
 	}
 	mss := int(h.GSOSize)
+	return Super{Segs: max(1, (len(frame)-p.hdrEnd+mss-1)/mss), MSS: mss, p: p}, nil
+}
+
+// SegLen returns the octets of segment k of a frame of n octets cut by sp.
+func (sp Super) SegLen(n, k int) int {
+	if sp.Segs == 0 {
+		return n
+	}
+	return sp.p.hdrEnd + min(sp.MSS, n-sp.p.hdrEnd-k*sp.MSS)
+}
+
+// WireLen returns the octets segments first to first+count-1 of a frame of
+// n octets hold together (each with its headers).
+func (sp Super) WireLen(n, first, count int) int {
+	if sp.Segs == 0 {
+		return n
+	}
+	last := first + count - 1
+	return count*sp.p.hdrEnd + (count-1)*sp.MSS + min(sp.MSS, n-sp.p.hdrEnd-last*sp.MSS)
+}
+
+// CutSegment appends segment k of frame, cut by sp, to dst and returns
+// the result: the headers of the first segment with IPv4 total length, ID
+// (one more each segment) and header checksum; IPv6 payload length; TCP
+// sequence number advanced by the payload before it, FIN and PSH only on
+// the last segment and CWR only on the first (as Linux's
+// tcp_gso_segment); UDP length; every TCP and UDP checksum in full. A
+// frame that is not a super-frame is appended as it is. frame is not
+// modified, so one buffer can hold many segments (see Segment).
+func CutSegment(dst, frame []byte, sp Super, k int) []byte {
+	if sp.Segs == 0 {
+		return append(dst, frame...)
+	}
+	p, mss := sp.p, sp.MSS
 	hdr, payload := frame[:p.hdrEnd], frame[p.hdrEnd:]
-	n := max(1, (len(payload)+mss-1)/mss)
-	var id uint16
-	if !p.v6 {
-		id = binary.BigEndian.Uint16(hdr[p.ip+4:])
+	part := payload[k*mss : min(len(payload), (k+1)*mss)]
+	at := len(dst)
+	dst = append(append(dst, hdr...), part...)
+	s := dst[at:]
+	l4len := len(s) - p.l4
+	if p.v6 {
+		binary.BigEndian.PutUint16(s[p.ip+4:], uint16(len(s)-p.ip-40))
+	} else {
+		id := binary.BigEndian.Uint16(hdr[p.ip+4:])
+		binary.BigEndian.PutUint16(s[p.ip+2:], uint16(len(s)-p.ip))
+		binary.BigEndian.PutUint16(s[p.ip+4:], id+uint16(k))
+		putIPv4Checksum(s[p.ip:p.l4])
 	}
-	var seq uint32
-	var flags byte
-	if p.proto == protoTCP {
-		seq = binary.BigEndian.Uint32(hdr[p.l4+4:])
-		flags = hdr[p.l4+13]
+	switch p.proto {
+	case protoTCP:
+		seq := binary.BigEndian.Uint32(hdr[p.l4+4:])
+		binary.BigEndian.PutUint32(s[p.l4+4:], seq+uint32(k*mss))
+		f := hdr[p.l4+13]
+		if k < sp.Segs-1 {
+			f &^= tcpFIN | tcpPSH
+		}
+		if k > 0 {
+			f &^= tcpCWR
+		}
+		s[p.l4+13] = f
+		putL4Checksum(s, p, l4len, 16)
+	case protoUDP:
+		binary.BigEndian.PutUint16(s[p.l4+4:], uint16(l4len))
+		putL4Checksum(s, p, l4len, 6)
 	}
-	for k := range n {
-		part := payload[k*mss : min(len(payload), (k+1)*mss)]
-		s := make([]byte, len(hdr)+len(part))
-		copy(s, hdr)
-		copy(s[len(hdr):], part)
-		l4len := len(s) - p.l4
-		if p.v6 {
-			binary.BigEndian.PutUint16(s[p.ip+4:], uint16(len(s)-p.ip-40))
-		} else {
-			binary.BigEndian.PutUint16(s[p.ip+2:], uint16(len(s)-p.ip))
-			binary.BigEndian.PutUint16(s[p.ip+4:], id+uint16(k))
-			putIPv4Checksum(s[p.ip:p.l4])
+	return dst
+}
+
+// Segment cuts a frame read with header h into the wire frames a NIC would
+// send (CutSegment, after PlanSuper), appending them to out. A frame that
+// is not a super-frame but carries a partial checksum gets it completed.
+// The segments share one new buffer, one allocation for the super-frame
+// however many segments it has; frame is not modified.
+func Segment(out [][]byte, frame []byte, h VNetHdr) ([][]byte, error) {
+	f := frame
+	if h.GSOType&^GSOECN == GSONone && h.Flags&VNetNeedsCsum != 0 {
+		f = append([]byte(nil), frame...) // completed in the copy
+	}
+	sp, err := PlanSuper(f, h)
+	if err != nil {
+		return out, err
+	}
+	if sp.Segs == 0 {
+		if len(f) > 0 && &f[0] == &frame[0] {
+			f = append([]byte(nil), frame...)
 		}
-		switch p.proto {
-		case protoTCP:
-			binary.BigEndian.PutUint32(s[p.l4+4:], seq+uint32(k*mss))
-			f := flags
-			if k < n-1 {
-				f &^= tcpFIN | tcpPSH
-			}
-			if k > 0 {
-				f &^= tcpCWR
-			}
-			s[p.l4+13] = f
-			putL4Checksum(s, p, l4len, 16)
-		case protoUDP:
-			binary.BigEndian.PutUint16(s[p.l4+4:], uint16(l4len))
-			putL4Checksum(s, p, l4len, 6)
-		}
-		out = append(out, s)
+		return append(out, f), nil
+	}
+	buf := make([]byte, 0, sp.WireLen(len(frame), 0, sp.Segs))
+	for k := range sp.Segs {
+		at := len(buf)
+		buf = CutSegment(buf, frame, sp, k)
+		out = append(out, buf[at:len(buf):len(buf)])
 	}
 	return out, nil
 }
@@ -281,12 +333,14 @@ func putL4Checksum(f []byte, p l3, l4len, field int) {
 	binary.BigEndian.PutUint16(f[p.l4+field:], c)
 }
 
-// sum adds b as big-endian 16-bit words (RFC 1071) to acc, unfolded.
+// sum adds b as big-endian 16-bit words (RFC 1071) to acc, unfolded. It
+// adds 32-bit words, which folds to the same sum (2^16 is 1 modulo
+// 0xFFFF), and keeps well within 64 bits for any frame.
 func sum(b []byte, acc uint64) uint64 {
-	for len(b) >= 8 {
-		acc += uint64(binary.BigEndian.Uint16(b)) + uint64(binary.BigEndian.Uint16(b[2:])) +
-			uint64(binary.BigEndian.Uint16(b[4:])) + uint64(binary.BigEndian.Uint16(b[6:]))
-		b = b[8:]
+	for len(b) >= 16 {
+		acc += uint64(binary.BigEndian.Uint32(b)) + uint64(binary.BigEndian.Uint32(b[4:])) +
+			uint64(binary.BigEndian.Uint32(b[8:])) + uint64(binary.BigEndian.Uint32(b[12:]))
+		b = b[16:]
 	}
 	for ; len(b) >= 2; b = b[2:] {
 		acc += uint64(binary.BigEndian.Uint16(b))
