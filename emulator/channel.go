@@ -18,6 +18,9 @@ type ChannelConfig struct {
 	QueueFrames int           // tail-drop limit in frames; 0 = none
 	Impair      Impair
 	Seed        uint64 // random source of the impairments
+	// PerFrame steps every wire frame alone, one event each, and never
+	// takes or hands on a train: the reference trains are tested against.
+	PerFrame bool
 }
 
 // ChannelStats are a channel's counters since it was built.
@@ -56,11 +59,35 @@ type Channel struct {
 	epochBits    int64         // bits sent in this busy period
 	freeAt       time.Duration
 	lastAt       time.Duration // latest delivery time handed out: frames never overtake
-	inFlight     int           // frames between transmitter and receiver
+	// flight holds the arrival times of the frames between transmitter
+	// and receiver, for the impairment's limit.
+	flight ring[time.Duration]
 	// lastBitAt fires at the last bit of serving, the frame on the wire:
 	// one timer for every frame, so a frame costs no allocation here.
 	lastBitAt *sched.Timer
 	serving   *Frame
+
+	// Trains (SendTrain): while any is queued the channel times every
+	// frame at the moment it is queued. slots are the pieces queued or in
+	// service, trains how many slots each train holds; trainEnd fires
+	// when a train's last bit has left, spaceAt when a full ring has room.
+	slots    ring[slot]
+	trains   ring[int]
+	cum      int64         // octets ever queued as slots
+	popped   int64         // cum of the last slot that has left
+	lastIn   time.Duration // when the latest slot entered
+	trainEnd *sched.Timer
+	spaceAt  *sched.Timer
+
+	// pipe holds what has left the transmitter (or will: a train's pieces
+	// are placed when queued) in arrival order; deliveries says how it is
+	// handed on, one by one or as trains. arrive fires at the next.
+	pipe       ring[Piece]
+	deliveries ring[delivery]
+	arrive     *sched.Timer
+	handed     []Piece
+	carve      Carver
+	one        [1]Piece
 
 	// OnSpace, if set, is called when a frame leaves a queue that was full
 	// by QueueFrames, so an upstream reader (a host's TAP) can resume.
@@ -80,6 +107,13 @@ func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
 		c.sent(f)
 		c.startNext()
 	})
+	c.trainEnd = s.NewTimer(c.trainsLeft)
+	c.spaceAt = s.NewTimer(func() {
+		if c.OnSpace != nil {
+			c.OnSpace()
+		}
+	})
+	c.arrive = s.NewTimer(c.deliverDue)
 	if c.framing == nil {
 		c.framing = Ethernet{}
 	}
@@ -98,16 +132,18 @@ func (c *Channel) SetTap(tap func(f *Frame, at time.Duration)) { c.Tap = tap }
 // Stats returns the channel's counters.
 func (c *Channel) Stats() ChannelStats {
 	st := c.stats
-	st.Queue = c.queuedBytes
+	_, b := c.occupied(c.s.Now())
+	st.Queue = c.queuedBytes + b
 	return st
 }
 
 // Full reports whether a frame of n bytes would be refused now.
 func (c *Channel) Full(n int) bool {
-	if c.cfg.QueueFrames > 0 && c.queue.Len()+c.inService() >= c.cfg.QueueFrames {
+	fr, b := c.occupied(c.s.Now())
+	if c.cfg.QueueFrames > 0 && c.queue.Len()+c.inService()+fr >= c.cfg.QueueFrames {
 		return true
 	}
-	return c.cfg.QueueBytes > 0 && c.queuedBytes+n > c.cfg.QueueBytes
+	return c.cfg.QueueBytes > 0 && c.queuedBytes+b+n > c.cfg.QueueBytes
 }
 
 func (c *Channel) inService() int {
@@ -118,11 +154,30 @@ func (c *Channel) inService() int {
 }
 
 // Queued returns the frames waiting or in service.
-func (c *Channel) Queued() int { return c.queue.Len() + c.inService() }
+func (c *Channel) Queued() int {
+	fr, _ := c.occupied(c.s.Now())
+	return c.queue.Len() + c.inService() + fr
+}
 
 // Send queues f for transmission. It never blocks: a frame that does not fit
-// is dropped, counted, and Send returns false.
+// is dropped, counted, and Send returns false. A super-frame is queued as
+// its segments, all arriving now; while a train is queued, so is a frame.
 func (c *Channel) Send(f *Frame) bool {
+	if f.GSO.Segs > 0 {
+		ps := Pieces(nil, f, c.s.Now())
+		if ok, _ := c.SendTrain(ps, false); !ok {
+			for _, p := range ps {
+				c.Send(c.carve.Cut(p))
+			}
+		}
+		return true
+	}
+	if c.trains.len() > 0 {
+		drops := c.stats.QueueDrops
+		c.one[0] = Piece{f, -1, c.s.Now()}
+		c.SendTrain(c.one[:], false)
+		return c.stats.QueueDrops == drops
+	}
 	if c.Full(len(f.Data)) {
 		c.stats.QueueDrops++
 		return false
@@ -170,38 +225,234 @@ func (c *Channel) startNext() {
 func (c *Channel) sent(f *Frame) {
 	c.stats.TxFrames++
 	c.stats.TxBytes += uint64(len(f.Data))
-	at := c.s.Now() + c.cfg.Propagation
+	c.place(Piece{f, -1, 0}, len(f.Data), c.s.Now(), false)
+	c.deliverDue() // with no delay it is handed on in this event
+}
+
+// place decides the fate on the line of a piece of n octets whose last bit
+// leaves at end: lost, or in the pipe with its arrival time, delivered
+// alone unless it is part of a train (grouped by the caller). It reports
+// whether the piece is in the pipe.
+func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
+	at := end + c.cfg.Propagation
+	for c.flight.len() > 0 && *c.flight.peek() <= end {
+		c.flight.pop()
+	}
 	if c.impair != nil {
 		var ok, limited bool
-		at, ok, limited = c.impair.admit(at, len(f.Data), c.inFlight)
+		at, ok, limited = c.impair.admit(at, n, c.flight.len())
 		switch {
 		case limited:
 			c.stats.LimitDrops++
-			return
+			return false
 		case !ok:
 			c.stats.ImpairDrops++
-			return
+			return false
 		}
 	}
 	// A shorter delay set at run time must not let this frame overtake one
 	// already in flight: it waits behind it, as netem's tfifo keeps order.
 	at = max(at, c.lastAt)
 	c.lastAt = at
-	c.inFlight++
-	if at == c.s.Now() {
-		c.deliver(f)
-		return
+	if at > end {
+		c.flight.push(at)
 	}
-	c.s.At(at, func() { c.deliver(f) })
+	p.At = at
+	c.pipe.push(p)
+	if train {
+		return true
+	}
+	if d := c.deliveries.len(); d > 0 && !c.deliveries.at(d-1).train {
+		c.deliveries.at(d-1).n++
+	} else {
+		c.deliveries.push(delivery{n: 1})
+	}
+	return true
 }
 
-func (c *Channel) deliver(f *Frame) {
-	c.inFlight--
-	c.stats.Delivered++
-	if c.Tap != nil {
-		c.Tap(f, c.s.Now())
+// delivery is n pieces of the pipe, handed on as a train or one by one.
+type delivery struct {
+	n     int
+	train bool
+}
+
+// schedule sets the arrival timer to the pipe's next delivery.
+func (c *Channel) schedule() {
+	if c.deliveries.len() == 0 {
+		c.arrive.Stop()
+		return
 	}
-	c.dst.Receive(f)
+	c.arrive.Reset(max(c.pipe.peek().At, c.s.Now()))
+}
+
+// deliverDue hands on what has arrived: a train when its first piece has.
+func (c *Channel) deliverDue() {
+	now := c.s.Now()
+	for c.deliveries.len() > 0 && c.pipe.peek().At <= now {
+		d := c.deliveries.peek()
+		if !d.train {
+			if d.n--; d.n == 0 {
+				c.deliveries.pop()
+			}
+			f := c.carve.Cut(c.pipe.pop())
+			c.stats.Delivered++
+			if c.Tap != nil {
+				c.Tap(f, now)
+			}
+			c.dst.Receive(f)
+			continue
+		}
+		n := c.deliveries.pop().n
+		c.handed = c.handed[:0]
+		for range n {
+			c.handed = append(c.handed, c.pipe.pop())
+		}
+		c.stats.Delivered += uint64(n)
+		if c.Tap != nil { // set since the train was queued: it sees each piece as it will arrive
+			for _, p := range c.handed {
+				c.Tap(c.carve.Cut(p), p.At)
+			}
+		}
+		c.dst.(TrainReceiver).ReceiveTrain(c.handed)
+	}
+	c.schedule()
+}
+
+// trainsOut reports whether the channel hands trains on to its receiver.
+func (c *Channel) trainsOut() bool {
+	tr, ok := c.dst.(TrainReceiver)
+	return ok && !c.cfg.PerFrame && c.Tap == nil && tr.AcceptsTrains()
+}
+
+// slot is a piece queued or in service in a train, with its times.
+type slot struct {
+	p   Piece // At: when it entered the queue
+	n   int
+	end time.Duration // its last bit leaves
+	cum int64         // Channel.cum with it
+}
+
+// occupied returns the slots and their octets still in the queue at t
+// (their last bit leaves after t).
+func (c *Channel) occupied(t time.Duration) (frames, bytes int) {
+	lo, hi := 0, c.slots.len()
+	for lo < hi { // the first slot whose last bit leaves after t
+		m := (lo + hi) / 2
+		if c.slots.at(m).end <= t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	gone := c.popped
+	if lo > 0 {
+		gone = c.slots.at(lo - 1).cum
+	}
+	return c.slots.len() - lo, int(c.cum - gone)
+}
+
+// SendTrain implements TrainSender. A channel takes a train when no frame
+// is waiting or in service unless in trains, so that every frame ahead is
+// timed; then each piece is queued (or dropped) as of its time, timed from
+// the pieces ahead as the transmitter would send them, and placed in the
+// pipe; the train's pieces reach a TrainReceiver together at the first
+// one's arrival, any other receiver one by one, each at its own.
+func (c *Channel) SendTrain(ps []Piece, wait bool) (bool, time.Duration) {
+	if c.cfg.PerFrame || c.busy {
+		return false, 0
+	}
+	before, piped := c.slots.len(), c.pipe.len()
+	train := c.trainsOut()
+	for _, p := range ps {
+		c.queueSlot(p, wait, train)
+	}
+	if n := c.slots.len() - before; n > 0 {
+		c.trains.push(n)
+		if !c.trainEnd.Pending() {
+			c.trainEnd.Reset(c.slots.at(*c.trains.peek() - 1).end)
+		}
+	}
+	if n := c.pipe.len() - piped; n > 0 && train {
+		c.deliveries.push(delivery{n: n, train: true})
+	}
+	c.schedule()
+	c.armSpace()
+	return true, c.lastIn
+}
+
+// queueSlot queues one piece of a train.
+func (c *Channel) queueSlot(p Piece, wait, train bool) {
+	t := max(p.At, c.lastIn, c.s.Now())
+	n := p.Len()
+	for {
+		fr, b := c.occupied(t)
+		full := (c.cfg.QueueFrames > 0 && fr >= c.cfg.QueueFrames) || (c.cfg.QueueBytes > 0 && b+n > c.cfg.QueueBytes)
+		if !full {
+			break
+		}
+		if !wait || fr == 0 {
+			c.stats.QueueDrops++
+			return
+		}
+		t = c.slots.at(c.slots.len() - fr).end // the next last bit to leave
+	}
+	c.lastIn = t
+	if t > c.freeAt {
+		c.epoch, c.epochBits = t, 0
+	}
+	total, gap := c.framing.WireBytes(n)
+	start := c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+	c.epochBits += int64(total) * 8
+	end := c.epoch + c.cfg.Rate.TxTime(c.epochBits-int64(gap)*8)
+	c.freeAt = c.epoch + c.cfg.Rate.TxTime(c.epochBits)
+	c.stats.BusyTime += c.freeAt - start
+	c.cum += int64(n)
+	p.At = t
+	c.slots.push(slot{p, n, end, c.cum})
+	_, b := c.occupied(t)
+	c.stats.QueueHigh = max(c.stats.QueueHigh, b)
+	c.place(p, n, end, train)
+}
+
+// trainsLeft runs when the head train's last bit has left: it and every
+// train done by now are counted; the channel steps frames alone again
+// once none is left.
+func (c *Channel) trainsLeft() {
+	now := c.s.Now()
+	for c.trains.len() > 0 {
+		n := *c.trains.peek()
+		if c.slots.at(n-1).end > now {
+			break
+		}
+		c.trains.pop()
+		for range n {
+			sl := c.slots.pop()
+			c.popped = sl.cum
+			c.stats.TxFrames++
+			c.stats.TxBytes += uint64(sl.n)
+		}
+	}
+	if c.trains.len() > 0 {
+		c.trainEnd.Reset(c.slots.at(*c.trains.peek() - 1).end)
+	}
+}
+
+// armSpace sets OnSpace to run when a ring that the trains fill has room
+// for a frame again (a host's reader may then bring the next).
+func (c *Channel) armSpace() {
+	if c.OnSpace == nil || c.cfg.QueueFrames == 0 || c.slots.len() == 0 {
+		return
+	}
+	t := max(c.lastIn, c.s.Now())
+	fr, _ := c.occupied(t)
+	if fr < c.cfg.QueueFrames {
+		if t > c.s.Now() {
+			c.spaceAt.Reset(t)
+		}
+		return
+	}
+	// the ring has room when the oldest of the QueueFrames last slots leaves
+	c.spaceAt.Reset(c.slots.at(c.slots.len() - c.cfg.QueueFrames).end)
 }
 
 // Config returns the channel's configuration now (after any SetConfig).
@@ -219,7 +470,7 @@ func (c *Channel) Config() ChannelConfig { return c.cfg }
 // the queue is above it.
 func (c *Channel) SetConfig(cfg ChannelConfig) {
 	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
-	cfg.Framing, cfg.Seed = c.cfg.Framing, c.cfg.Seed
+	cfg.Framing, cfg.Seed, cfg.PerFrame = c.cfg.Framing, c.cfg.Seed, c.cfg.PerFrame
 	if cfg.Rate != c.cfg.Rate {
 		// The bits timed so far keep the old rate: the next frame starts
 		// at freeAt (or on arrival, if later) and is timed at the new one.
@@ -273,4 +524,38 @@ func (q *FIFO) Pop() *Frame {
 		q.buf, q.head = q.buf[:n], 0
 	}
 	return f
+}
+
+// ring is a growable FIFO that reuses its storage.
+type ring[T any] struct {
+	buf     []T
+	head, n int
+}
+
+func (r *ring[T]) len() int { return r.n }
+
+func (r *ring[T]) push(v T) {
+	if r.n == len(r.buf) {
+		nb := make([]T, max(16, 2*len(r.buf)))
+		for i := range r.n {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = v
+	r.n++
+}
+
+func (r *ring[T]) peek() *T { return &r.buf[r.head] }
+
+// at returns the i-th element from the head.
+func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
+
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
+	var zero T
+	r.buf[r.head] = zero // let go of a frame
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return v
 }

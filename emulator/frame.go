@@ -24,6 +24,12 @@ type Frame struct {
 	// was read, or, if it waited in a TAP behind a full NIC, when the NIC
 	// had room again (a slow host's CPU starts on it from then).
 	Born time.Duration
+	// GSO, if GSO.Segs > 0, makes the frame a super-frame: Data holds the
+	// headers once and the whole payload, and the models bill, queue, drop
+	// and deliver it as the GSO.Segs wire frames a NIC's TSO would cut it
+	// into (CutSegment). It travels as a train of Pieces; a receiver that
+	// needs wire frames gets each segment cut at its arrival.
+	GSO Super
 }
 
 // Receiver takes frames that a channel delivers. Receive runs on the

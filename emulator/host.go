@@ -27,6 +27,8 @@ type HostPort struct {
 	// segments of a super-frame the NIC has taken but not yet queued
 	// for TX: a TSO engine works through one descriptor at a time.
 	pending FIFO
+	ps      []Piece
+	carve   Carver
 }
 
 // CanAccept reports whether the NIC ring has room for another frame (and
@@ -69,6 +71,30 @@ func (h *HostPort) InputSegments(fs []*Frame) {
 	for h.pending.Len() > 0 && h.ringFree() {
 		h.input(h.pending.Pop())
 	}
+}
+
+// InputSuper takes a frame read from the host that may be a super-frame
+// (Frame.GSO). Its segments enter the NIC ring as InputSegments' do, at
+// the same instants, but as one train: the transmitter times them all at
+// once and the frame is cut only where a wire frame must exist. A host
+// with a CPU limit, or a transmitter that cannot take a train now, gets
+// the segments cut here, one frame each. CanAccept stays false while the
+// train's segments wait for the ring.
+func (h *HostPort) InputSuper(f *Frame) {
+	if f.GSO.Segs == 0 {
+		h.input(f)
+		return
+	}
+	if ts, ok := h.TX.(TrainSender); ok && h.CPU == nil && h.pending.Len() == 0 {
+		h.ps = Pieces(h.ps[:0], f, 0) // as of now: the channel starts none earlier
+		if ok, _ := ts.SendTrain(h.ps, true); ok {
+			return
+		}
+	}
+	for k := range f.GSO.Segs {
+		h.pending.Push(h.carve.Cut(Piece{f, k, 0}))
+	}
+	h.InputSegments(nil)
 }
 
 // Input takes a frame from the host. It returns false if the ring was full,

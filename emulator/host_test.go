@@ -79,14 +79,16 @@ func TestHostCPUFromReady(t *testing.T) {
 // A super-frame's segments depart at exactly the instants the same frames
 // handed over one at a time do (model time must not change with
 // offloads), through a small ring that makes them wait, with and without a
-// CPU-limited host; and the 1G wire times are exact: segment k of 1514
+// CPU-limited host, whether the NIC takes its segments (InputSegments) or
+// the frame whole as a train (InputSuper); and the 1G wire times are exact: segment k of 1514
 // octets arrives at (k+1) x 1538 byte times less the 12-octet gap.
 func TestSuperFrameDepartures(t *testing.T) {
 	super := buildFrame(t, false, true, 1, 1, tcpFlags{psh: true}, payloadOf(45*1448))
 	small := buildFrame(t, false, true, 2, 1, tcpFlags{}, payloadOf(10))
 	h := VNetHdr{GSOType: GSOTCPv4, GSOSize: 1448}
 	var batches [][][]byte
-	for _, f := range [][]byte{super, small, super} {
+	tap := [][]byte{super, small, super}
+	for _, f := range tap {
 		segs, err := Segment(nil, f, h)
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +99,7 @@ func TestSuperFrameDepartures(t *testing.T) {
 		at   time.Duration
 		data []byte
 	}
-	run := func(cpu bool, together bool) []arrival {
+	run := func(cpu bool, together, train bool) []arrival {
 		s := sched.New()
 		cc := ChannelConfig{Rate: units.Gbps, QueueFrames: 4}
 		a, b := &HostPort{Name: "a"}, &HostPort{Name: "b"}
@@ -110,6 +112,15 @@ func TestSuperFrameDepartures(t *testing.T) {
 		bi, si := 0, 0
 		fill := func() {
 			for bi < len(batches) && a.CanAccept() {
+				if train {
+					sp, err := PlanSuper(tap[bi], h)
+					if err != nil {
+						t.Fatal(err)
+					}
+					a.InputSuper(&Frame{Data: tap[bi], GSO: sp})
+					bi++
+					continue
+				}
 				if together {
 					var fs []*Frame
 					for _, d := range batches[bi] {
@@ -131,14 +142,18 @@ func TestSuperFrameDepartures(t *testing.T) {
 		return got
 	}
 	for _, cpu := range []bool{false, true} {
-		one, super := run(cpu, false), run(cpu, true)
-		if len(one) != 91 || len(super) != 91 {
-			t.Fatalf("cpu %v: %d and %d frames arrived, want 91", cpu, len(one), len(super))
+		one, super, train := run(cpu, false, false), run(cpu, true, false), run(cpu, false, true)
+		if len(one) != 91 || len(super) != 91 || len(train) != 91 {
+			t.Fatalf("cpu %v: %d, %d and %d frames arrived, want 91", cpu, len(one), len(super), len(train))
 		}
 		for i := range one {
 			if one[i].at != super[i].at || !bytes.Equal(one[i].data, super[i].data) {
 				t.Fatalf("cpu %v: frame %d at %v (%d octets) one by one, %v (%d) as a super-frame",
 					cpu, i, one[i].at, len(one[i].data), super[i].at, len(super[i].data))
+			}
+			if one[i].at != train[i].at || !bytes.Equal(one[i].data, train[i].data) {
+				t.Fatalf("cpu %v: frame %d at %v (%d octets) one by one, %v (%d) as a train",
+					cpu, i, one[i].at, len(one[i].data), train[i].at, len(train[i].data))
 			}
 		}
 		if cpu {

@@ -36,6 +36,9 @@ type Switch struct {
 	table map[MAC]entry
 
 	Filtered uint64 // frames dropped because their destination is the ingress port or reserved
+
+	fw    []emulator.Piece // a train's pieces being forwarded
+	carve emulator.Carver
 }
 
 type entry struct {
@@ -136,6 +139,72 @@ func (p *SwitchPort) Receive(f *emulator.Frame) {
 	}
 	if !p.sw.CPU.Take(len(f.Data), func() { p.sw.input(p, f) }) {
 		p.cpuDrops++
+	}
+}
+
+// AcceptsTrains implements emulator.TrainReceiver: a switch of two ports
+// without a CPU takes trains, since nothing but the train's own port
+// feeds the output its pieces reach (a switch of more ports steps frame
+// by frame: another port's frame may come between two pieces).
+func (p *SwitchPort) AcceptsTrains() bool { return p.sw.CPU == nil && len(p.sw.ports) == 2 }
+
+// ReceiveTrain implements emulator.TrainReceiver: each piece is learned
+// from, filtered and forwarded as of its arrival, and the pieces leave
+// as one train where the output channel can take it, else each is sent
+// at its time.
+func (p *SwitchPort) ReceiveTrain(ps []emulator.Piece) {
+	sw := p.sw
+	var out *SwitchPort
+	for _, o := range sw.ports {
+		if o != p {
+			out = o
+		}
+	}
+	fw := sw.fw[:0]
+	for _, pc := range ps {
+		n := pc.Len()
+		p.rxFrames++
+		p.rxBytes += uint64(n)
+		d := pc.F.Data
+		if n < emulator.EtherHeader {
+			p.rxErrors++
+			continue
+		}
+		var dst, src MAC
+		copy(dst[:], d[0:6])
+		copy(src[:], d[6:12])
+		if src[0]&1 == 0 {
+			sw.table[src] = entry{port: p, seen: pc.At}
+		}
+		if dst[0] == 0x01 && dst[1] == 0x80 && dst[2] == 0xC2 && dst[3] == 0 && dst[4] == 0 && dst[5]&0xF0 == 0 {
+			sw.Filtered++
+			continue
+		}
+		if dst[0]&1 == 0 {
+			if e, ok := sw.table[dst]; ok && e.port == p && (sw.Ageing <= 0 || pc.At-e.seen <= sw.Ageing) {
+				sw.Filtered++
+				continue
+			}
+		}
+		pc.At += sw.Latency
+		fw = append(fw, pc)
+	}
+	sw.fw = fw
+	if len(fw) == 0 || out.tx == nil {
+		return
+	}
+	if ts, ok := out.tx.(emulator.TrainSender); ok {
+		if ok, _ := ts.SendTrain(fw, false); ok {
+			return
+		}
+	}
+	for _, pc := range fw { // frame by frame, each at its time
+		f := sw.carve.Cut(pc)
+		if pc.At <= sw.s.Now() {
+			out.tx.Send(f)
+			continue
+		}
+		sw.s.At(pc.At, func() { out.tx.Send(f) })
 	}
 }
 
