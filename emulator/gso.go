@@ -496,3 +496,61 @@ func (c *Coalescer) continues(f []byte, p l3) bool {
 		bytes.Equal(f[p.ip+12:p.l4+4], b[p.ip+12:p.l4+4]) && bytes.Equal(f[p.l4+8:p.l4+13], b[p.l4+8:p.l4+13]) &&
 		bytes.Equal(f[p.l4+14:p.l4+16], b[p.l4+14:p.l4+16]) && bytes.Equal(f[p.l4+18:p.hdrEnd], b[p.l4+18:p.hdrEnd])
 }
+
+// SuperRange returns segments first to first+n-1 of TCP super-frame data
+// (cut by sp) as one super-frame for a host's TAP, as a NIC's GRO would
+// have joined them: the headers of segment first with the lengths of the
+// whole range (written to hdr, which must hold sp's headers), its payload
+// (a slice of data, not copied), and the VNetHdr to write before them.
+// Its TCP checksum is a partial one (the pseudo-header's sum), which the
+// receiving kernel trusts or completes, as for the kernel's own GSO
+// packets. A range of one segment is written as a plain frame with a
+// partial checksum.
+func SuperRange(hdr, data []byte, sp Super, first, n int) (VNetHdr, []byte, []byte) {
+	p, mss := sp.p, sp.MSS
+	payload := data[p.hdrEnd:]
+	payload = payload[first*mss : min(len(payload), (first+n)*mss)]
+	h := hdr[:p.hdrEnd]
+	copy(h, data[:p.hdrEnd])
+	total := p.hdrEnd + len(payload)
+	if p.v6 {
+		binary.BigEndian.PutUint16(h[p.ip+4:], uint16(total-p.ip-40))
+	} else {
+		id := binary.BigEndian.Uint16(data[p.ip+4:])
+		binary.BigEndian.PutUint16(h[p.ip+2:], uint16(total-p.ip))
+		binary.BigEndian.PutUint16(h[p.ip+4:], id+uint16(first))
+		putIPv4Checksum(h[p.ip:p.l4])
+	}
+	seq := binary.BigEndian.Uint32(data[p.l4+4:])
+	binary.BigEndian.PutUint32(h[p.l4+4:], seq+uint32(first*mss))
+	f := data[p.l4+13]
+	if first+n < sp.Segs {
+		f &^= tcpFIN | tcpPSH
+	}
+	if first > 0 {
+		f &^= tcpCWR
+	}
+	h[p.l4+13] = f
+	var acc uint64
+	if p.v6 {
+		acc = sum(h[p.ip+8:p.ip+40], 0)
+	} else {
+		acc = sum(h[p.ip+12:p.ip+20], 0)
+	}
+	acc += protoTCP + uint64(total-p.l4)
+	binary.BigEndian.PutUint16(h[p.l4+16:], fold(acc))
+	vh := VNetHdr{Flags: VNetNeedsCsum, HdrLen: uint16(p.hdrEnd), CsumStart: uint16(p.l4), CsumOffset: 16}
+	if n > 1 {
+		vh.GSOType, vh.GSOSize = GSOTCPv4, uint16(mss)
+		if p.v6 {
+			vh.GSOType = GSOTCPv6
+		}
+		if f&tcpCWR != 0 {
+			vh.GSOType |= GSOECN
+		}
+	}
+	return vh, h, payload
+}
+
+// TCP reports whether the plan cuts a TCP super-frame.
+func (sp Super) TCP() bool { return sp.Segs > 0 && sp.p.proto == protoTCP }

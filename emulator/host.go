@@ -29,6 +29,76 @@ type HostPort struct {
 	pending FIFO
 	ps      []Piece
 	carve   Carver
+
+	// trains towards the host (SetSinkTrain)
+	sinkTrain func(f *Frame, first, n int)
+	hold      time.Duration
+	sched     *sched.Scheduler
+	groups    ring[group]
+	groupAt   *sched.Timer
+}
+
+// group is what the host is handed in one go: segments first to
+// first+n-1 of f (n 0: f itself, a wire frame), from when the first
+// arrived (start) to when the last did (at).
+type group struct {
+	f         *Frame
+	first, n  int
+	start, at time.Duration
+}
+
+// SetSinkTrain makes the port take trains (when it has no CPU limit): a
+// TCP super-frame's segments that arrive back to back, within hold of the
+// first, go to sink together when the last has arrived, as a NIC's GRO
+// would hand them over (each up to hold after it arrived); anything else
+// goes to Sink at its own arrival, in order.
+func (h *HostPort) SetSinkTrain(s *sched.Scheduler, hold time.Duration, sink func(f *Frame, first, n int)) {
+	h.sinkTrain, h.hold, h.sched = sink, hold, s
+	h.groupAt = s.NewTimer(h.handGroups)
+}
+
+// AcceptsTrains implements TrainReceiver.
+func (h *HostPort) AcceptsTrains() bool { return h.sinkTrain != nil && h.CPU == nil }
+
+// ReceiveTrain implements TrainReceiver: the pieces are grouped as GRO
+// would join them and handed on when each group's last has arrived.
+func (h *HostPort) ReceiveTrain(ps []Piece) {
+	for _, p := range ps {
+		if d := h.groups.len(); d > 0 && p.K > 0 {
+			g := h.groups.at(d - 1)
+			if g.f == p.F && g.n > 0 && g.first+g.n == p.K && p.At-g.start <= h.hold {
+				g.n++
+				g.at = p.At
+				continue
+			}
+		}
+		if p.K < 0 || !p.F.GSO.TCP() {
+			h.groups.push(group{f: h.carve.Cut(p), start: p.At, at: p.At})
+			continue
+		}
+		h.groups.push(group{f: p.F, first: p.K, n: 1, start: p.At, at: p.At})
+	}
+	if h.groups.len() > 0 && !h.groupAt.Pending() {
+		h.groupAt.Reset(h.groups.peek().at)
+	}
+}
+
+// handGroups hands the host the groups complete by now.
+func (h *HostPort) handGroups() {
+	now := h.sched.Now()
+	for h.groups.len() > 0 && h.groups.peek().at <= now {
+		g := h.groups.pop()
+		if g.n == 0 {
+			h.deliver(g.f)
+			continue
+		}
+		h.RxFrames += uint64(g.n)
+		h.RxBytes += uint64(g.f.GSO.WireLen(len(g.f.Data), g.first, g.n))
+		h.sinkTrain(g.f, g.first, g.n)
+	}
+	if h.groups.len() > 0 {
+		h.groupAt.Reset(h.groups.peek().at)
+	}
 }
 
 // CanAccept reports whether the NIC ring has room for another frame (and
