@@ -384,8 +384,10 @@ func (c *Channel) SendTrain(ps []Piece, wait bool) (bool, time.Duration) {
 func (c *Channel) queueSlot(p Piece, wait, train bool) {
 	t := max(p.At, c.lastIn, c.s.Now())
 	n := p.Len()
+	var b int
 	for {
-		fr, b := c.occupied(t)
+		var fr int
+		fr, b = c.occupied(t)
 		full := (c.cfg.QueueFrames > 0 && fr >= c.cfg.QueueFrames) || (c.cfg.QueueBytes > 0 && b+n > c.cfg.QueueBytes)
 		if !full {
 			break
@@ -409,8 +411,7 @@ func (c *Channel) queueSlot(p Piece, wait, train bool) {
 	c.cum += int64(n)
 	p.At = t
 	c.slots.push(slot{p, n, end, c.cum})
-	_, b := c.occupied(t)
-	c.stats.QueueHigh = max(c.stats.QueueHigh, b)
+	c.stats.QueueHigh = max(c.stats.QueueHigh, b+n) // with it: its last bit leaves after t
 	c.place(p, n, end, train)
 }
 
