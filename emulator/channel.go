@@ -468,7 +468,8 @@ func (c *Channel) Config() ChannelConfig { return c.cfg }
 // leaves after the change; a frame that a shorter delay would deliver
 // before one still in flight is delivered just behind it instead. A lower
 // queue limit drops nothing already queued; it refuses what arrives while
-// the queue is above it.
+// the queue is above it. A train's segments are timed when the train is
+// queued: the change reaches the frames queued after it.
 func (c *Channel) SetConfig(cfg ChannelConfig) {
 	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
 	cfg.Framing, cfg.Seed, cfg.PerFrame = c.cfg.Framing, c.cfg.Seed, c.cfg.PerFrame
