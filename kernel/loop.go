@@ -142,8 +142,6 @@ type tap struct {
 	write     func(h emulator.VNetHdr, data []byte)
 	supers    uint64 // super-frames read (more than one wire frame)
 	superSegs uint64 // the wire frames they became
-	segs      [][]byte
-	frames    []*emulator.Frame
 }
 
 // NewLoop returns a loop driving s; call Run to start it.
@@ -435,29 +433,29 @@ func (l *Loop) read(t *tap) {
 	}
 }
 
-// readSuper hands a frame read with its VNetHdr to the NIC as the wire
-// frames it becomes. One that cannot be cut is dropped and counted.
+// readSuper hands a frame read with its VNetHdr to the NIC whole: a
+// super-frame travels the models as a train and is cut into wire frames
+// only where one must exist (emulator.HostPort.InputSuper). One that
+// cannot be cut is dropped and counted.
 func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 	h, err := emulator.DecodeVNetHdr(b)
+	frame := b[emulator.VNetHdrLen:]
+	var sp emulator.Super
 	if err == nil {
-		t.segs, err = emulator.Segment(t.segs[:0], b[emulator.VNetHdrLen:], h)
+		sp, err = emulator.PlanSuper(frame, h) // a partial checksum is completed in place
 	}
 	if err != nil {
 		t.gsoErrors++
 		return
 	}
-	if len(t.segs) > 1 {
+	if sp.Segs > 1 {
 		t.supers++
-		t.superSegs += uint64(len(t.segs))
+		t.superSegs += uint64(sp.Segs)
 	}
-	t.frames = t.frames[:0]
-	for _, d := range t.segs {
-		l.nextID++
-		f := l.slab.frame(nil, l.nextID, born)
-		f.Data = d // Segment made it
-		t.frames = append(t.frames, f)
-	}
-	t.port.InputSegments(t.frames)
+	l.nextID++
+	f := l.slab.frame(frame, l.nextID, born)
+	f.GSO = sp
+	t.port.InputSuper(f)
 }
 
 // Stats returns the loop's health; call it on the loop goroutine.
