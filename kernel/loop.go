@@ -209,6 +209,20 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		}
 	}
 	hold := l.s.NewTimer(func() { t.gro.Flush(t.write) })
+	// A TCP super-frame's segments that crossed the models as a train are
+	// written as one super-frame, as GRO would have joined them, uncut.
+	var head [256]byte
+	train := [][]byte{hdr[:], nil, nil}
+	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
+		l.released()
+		t.gro.Flush(t.write) // what it holds came first
+		h, hd, payload := emulator.SuperRange(head[:], f.Data, f.GSO, first, n)
+		h.Put(hdr[:])
+		train[1], train[2] = hd, payload
+		if _, err := unix.Writev(fd, train); err != nil {
+			t.writeErrs++
+		}
+	})
 	port.Sink = func(f *emulator.Frame) {
 		l.released()
 		t.gro.Add(f.Data, t.write)
