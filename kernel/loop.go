@@ -190,9 +190,12 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 }
 
 // AttachVNet is Attach for a TAP opened with IFF_VNET_HDR and offloads:
-// a super-frame read from it enters the NIC model as its wire frames
-// (emulator.Segment), and frames delivered to the host are written with a
-// header that says they need nothing done (their checksums are complete).
+// a super-frame read from it enters the NIC model whole, as a train
+// (emulator.HostPort.InputSuper); a TCP super-frame's segments that reach
+// the host as a train are written as one super-frame (HostPort.
+// SetSinkTrain), and other frames delivered to the host are joined by GRO
+// or written with a header that says they need nothing done (their
+// checksums are complete).
 func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error) error {
 	if err := l.Attach(fd, port, closeFn); err != nil {
 		return err
