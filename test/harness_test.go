@@ -5,6 +5,7 @@ package test
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,10 +223,57 @@ variants:
 	}
 }
 
+// An experiment's confidence: in both clocks: each point is run again
+// until netperf's rule holds or max runs, and its record holds the runs'
+// figures, their mean as the figure, the width and interval reached and
+// whether it was met. In virtual time a lossless lab's runs are identical
+// (width 0, met after the minimum); in real time they differ a little.
+func TestLabRunConfidence(t *testing.T) {
+	requireRoot(t)
+	out, recs := labRun(t, pair100+`experiments:
+  - {name: udp, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1472], duration: 500ms, confidence: {level: 95, width: 2%, max: 5}}
+  - {name: rr, from: h1, to: h2, tests: [TCP_RR], sizes: [1], duration: 500ms, confidence: {level: 95, width: 10%, max: 4}}
+`, "--clock", "both")
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want 2 points in 2 clocks", len(recs))
+	}
+	for _, rec := range recs {
+		c := rec.Result.Confidence
+		if c == nil || rec.Error != "" || rec.Result.Error != "" {
+			t.Fatalf("%s %s clock %q: confidence %+v, error %q %q", rec.Experiment, rec.Test, rec.Clock, c, rec.Error, rec.Result.Error)
+		}
+		t.Logf("%s %s clock %q: %d runs %v, width %.2f %%, met %v, figure %.6g", rec.Experiment, rec.Test, rec.Clock, c.Iterations, c.Values, 100*c.Achieved, c.Met, rec.Result.Figure())
+		sum := 0.0
+		for _, v := range c.Values {
+			sum += v
+		}
+		if c.Iterations < 3 || c.Iterations > c.Max || len(c.Values) != c.Iterations || rec.Result.Figure() != c.Mean ||
+			math.Abs(c.Mean-sum/float64(c.Iterations)) > 1e-9*c.Mean {
+			t.Errorf("%s clock %q: %d runs of 3..%d, values %v, figure %v, mean %v", rec.Experiment, rec.Clock, c.Iterations, c.Max, c.Values, rec.Result.Figure(), c.Mean)
+		}
+		if c.Met != (c.Achieved <= c.Width) || !c.Met && c.Iterations != c.Max || c.Met && c.Iterations > 3 && perf.Width(c.Level, c.Values[:c.Iterations-1]) <= c.Width {
+			t.Errorf("%s clock %q: met %v after %d runs at width %v, want netperf's rule", rec.Experiment, rec.Clock, c.Met, c.Iterations, c.Achieved)
+		}
+		if c.Interval == nil || math.Abs((c.Interval[1]-c.Interval[0])-c.Achieved*c.Mean) > 1e-6*c.Mean {
+			t.Errorf("%s clock %q: interval %v, width %v of %v", rec.Experiment, rec.Clock, c.Interval, c.Achieved, c.Mean)
+		}
+		if rec.Clock == "virtual" && (c.Iterations != 3 || c.Achieved != 0 || !c.Met) {
+			t.Errorf("%s in virtual time: %d runs, width %v: a lossless lab's runs are identical, met after 3", rec.Experiment, c.Iterations, c.Achieved)
+		}
+		if rec.Test == "UDP_STREAM" && !within(rec.Result.ThroughputBps, rec.Ceiling, 0.02) {
+			t.Errorf("UDP clock %q: mean %.2f Mbit/s, ceiling %.2f", rec.Clock, rec.Result.ThroughputBps/1e6, rec.Ceiling/1e6)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "95 % confidence within ±1 %: ") {
+		t.Errorf("report lacks the confidence reached:\n%s", md)
+	}
+}
+
 // labRun writes lab (NAME replaced by a fresh lab name), runs `atmlab lab
 // run` on it, checks that nothing of the lab remains, and returns the output
 // folder and its records.
-func labRun(t *testing.T, lab string) (string, []labrun.Record) {
+func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) {
 	t.Helper()
 	name := labName()
 	dir := t.TempDir()
@@ -234,7 +282,7 @@ func labRun(t *testing.T, lab string) (string, []labrun.Record) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if b, err := exec.Command(atmlab, "lab", "run", file, "--out", out).CombinedOutput(); err != nil {
+	if b, err := exec.Command(atmlab, append([]string{"lab", "run", file, "--out", out}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("lab run: %v\n%s", err, b)
 	}
 	if left := namespaces(name); len(left) > 0 {
@@ -245,6 +293,9 @@ func labRun(t *testing.T, lab string) (string, []labrun.Record) {
 		t.Fatal(err)
 	}
 	for _, rec := range recs {
+		if rec.Clock == "virtual" {
+			continue // no veth in virtual time
+		}
 		// Every result carries the veth probe's RTT; a ping over veth
 		// takes 5-60 µs on this machine kind, never a millisecond.
 		if rec.VethRTT <= 0 || rec.VethRTT > 1000 {

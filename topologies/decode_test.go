@@ -262,6 +262,63 @@ topology:
 	}
 }
 
+// TestConfidence decodes an experiment's confidence: netperf's defaults
+// for what it leaves out, each bad value with its line and the fix.
+func TestConfidence(t *testing.T) {
+	base := `name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"]}
+experiments:
+`
+	for _, c := range []struct {
+		yaml string
+		want Confidence
+	}{
+		{"{}", Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10, Line: 9}},
+		{"{level: 95, width: 2%, min: 4, max: 30}", Confidence{Level: 95, Width: 0.02, Min: 4, Max: 30, Line: 9}},
+		{"{width: 10, max: 3}", Confidence{Level: 99, Width: 0.10, Min: 3, Max: 3, Line: 9}},
+	} {
+		lab, err := Parse("ok.yaml", []byte(base+"  - {name: a, from: h1, to: h2, tests: [TCP_RR], confidence: "+c.yaml+"}\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		if got := lab.Experiments[0].Confidence; got == nil || *got != c.want {
+			t.Errorf("confidence: %s = %+v, want %+v", c.yaml, got, c.want)
+		}
+	}
+	lab, err := Parse("ok.yaml", []byte(base+"  - {name: a, from: h1, to: h2, tests: [TCP_RR]}\n"))
+	if err != nil || lab.Experiments[0].Confidence != nil {
+		t.Fatalf("no confidence: %v %+v", err, lab.Experiments[0].Confidence)
+	}
+	_, err = Parse("bad.yaml", []byte(base+`  - {name: a, from: h1, to: h2, tests: [TCP_RR], confidence: {level: 90}}
+  - {name: b, from: h1, to: h2, tests: [TCP_RR], confidence: {width: 0%}}
+  - {name: c, from: h1, to: h2, tests: [TCP_RR], confidence: {width: 100}}
+  - {name: d, from: h1, to: h2, tests: [TCP_RR], confidence: {min: 2}}
+  - {name: e, from: h1, to: h2, tests: [TCP_RR], confidence: {max: 31}}
+  - {name: f, from: h1, to: h2, tests: [TCP_RR], confidence: {min: 8, max: 5}}
+  - {name: g, from: h1, to: h2, tests: [TCP_RR], confidence: {interval: 5}}
+  - {name: h, from: h1, to: h2, tests: [TCP_RR], confidence: 99}
+`))
+	for _, want := range []string{
+		`bad.yaml:9: experiments[0].confidence.level: "90": use 95 or 99 (per cent)`,
+		`bad.yaml:10: experiments[1].confidence.width: bad width "0%": the interval's full width in per cent of the mean, above 0 and below 100, such as 5%`,
+		`bad.yaml:11: experiments[2].confidence.width: bad width "100"`,
+		`bad.yaml:12: experiments[3].confidence.min: want a whole number from 3 to 30, got "2"`,
+		`bad.yaml:13: experiments[4].confidence.max: want a whole number from 3 to 30, got "31"`,
+		`bad.yaml:14: experiments[5].confidence: min: 8 is more than max: 5 iterations; make min at most max`,
+		`bad.yaml:15: experiments[6].confidence.interval: unknown key; allowed here: level, width, min, max`,
+		`bad.yaml:16: experiments[7].confidence: want a mapping of keys, got "99"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q; got:\n%v", want, err)
+		}
+	}
+}
+
 func TestReferences(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hw.json"), []byte(`{"end": {"sum_received": {"bits_per_second": 9.4e7}}}`), 0o644)

@@ -3,6 +3,7 @@ package topologies
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +29,9 @@ type Experiment struct {
 	Duration    time.Duration
 	Interval    time.Duration // interval reports (0: none), plotted as time series
 	Background  *Background
-	Variants    []string // the variants it runs in ("base" is the lab as written); none: all
-	Quick       *Quick   // what --quick runs instead; nil: the default rule
+	Confidence  *Confidence // repeat each point until its interval is narrow enough; nil: once
+	Variants    []string    // the variants it runs in ("base" is the lab as written); none: all
+	Quick       *Quick      // what --quick runs instead; nil: the default rule
 }
 
 // Quick replaces parts of an experiment in a quick run (lab run --quick);
@@ -41,6 +43,21 @@ type Quick struct {
 	Variants []string
 	Duration time.Duration
 }
+
+// Confidence is an experiment's confidence: netperf's -I LEVEL,WIDTH with
+// -i MAX,MIN. Each point (each repetition) is measured again until the
+// LEVEL % confidence interval of its main figure is no wider than Width
+// (full width, a fraction of the mean: 0.05 is ±2.5 %), at least Min and
+// at most Max times; its record holds their mean.
+type Confidence struct {
+	Level    int     // 95 or 99
+	Width    float64 // fraction of the mean, full width
+	Min, Max int     // iterations: 3 <= Min <= Max <= 30
+	Line     int
+}
+
+// DefaultConfidence is netperf's -I 99,5 -i 10,3.
+var DefaultConfidence = Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}
 
 // RunsIn reports whether the experiment is measured in a variant.
 func (e *Experiment) RunsIn(variant string) bool {
@@ -105,6 +122,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 					{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
 				})
 			}},
+			{"confidence", false, func(key string, v *yaml.Node) { e.Confidence = d.confidence(key, v) }},
 			{"background", false, func(key string, v *yaml.Node) {
 				b := &Background{Test: "UDP_STREAM", Size: 1472}
 				e.Background = b
@@ -134,6 +152,40 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		}
 		lab.Experiments = append(lab.Experiments, e)
 	}
+}
+
+// confidence decodes an experiment's confidence: with netperf's defaults
+// (99 %, 5 %, 3 to 10 iterations) for what it leaves out.
+func (d *decoder) confidence(key string, v *yaml.Node) *Confidence {
+	c := DefaultConfidence
+	c.Line = v.Line
+	d.mapping(v, key, []field{
+		{"level", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				if s != "95" && s != "99" {
+					d.errorf(v, key, "%q: use 95 or 99 (per cent)", s)
+					return
+				}
+				c.Level, _ = strconv.Atoi(s)
+			}
+		}},
+		{"width", false, func(key string, v *yaml.Node) {
+			if s, ok := d.scalar(key, v); ok {
+				p, ok := floatIn(strings.TrimSuffix(strings.TrimSpace(s), "%"), 0, 100)
+				if !ok || p <= 0 || p >= 100 {
+					d.errorf(v, key, "bad width %q: the interval's full width in per cent of the mean, above 0 and below 100, such as 5%%", s)
+					return
+				}
+				c.Width = p / 100
+			}
+		}},
+		{"min", false, func(key string, v *yaml.Node) { d.intIn(key, v, 3, 30, &c.Min) }},
+		{"max", false, func(key string, v *yaml.Node) { d.intIn(key, v, 3, 30, &c.Max) }},
+	})
+	if c.Min > c.Max {
+		d.errorf(v, key, "min: %d is more than max: %d iterations; make min at most max", c.Min, c.Max)
+	}
+	return &c
 }
 
 // experimentVariants checks that the variants experiments name exist; it

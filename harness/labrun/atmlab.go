@@ -81,7 +81,7 @@ const loadWarmup = time.Second
 func (r *Runner) startLoad(e *topologies.Experiment) (*server, error) {
 	bg := e.Background
 	load, err := r.startServer("background load", bg.From, nil, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
-		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (e.Duration + 3*time.Second).String())
+		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (time.Duration(runsAtMost(e))*(e.Duration+time.Second) + 3*time.Second).String())
 	if err != nil {
 		return nil, err
 	}

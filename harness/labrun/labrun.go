@@ -53,6 +53,10 @@ type Point struct {
 	Rep        int    `json:"repetition"`
 	From       string `json:"from"`
 	To         string `json:"to"`
+	// Iteration is the run of the point being measured when its
+	// experiment has a confidence: (from 0); its record holds all runs'
+	// mean, so records do not carry it.
+	Iteration int `json:"-"`
 }
 
 // Record is one line of results.jsonl: a point, its result, the path's
@@ -193,7 +197,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack, VethRTT: float64(r.VethRTT) / 1e3}
 	if r.Perf != nil {
 		var err error
-		if rec.Result, err = r.Perf(ctx, p, e); err != nil {
+		if rec.Result, err = r.iterate(ctx, p, e, r.Perf); err != nil {
 			rec.Error = err.Error()
 		}
 		if p.Tool != "" && p.Tool != "atmlab" && e.Virtual != "" && rec.Result.Error == "" {
@@ -213,8 +217,11 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	}
 	cpu0, drops0, hosts0, qerr := r.Env.Emulator(ctx)
 	t0 := time.Now()
+	tool := toolOf(p.Tool)
 	var err error
-	rec.Result, err = toolOf(p.Tool).Measure(ctx, r, p, e)
+	rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
+		return tool.Measure(ctx, r, p, e)
+	})
 	if err != nil {
 		rec.Error = err.Error()
 	}
@@ -235,6 +242,29 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.Flag = fmt.Sprintf("the emulator's counters could not be read (%v): this point has no CPU, drop or host counter figures", qerr)
 	}
 	return rec
+}
+
+// iterate measures a point with measure once, or, when its experiment has
+// a confidence:, again until the confidence is reached (netperf's -I/-i):
+// the result is the last run's with the runs' mean as its figure.
+func (r *Runner) iterate(ctx context.Context, p Point, e *topologies.Experiment,
+	measure func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error)) (perf.Result, error) {
+	if e.Confidence == nil {
+		return measure(ctx, p, e)
+	}
+	c := e.Confidence
+	return perf.Confident(ctx, perf.Confidence{Level: c.Level, Width: c.Width, Min: c.Min, Max: c.Max}, func(i int) (perf.Result, error) {
+		p.Iteration = i
+		return measure(ctx, p, e)
+	})
+}
+
+// runsAtMost is how many times each point of an experiment may be run.
+func runsAtMost(e *topologies.Experiment) int {
+	if e.Confidence == nil {
+		return 1
+	}
+	return e.Confidence.Max
 }
 
 // judge sets a record's ceiling and its flag.

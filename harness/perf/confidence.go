@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -35,8 +37,12 @@ type ConfidenceResult struct {
 	Iterations int       `json:"iterations"`
 	Values     []float64 `json:"values"`
 	Mean       float64   `json:"mean"`
-	Achieved   float64   `json:"width_achieved"` // full width reached, fraction of the mean
-	Met        bool      `json:"met"`
+	Achieved   float64   `json:"width_achieved"` // full width reached, fraction of the mean; 0 with fewer than 2 values
+	// Interval is the confidence interval at Level, in the figure's
+	// units (bit/s or transactions/s): Mean ± Achieved/2 of it; absent
+	// with fewer than 2 values.
+	Interval *[2]float64 `json:"interval,omitempty"`
+	Met      bool        `json:"met"`
 }
 
 // student holds two-sided Student t quantiles for 1..30 degrees of freedom.
@@ -54,13 +60,18 @@ func Width(level int, values []float64) float64 {
 	if n < 2 {
 		return math.Inf(1)
 	}
-	var sum, sq float64
+	// Moments about the first value: identical values give exactly 0,
+	// where Σv²/n − mean² left a rounding residue (1.2e-7 of 25201.6/s).
+	var sum, dsum, dsq float64
 	for _, v := range values {
+		d := v - values[0]
 		sum += v
-		sq += v * v
+		dsum += d
+		dsq += d * d
 	}
 	mean := sum / float64(n)
-	variance := max(sq/float64(n)-mean*mean, 0)
+	dmean := dsum / float64(n)
+	variance := max(dsq/float64(n)-dmean*dmean, 0)
 	if mean == 0 {
 		return math.Inf(1)
 	}
@@ -69,16 +80,18 @@ func Width(level int, values []float64) float64 {
 
 // Iterate runs fn (one whole test, returning its main figure) until the
 // confidence is reached, as netperf does; the result's Mean is what
-// netperf prints.
+// netperf prints. An error from fn ends the iterations: the result then
+// holds the values before it.
 func Iterate(ctx context.Context, c Confidence, fn func(i int) (float64, error)) (ConfidenceResult, error) {
 	if err := c.Normalize(); err != nil {
 		return ConfidenceResult{}, err
 	}
-	r := ConfidenceResult{Confidence: c}
+	r := ConfidenceResult{Confidence: c, Achieved: math.Inf(1)}
+	var err error
 	for r.Iterations < c.Max && ctx.Err() == nil {
-		v, err := fn(r.Iterations)
-		if err != nil {
-			return r, err
+		var v float64
+		if v, err = fn(r.Iterations); err != nil {
+			break
 		}
 		r.Values = append(r.Values, v)
 		r.Iterations++
@@ -95,7 +108,13 @@ func Iterate(ctx context.Context, c Confidence, fn func(i int) (float64, error))
 	if r.Iterations > 0 {
 		r.Mean = sum / float64(r.Iterations)
 	}
-	return r, ctx.Err()
+	if math.IsInf(r.Achieved, 0) { // fewer than two values, or a zero mean: no interval
+		r.Achieved = 0
+	} else {
+		half := r.Achieved / 2 * math.Abs(r.Mean)
+		r.Interval = &[2]float64{r.Mean - half, r.Mean + half}
+	}
+	return r, cmp.Or(ctx.Err(), err)
 }
 
 // Figure is a result's main figure: throughput for stream tests,
@@ -116,20 +135,39 @@ func (r *Result) setFigure(v float64) {
 	r.ThroughputBps = v
 }
 
-// RunConfident repeats whole runs as netperf's -I/-i do and reports the
-// last run with its main figure replaced by the iterations' mean, and the
-// confidence reached.
-func RunConfident(ctx context.Context, host string, port int, spec Spec, c Confidence) (Result, error) {
+// Confident repeats whole runs of one test (run(i) is iteration i, from
+// 0) as netperf's -I/-i do and returns the last run's result with its main
+// figure replaced by the iterations' mean and the confidence reached. A
+// run whose result says it failed (Result.Error) ends the iterations: its
+// result is returned with that error, and with the confidence so far when
+// earlier runs succeeded.
+func Confident(ctx context.Context, c Confidence, run func(i int) (Result, error)) (Result, error) {
 	var last Result
-	cr, err := Iterate(ctx, c, func(int) (float64, error) {
+	failed := errors.New("data point failed")
+	cr, err := Iterate(ctx, c, func(i int) (float64, error) {
 		var err error
-		last, err = Run(ctx, host, port, spec)
+		last, err = run(i)
 		if err == nil && last.Error != "" {
-			err = fmt.Errorf("%s", last.Error)
+			err = failed
 		}
 		return last.Figure(), err
 	})
+	if errors.Is(err, failed) {
+		err = nil
+	}
+	if cr.Iterations == 0 {
+		return last, err
+	}
 	last.setFigure(cr.Mean)
 	last.Confidence = &cr
 	return last, err
+}
+
+// RunConfident is Confident over Run: atmlab perf client -I.
+func RunConfident(ctx context.Context, host string, port int, spec Spec, c Confidence) (Result, error) {
+	res, err := Confident(ctx, c, func(int) (Result, error) { return Run(ctx, host, port, spec) })
+	if err == nil && res.Error != "" {
+		err = fmt.Errorf("%s", res.Error)
+	}
+	return res, err
 }

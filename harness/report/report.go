@@ -48,6 +48,7 @@ type agg struct {
 	Ceiling        float64 // Mbit/s
 	Errors         []string
 	Flags          []string
+	Confidence     []string // each record's confidence reached, when its experiment asked for one
 }
 
 func group(recs []labrun.Record) []*series {
@@ -98,6 +99,9 @@ func group(recs []labrun.Record) []*series {
 		if r.Flag != "" {
 			a.Flags = append(a.Flags, r.Flag)
 		}
+		if c := r.Result.Confidence; c != nil {
+			a.Confidence = append(a.Confidence, confidenceNote(c, isRR(r.Test)))
+		}
 	}
 	var out []*series
 	for _, k := range order {
@@ -106,6 +110,24 @@ func group(recs []labrun.Record) []*series {
 		out = append(out, s)
 	}
 	return out
+}
+
+// confidenceNote says what a point's confidence: reached, for the notes
+// column: met or not, after how many runs, the width and the interval.
+func confidenceNote(c *perf.ConfidenceResult, rr bool) string {
+	met := "met"
+	if !c.Met {
+		met = "**not met**"
+	}
+	interval := ""
+	if c.Interval != nil {
+		lo, hi := c.Interval[0], c.Interval[1]
+		if !rr { // bit/s: Mbit/s as the table
+			lo, hi = lo/1e6, hi/1e6
+		}
+		interval = fmt.Sprintf(", interval %.2f–%.2f", lo, hi)
+	}
+	return fmt.Sprintf("%d %% confidence within ±%.2g %%: %s after %d runs (±%.2f %%%s)", c.Level, 50*c.Width, met, c.Iterations, 50*c.Achieved, interval)
 }
 
 func isRR(test string) bool { return strings.HasSuffix(test, "_RR") || test == perf.TCPCRR }
@@ -206,7 +228,7 @@ func Write(dir string) error {
 				of, ceil = fmt.Sprintf("%.1f %%", 100*a.Mean/a.Ceiling), fmt.Sprintf("%.2f", a.Ceiling)
 			}
 			fmt.Fprintf(&md, "| %d | %d | %.2f | %.2f | %.2f | %s | %s | %s |\n", a.Size, a.N, a.Mean, a.Min, a.Max, ceil, of,
-				strings.Join(uniq(append(a.Errors, a.Flags...)), "; "))
+				strings.Join(append(a.Confidence, uniq(append(a.Errors, a.Flags...))...), "; "))
 		}
 		md.WriteString("\n")
 	}

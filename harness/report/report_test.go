@@ -33,6 +33,12 @@ func TestWriteReport(t *testing.T) {
 	add(labrun.Record{Point: labrun.Point{Experiment: "r", Tool: "atmlab", Test: perf.TCPRR, Size: 1, Rep: 1},
 		Result: perf.Result{Test: perf.TCPRR, Transactions: 100, TransactionsPerSec: 7000,
 			Intervals: []perf.Interval{{Start: 0, End: 1, TransactionsPerSec: 6900}, {Start: 1, End: 2, TransactionsPerSec: 7100}}}})
+	add(labrun.Record{Point: labrun.Point{Experiment: "r", Tool: "atmlab", Test: perf.UDPRR, Size: 64, Rep: 1},
+		Result: perf.Result{Test: perf.UDPRR, Transactions: 100, TransactionsPerSec: 5000, Confidence: &perf.ConfidenceResult{
+			Confidence: perf.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10}, Iterations: 10, Mean: 5000, Achieved: 0.08, Interval: &[2]float64{4800, 5200}}}})
+	add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 9000, Rep: 1},
+		Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 90e6, Confidence: &perf.ConfidenceResult{
+			Confidence: perf.Confidence{Level: 95, Width: 0.01, Min: 3, Max: 10}, Iterations: 4, Mean: 90e6, Achieved: 0.008, Interval: &[2]float64{89.64e6, 90.36e6}, Met: true}}})
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	labrun.WriteFigures(dir, []labrun.HardwareFigure{
 		{Experiment: "s", Test: perf.UDPStream, Size: 1472, Value: 11.41 * 8 * (1 << 20), As: "11.41 MiB/s", Source: "praktikum"},
@@ -49,6 +55,8 @@ func TestWriteReport(t *testing.T) {
 		"below the ceiling",
 		"message too large: 65535 bytes",
 		"| 1 | 1 | 7000.00 |",
+		"| 64 | 1 | 5000.00 | 5000.00 | 5000.00 |  |  | 99 % confidence within ±2.5 %: **not met** after 10 runs (±4.00 %, interval 4800.00–5200.00) |",
+		"| 9000 | 1 | 90.00 | 90.00 | 90.00 |  |  | 95 % confidence within ±0.5 %: met after 4 runs (±0.40 %, interval 89.64–90.36) |",
 		// 11.41 MiB/s = 95.71 Mbit/s; emulated 95.00: -0.7 %.
 		"| UDP_STREAM | s | 1472 | 95.71 Mbit/s | 11.41 MiB/s | 95.00 Mbit/s | -0.7 % | praktikum |",
 		"| TCP_RR |  | 1 | 3500.00 transactions/s | 3500 transactions/s | 7000.00 transactions/s | +100.0 % | NT |",

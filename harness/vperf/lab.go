@@ -85,9 +85,13 @@ func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
 	return vhost.New(&seeded, n)
 }
 
-// PointSeed is the seed a point's lab is built with.
+// PointSeed is the seed a point's lab is built with; a confidence's runs
+// of one point after the first are seeded apart too.
 func PointSeed(seed uint64, p labrun.Point) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%s/%s/%d/%d/%d", p.Variant, p.Experiment, p.Test, p.Size, p.SockBuf, p.Rep)
+	if p.Iteration > 0 {
+		fmt.Fprintf(h, "/%d", p.Iteration)
+	}
 	return seed ^ h.Sum64()
 }
