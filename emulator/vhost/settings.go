@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
@@ -31,7 +32,16 @@ type Settings struct {
 	// Timestamps and window scaling are always on in netstack.
 	Timestamps    bool `json:"timestamps"`
 	WindowScaling bool `json:"window_scaling"`
+	// Jitter is the host's processing jitter: each frame received enters
+	// the stack after a delay drawn from [0, Jitter) (see the package
+	// doc); 0: at once.
+	Jitter time.Duration `json:"processing_jitter_ns"`
 }
+
+// DefaultJitter is a virtual host's processing jitter unless its lab
+// says otherwise: of the order of a Linux host's receive path (interrupt,
+// softirq, wake-up), and less than a 100M frame time.
+const DefaultJitter = 20 * time.Microsecond
 
 // Defaults are a virtual host's settings before its sysctls: netstack's
 // own (its congestion control default is reno; Linux's is cubic).
@@ -44,6 +54,7 @@ func Defaults() Settings {
 		RMem:              [3]int{tcp.MinBufferSize, tcp.DefaultReceiveBufferSize, tcp.MaxBufferSize},
 		Timestamps:        true,
 		WindowScaling:     true,
+		Jitter:            DefaultJitter,
 	}
 }
 

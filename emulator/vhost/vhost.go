@@ -32,8 +32,21 @@
 //     handed to the HostPort after the barrier, in the order netstack wrote
 //     them, as its ring has room.
 //   - Randomness (initial sequence numbers, ports, IP IDs, the processor
-//     hash) comes from the stack's RandSource and SecureRNG, seeded from
-//     the lab's seed and the host's name.
+//     hash, the processing jitter) comes from the stack's RandSource and
+//     SecureRNG and the host's own generator, seeded from the lab's seed
+//     and the host's name.
+//
+// # Processing jitter
+//
+// A real host takes a varying time to react to a frame (an interrupt, a
+// softirq, a wake-up); netstack hosts would react at the instant of
+// arrival, so two identical senders clocked by the same receiver stay in
+// lockstep and meet a full queue at the same phase every time (one of
+// them loses every drop). Each frame a host receives therefore enters its
+// stack after a delay drawn uniformly from [0, Settings.Jitter) by the
+// host's seeded generator, in arrival order (a frame never overtakes the
+// one before it). The draws are model-time events like any other, so runs
+// stay deterministic.
 //
 // The same lab and seed give the same packets at the same model times,
 // with GOMAXPROCS 1 or 64 (TestDeterminism hashes every frame on every
@@ -48,6 +61,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -105,6 +119,7 @@ type Host struct {
 	lab      *Lab
 	tcp      stack.TransportProtocol
 	nics     []*nic
+	jitter   *randv2.Rand // draws processing delays (Settings.Jitter)
 	settling bool
 	drain    *Watch
 	// TxFrames counts the frames the host has handed to its NICs.
@@ -122,6 +137,7 @@ type nic struct {
 	id   tcpip.NICID
 	port *emulator.HostPort
 	ch   *channel.Endpoint
+	last time.Duration // when the last frame received enters the stack
 }
 
 // New makes every host of lab a netstack stack attached to its ports in
@@ -161,6 +177,7 @@ func (l *Lab) newHost(lab *topologies.Lab, node *topologies.Node) (*Host, error)
 	}
 	h := &Host{Name: node.Name, Settings: set, lab: l}
 	seed := seedOf(lab.Seed, "vhost/"+node.Name)
+	h.jitter = randv2.New(randv2.NewPCG(seedOf(seed, "jitter"), seed))
 	var key [32]byte
 	for i := range 4 {
 		s := seedOf(seed, fmt.Sprint(i))
@@ -222,8 +239,28 @@ func (l *Lab) newHost(lab *topologies.Lab, node *topologies.Node) (*Host, error)
 	return h, nil
 }
 
-// receive hands a frame the emulator delivered to the stack.
+// receive hands a frame the emulator delivered to the stack, after the
+// host's processing jitter.
 func (c *nic) receive(f *emulator.Frame) {
+	if at := c.entry(); at > c.h.lab.Sched.Now() {
+		c.h.lab.Sched.At(at, func() { c.inject(f) })
+		return
+	}
+	c.inject(f)
+}
+
+// entry returns when a frame received now enters the stack: after a
+// delay drawn from [0, Jitter), and not before the frame ahead of it.
+func (c *nic) entry() time.Duration {
+	now := c.h.lab.Sched.Now()
+	if j := c.h.Settings.Jitter; j > 0 {
+		c.last = max(now+time.Duration(c.h.jitter.Int64N(int64(j))), c.last)
+	}
+	return max(now, c.last)
+}
+
+// inject hands a frame to the stack and runs it to quiescence.
+func (c *nic) inject(f *emulator.Frame) {
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(f.Data)})
 	c.ch.InjectInbound(0, pkt)
 	pkt.DecRef()

@@ -162,3 +162,41 @@ func TestDeterminism(t *testing.T) {
 		t.Errorf("seed 2 gave the same trace as seed 1: the seed does not reach the stacks")
 	}
 }
+
+// Each frame a host receives enters its stack after a delay drawn from
+// [0, Jitter) by the host's seeded generator, never before the frame
+// ahead of it: the same seed draws the same delays, another seed others,
+// and Jitter 0 hands frames over at once.
+func TestJitter(t *testing.T) {
+	draws := func(seed int, jitter time.Duration) []time.Duration {
+		l := build(t, fmt.Sprintf(sw100, seed))
+		h := l.Hosts["h2"]
+		if h.Settings.Jitter != DefaultJitter {
+			t.Fatalf("settings record jitter %v, want %v", h.Settings.Jitter, DefaultJitter)
+		}
+		h.Settings.Jitter = jitter
+		c := h.nics[0]
+		var out []time.Duration
+		for i := range 200 {
+			l.Sched.RunUntil(time.Duration(i/4) * 5 * time.Microsecond) // four frames an instant, 5 µs apart
+			prev := c.last
+			at := c.entry()
+			now := l.Sched.Now()
+			if at < now || at < prev || at != prev && at != now && at >= now+jitter {
+				t.Fatalf("seed %d frame %d at %v enters at %v (jitter %v, the frame ahead at %v)", seed, i, now, at, jitter, prev)
+			}
+			out = append(out, at-now)
+		}
+		return out
+	}
+	a, b, other := draws(1, DefaultJitter), draws(1, DefaultJitter), draws(2, DefaultJitter)
+	if fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(a) == fmt.Sprint(other) {
+		t.Errorf("seed 1 twice and seed 2:\n%v\n%v\n%v", a, b, other)
+	}
+	t.Logf("delays of seed 1: %v ...", a[:8])
+	for _, d := range draws(1, 0) {
+		if d != 0 {
+			t.Fatalf("jitter 0: a frame waited %v", d)
+		}
+	}
+}
