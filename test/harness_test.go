@@ -226,8 +226,9 @@ variants:
 // An experiment's confidence: in both clocks: each point is run again
 // until netperf's rule holds or max runs, and its record holds the runs'
 // figures, their mean as the figure, the width and interval reached and
-// whether it was met. In virtual time a lossless lab's runs are identical
-// (width 0, met after the minimum); in real time they differ a little.
+// whether it was met. In virtual time a lossless lab's runs, seeded apart,
+// differ by the hosts' processing jitter only (met after the minimum); in
+// real time they differ by the machine's noise too.
 func TestLabRunConfidence(t *testing.T) {
 	requireRoot(t)
 	out, recs := labRun(t, pair100+`experiments:
@@ -257,8 +258,8 @@ func TestLabRunConfidence(t *testing.T) {
 		if c.Interval == nil || math.Abs((c.Interval[1]-c.Interval[0])-c.Achieved*c.Mean) > 1e-6*c.Mean {
 			t.Errorf("%s clock %q: interval %v, width %v of %v", rec.Experiment, rec.Clock, c.Interval, c.Achieved, c.Mean)
 		}
-		if rec.Clock == "virtual" && (c.Iterations != 3 || c.Achieved != 0 || !c.Met) {
-			t.Errorf("%s in virtual time: %d runs, width %v: a lossless lab's runs are identical, met after 3", rec.Experiment, c.Iterations, c.Achieved)
+		if rec.Clock == "virtual" && (c.Iterations != 3 || !c.Met || c.Values[0] == c.Values[1] && c.Values[1] == c.Values[2]) {
+			t.Errorf("%s in virtual time: %d runs %v, met %v: a lossless lab's runs differ by the hosts' seeded jitter only, met after 3", rec.Experiment, c.Iterations, c.Values, c.Met)
 		}
 		if rec.Test == "UDP_STREAM" && !within(rec.Result.ThroughputBps, rec.Ceiling, 0.02) {
 			t.Errorf("UDP clock %q: mean %.2f Mbit/s, ceiling %.2f", rec.Clock, rec.Result.ThroughputBps/1e6, rec.Ceiling/1e6)
