@@ -201,7 +201,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
-	phy, aal, encap, _ := l.ATM.Layers()
+	phy, aal, encap := topologies.Layers(l.ATM)
 	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
@@ -83,11 +84,7 @@ func (l *NetLink) CaptureDescription() string {
 	if l.ATM == nil || l.ATM.AAL != atm.AAL34 {
 		return ""
 	}
-	encap := "llc"
-	if l.ATM.VCMux {
-		encap = "vcmux"
-	}
-	return fmt.Sprintf("%s %s %s-%s", wireshark.AAL34Description, encap, l.Link.A, l.Link.B)
+	return fmt.Sprintf("%s %s %s-%s", wireshark.AAL34Description, l.Link.ATM.Encap, l.Link.A, l.Link.B)
 }
 
 // Build resolves a validated lab into emulator objects on s. It refuses
@@ -121,7 +118,7 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 			n.Switches = append(n.Switches, sw)
 		case KindHub:
 			repeater := ether.RepeaterClassII
-			if node.Repeater == "class1" {
+			if node.Repeater == Class1 {
 				repeater = ether.RepeaterClassI
 			}
 			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
@@ -170,6 +167,30 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 	return n, nil
 }
 
+// Layers returns an ATM link's PHY, adaptation layer and encapsulation as
+// the models take them; a resolved lab holds only values they have.
+func Layers(a *ATM) (atm.PHY, atm.AAL, cells.Encap) {
+	aal, encap := atm.AAL5, cells.LLC
+	if a.AAL == AAL34 {
+		aal = atm.AAL34
+	}
+	if a.Encap == VCMux {
+		encap = cells.VCMux
+	}
+	return a.PHY.Layer(), aal, encap
+}
+
+// discard is an atm-switch's discard policy as the model takes it.
+func discard(d Discard) atm.Discard {
+	switch d {
+	case DiscardPPD:
+		return atm.PPD
+	case DiscardEPD:
+		return atm.EPD
+	}
+	return atm.DiscardNone
+}
+
 // hubEnd returns the hub on a link, if any, and the device at its other end.
 func hubEnd(hubs map[string]*ether.Hub, l *Link) (*ether.Hub, Endpoint) {
 	if h, ok := hubs[l.A.Node]; ok {
@@ -205,7 +226,7 @@ func channelConfig(lab *Lab, from Endpoint, dir Direction, l *Link) emulator.Cha
 	cfg := emulator.ChannelConfig{
 		Rate:        dir.Rate,
 		Propagation: l.Propagation,
-		Impair:      dir.Impair,
+		Impair:      emulator.Impair(dir.Impair),
 		Seed:        seedOf(lab.Seed, from.String()),
 	}
 	switch node := lab.Node(from.Node); node.Kind {

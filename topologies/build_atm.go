@@ -40,8 +40,7 @@ func buildATM(lab *Lab, s *sched.Scheduler, n *Network) error {
 		if node.Kind != KindATMSwitch {
 			continue
 		}
-		discard, _ := atm.ParseDiscard(node.ATMSwitch.Discard)
-		sw := atm.NewSwitch(s, node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard})
+		sw := atm.NewSwitch(s, node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard(node.ATMSwitch.Discard)})
 		b.switches[node.Name] = sw
 		n.ATMSwitches = append(n.ATMSwitches, sw)
 		explicit = explicit || len(node.ATMSwitch.Mappings) > 0
@@ -255,10 +254,7 @@ func (b *atmBuild) addr(e Endpoint) netip.Addr {
 
 // link builds both directions of an ATM link and what sits at its ends.
 func (b *atmBuild) link(l *Link) error {
-	phy, aal, encap, err := l.ATM.Layers()
-	if err != nil {
-		return fmt.Errorf("%s:%d: %w", b.lab.File, l.Line, err)
-	}
+	phy, aal, encap := Layers(l.ATM)
 	ends := [2]Endpoint{l.A, l.B}
 	dirs := [2]Direction{l.AB, l.BA}
 	var rx [2]atm.CellReceiver
@@ -278,7 +274,7 @@ func (b *atmBuild) link(l *Link) error {
 		rx[i] = adapters[i]
 		b.n.Ports = append(b.n.Ports, hp)
 	}
-	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == "vcmux"}}
+	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == VCMux}}
 	for i := range 2 {
 		im := dirs[i].Impair
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
@@ -295,7 +291,7 @@ func (b *atmBuild) link(l *Link) error {
 			nl.ATM.BA = cl
 		}
 		pdus := cl.NewTap(false, byte(i))
-		pdus.SunATM = l.ATM.Encap == "vcmux"
+		pdus.SunATM = l.ATM.Encap == VCMux
 		nl.ATM.pduTaps = append(nl.ATM.pduTaps, pdus)
 		nl.ATM.cellTaps = append(nl.ATM.cellTaps, cl.NewTap(true, byte(i)))
 	}

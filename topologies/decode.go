@@ -18,7 +18,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -323,7 +322,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 }
 
 // kindKeys lists the keys each kind accepts besides kind.
-var kindKeys = map[string][]string{
+var kindKeys = map[Kind][]string{
 	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"},
 	KindSwitch:    {"buffer", "ageing", "cpu"},
 	KindHub:       {"repeater"},
@@ -339,7 +338,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	// Find the kind first: it decides which keys apply.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "kind" {
-			node.Kind = n.Content[i+1].Value
+			node.Kind = Kind(n.Content[i+1].Value)
 		}
 	}
 	allowed, ok := kindKeys[node.Kind]
@@ -391,11 +390,12 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		"queue":  {"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
 		"discard": {"discard", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
-				if _, err := atm.ParseDiscard(s); err != nil {
+				switch s := Discard(s); s {
+				case DiscardNone, DiscardPPD, DiscardEPD:
+					node.ATMSwitch.Discard = s
+				default:
 					d.errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
-					return
 				}
-				node.ATMSwitch.Discard = s
 			}
 		}},
 		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
@@ -414,11 +414,11 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		"cost": {"cost", false, func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
 		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
-				if s != "class1" && s != "class2" {
+				if s := Repeater(s); s != Class1 && s != Class2 {
 					d.errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
 					return
 				}
-				node.Repeater = s
+				node.Repeater = Repeater(s)
 			}
 		}},
 	}

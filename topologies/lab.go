@@ -11,20 +11,9 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
-)
-
-// Node kinds.
-const (
-	KindHost      = "host"
-	KindSwitch    = "switch"
-	KindHub       = "hub"
-	KindATMSwitch = "atm-switch"
-	KindRouter    = "router"
 )
 
 // Defaults applied when a lab file does not say.
@@ -64,7 +53,7 @@ type Lab struct {
 // Node is a host or a device.
 type Node struct {
 	Name       string
-	Kind       string
+	Kind       Kind
 	Line       int
 	Interfaces []*Interface // hosts and routers, in name order
 	Routes     []Route
@@ -72,7 +61,7 @@ type Node struct {
 	Buffer     units.Size    // switch: output queue per port
 	Ageing     time.Duration // switch: MAC table ageing
 	MPLS       bool          // router
-	Repeater   string        // hub: repeater class, "class1" or "class2"
+	Repeater   Repeater      // hub: repeater class
 	ATMSwitch  *ATMSwitch    // atm-switch
 	Router     *Router       // router
 	CPU        *FrameCPU     // host or software switch: a processing limit, nil for none
@@ -111,7 +100,7 @@ type RouterCost struct {
 // ATMSwitch is an atm-switch's configuration.
 type ATMSwitch struct {
 	Queue    int    // output queue per port, cells; 0 = the default
-	Discard  string // none, ppd or epd
+	Discard  Discard
 	Mappings []Mapping
 }
 
@@ -164,28 +153,16 @@ func (e Endpoint) String() string { return e.Node + ":" + e.Port }
 // Direction is what one direction of a link does: its rate and impairments.
 type Direction struct {
 	Rate   units.BitRate
-	Impair emulator.Impair
+	Impair Impair
 }
 
 // ATM is an ATM link's configuration.
 type ATM struct {
-	PHY, AAL, Encap string
-	VPI, VCI        int
+	PHY      PHY
+	AAL      AAL
+	Encap    Encap
+	VPI, VCI int
 	PCR             float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
-}
-
-// Layers returns the link's PHY, adaptation layer and encapsulation.
-func (a *ATM) Layers() (atm.PHY, atm.AAL, cells.Encap, error) {
-	phy, err := atm.LookupPHY(a.PHY)
-	if err != nil {
-		return phy, 0, 0, err
-	}
-	aal, err := atm.ParseAAL(a.AAL)
-	if err != nil {
-		return phy, 0, 0, err
-	}
-	encap, err := cells.ParseEncap(a.Encap)
-	return phy, aal, encap, err
 }
 
 // DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).

@@ -10,8 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/emulator/atm/phy"
 )
 
 func (d *decoder) links(n *yaml.Node, lab *Lab) {
@@ -30,7 +29,7 @@ func (d *decoder) links(n *yaml.Node, lab *Lab) {
 
 func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	l := &Link{Line: n.Line, AB: Direction{Rate: DefaultRate}, BA: Direction{Rate: DefaultRate}}
-	var both emulator.Impair
+	var both Impair
 	var dirs *yaml.Node
 	var dirsKey string
 	d.mapping(n, path, []field{
@@ -65,12 +64,12 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			})
 		}},
 		{"atm", false, func(key string, v *yaml.Node) {
-			a := &ATM{PHY: "oc3", AAL: "aal5", Encap: "llc", VCI: 100}
+			a := &ATM{PHY: "oc3", AAL: AAL5, Encap: LLC, VCI: 100}
 			l.ATM = a
 			d.mapping(v, key, []field{
-				{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.PHY, atm.PHYNames()...) }},
-				{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.AAL, "aal5", "aal34") }},
-				{"encap", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &a.Encap, "llc", "vcmux") }},
+				{"phy", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.PHY, phyNames()...) }},
+				{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.AAL, AAL5, AAL34) }},
+				{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.Encap, LLC, VCMux) }},
 				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 255, &a.VPI) }},
 				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
 				{"pcr", false, func(key string, v *yaml.Node) {
@@ -84,7 +83,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 					}
 				}},
 			})
-			if phy, ok := atm.PHYs[a.PHY]; ok {
+			if phy, ok := phy.PHYs[string(a.PHY)]; ok {
 				l.AB.Rate, l.BA.Rate = phy.LineRate, phy.LineRate
 				if a.PCR > phy.CellRate() {
 					d.errorf(v, key+".pcr", "peak cell rate %g is above %s's %.0f cells/s: give 1 to %.0f, or leave pcr: out for line rate", a.PCR, a.PHY, math.Floor(phy.CellRate()), math.Floor(phy.CellRate()))
@@ -102,7 +101,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 		d.directions(dirsKey, dirs, l)
 	}
 	if l.ATM != nil {
-		for _, im := range []emulator.Impair{l.AB.Impair, l.BA.Impair} {
+		for _, im := range []Impair{l.AB.Impair, l.BA.Impair} {
 			if im.Rate != 0 {
 				d.errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter, loss (the cell loss ratio) and limit (cells in flight); rate is for Ethernet links")
 				break
@@ -147,12 +146,12 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 		}
 		d.mapping(v, key, []field{
 			{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &dir.Rate) }},
-			{"impair", false, func(key string, v *yaml.Node) { dir.Impair = emulator.Impair{}; d.impair(key, v, &dir.Impair) }},
+			{"impair", false, func(key string, v *yaml.Node) { dir.Impair = Impair{}; d.impair(key, v, &dir.Impair) }},
 		})
 	}
 }
 
-func (d *decoder) impair(path string, n *yaml.Node, im *emulator.Impair) {
+func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
 	d.mapping(n, path, []field{
 		{"delay", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Delay) }},
 		{"jitter", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Jitter) }},
@@ -396,12 +395,29 @@ func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
 }
 
 // oneOf reads a value that must be one of allowed.
-func (d *decoder) oneOf(key string, v *yaml.Node, into *string, allowed ...string) {
+func oneOf[T ~string](d *decoder, key string, v *yaml.Node, into *T, allowed ...T) {
 	if s, ok := d.scalar(key, v); ok {
-		if !slices.Contains(allowed, s) {
-			d.errorf(v, key, "%q: use one of %s", s, strings.Join(allowed, ", "))
+		if !slices.Contains(allowed, T(s)) {
+			names := make([]string, len(allowed))
+			for i, a := range allowed {
+				names[i] = string(a)
+			}
+			d.errorf(v, key, "%q: use one of %s", s, strings.Join(names, ", "))
 			return
 		}
-		*into = s
+		*into = T(s)
 	}
+}
+
+func (d *decoder) oneOf(key string, v *yaml.Node, into *string, allowed ...string) {
+	oneOf(d, key, v, into, allowed...)
+}
+
+// phyNames lists the PHYs a link may name, sorted.
+func phyNames() []PHY {
+	var n []PHY
+	for _, s := range phy.Names() {
+		n = append(n, PHY(s))
+	}
+	return n
 }

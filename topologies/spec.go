@@ -16,7 +16,7 @@ type Spec struct {
 // SpecNode is a node: its name, kind and interfaces.
 type SpecNode struct {
 	Name       string   `json:"name"`
-	Kind       string   `json:"kind"`
+	Kind       Kind     `json:"kind"`
 	Interfaces []string `json:"interfaces,omitempty"` // "eth0 10.0.0.1/24"
 }
 
@@ -63,7 +63,7 @@ func (l *Lab) Spec() Spec {
 	for _, k := range l.Links {
 		sl := SpecLink{A: k.A.String(), B: k.B.String(), AB: dir(k.AB), BA: dir(k.BA), Prop: ms(k.Propagation)}
 		if k.ATM != nil {
-			sl.PHY, sl.AAL, sl.Enc = k.ATM.PHY, k.ATM.AAL, k.ATM.Encap
+			sl.PHY, sl.AAL, sl.Enc = string(k.ATM.PHY), string(k.ATM.AAL), string(k.ATM.Encap)
 		}
 		s.Links = append(s.Links, sl)
 	}

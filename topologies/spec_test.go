@@ -33,7 +33,7 @@ topology:
 	if len(s.Nodes) != 6 || len(s.Links) != 4 {
 		t.Fatalf("spec has %d nodes, %d links; want 6, 4", len(s.Nodes), len(s.Links))
 	}
-	kinds := map[string]string{}
+	kinds := map[string]Kind{}
 	for _, n := range s.Nodes {
 		kinds[n.Name] = n.Kind
 	}

@@ -10,7 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -34,8 +33,10 @@ type Override struct {
 	Rate            units.BitRate
 	Delay, Jitter   *time.Duration
 	Loss            *float64
-	PHY, AAL, Encap string
-	Kind            string
+	PHY             PHY
+	AAL             AAL
+	Encap           Encap
+	Kind            Kind
 	MPLS            *bool
 	CPU             *FrameCPU   // a host's or switch's processing limit (zero costs: none)
 	Buffer          units.Size  // a switch's output buffer per port
@@ -111,10 +112,10 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 		}},
 		{"kind", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
-				if s != KindSwitch && s != KindHub {
+				if k := Kind(s); k != KindSwitch && k != KindHub {
 					d.errorf(v, key, "%q: a variant can make a node a switch or a hub", s)
 				}
-				o.Kind = s
+				o.Kind = Kind(s)
 			}
 		}},
 		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
@@ -124,9 +125,9 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 			}
 			o.CPU = d.frameCPU(key, v)
 		}},
-		{"phy", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.PHY, atm.PHYNames()...) }},
-		{"aal", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.AAL, "aal5", "aal34") }},
-		{"encap", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &o.Encap, "llc", "vcmux") }},
+		{"phy", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.PHY, phyNames()...) }},
+		{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.AAL, AAL5, AAL34) }},
+		{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.Encap, LLC, VCMux) }},
 	})
 	atmSet := o.PHY != "" || o.AAL != "" || o.Encap != ""
 	switch {
@@ -280,7 +281,7 @@ func (lab *Lab) apply(name string) []error {
 			}
 			if a := link.ATM; a != nil {
 				a.PHY, a.AAL, a.Encap = cmp.Or(o.PHY, a.PHY), cmp.Or(o.AAL, a.AAL), cmp.Or(o.Encap, a.Encap)
-				link.AB.Rate, link.BA.Rate = atm.PHYs[a.PHY].LineRate, atm.PHYs[a.PHY].LineRate
+				link.AB.Rate, link.BA.Rate = a.PHY.Layer().LineRate, a.PHY.Layer().LineRate
 			}
 		}
 	}

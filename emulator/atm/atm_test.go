@@ -68,7 +68,7 @@ func TestSlotAt(t *testing.T) {
 	for _, name := range PHYNames() {
 		p := PHYs[name]
 		for _, k := range []int64{0, 1, 2, 1_000_003, 5_000_000_000, 17_000_000_001} {
-			start := p.slotStart(k)
+			start := p.SlotStart(k)
 			if got := p.SlotAt(start); got != k {
 				t.Errorf("%s: SlotAt(start of %d = %v) = %d", name, k, start, got)
 			}

@@ -201,7 +201,7 @@ func (l *CellLink) enqueue(c *cells.Cell, t, notBefore time.Duration) bool {
 	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(t, notBefore)))
 	l.nextSlot = slot + 1
 	end := l.cfg.PHY.SlotEnd(slot)
-	l.stats.BusyTime += end - l.cfg.PHY.slotStart(slot)
+	l.stats.BusyTime += end - l.cfg.PHY.SlotStart(slot)
 	l.occ.push(end)
 	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
 	b := &l.open
@@ -381,7 +381,7 @@ func (l *CellLink) start() {
 	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(l.s.Now(), head.At)))
 	l.nextSlot = slot + 1
 	end := l.cfg.PHY.SlotEnd(slot)
-	l.stats.BusyTime += end - l.cfg.PHY.slotStart(slot)
+	l.stats.BusyTime += end - l.cfg.PHY.SlotStart(slot)
 	l.headEnd = end
 	l.tx.Reset(end)
 }

@@ -49,9 +49,6 @@ func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int,
 	if l.ATM == nil {
 		return EthernetCeiling(dir.Rate, mtu, payload, proto)
 	}
-	phy, aal, encap, err := l.ATM.Layers()
-	if err != nil {
-		return Ceiling{}, err
-	}
+	phy, aal, encap := topologies.Layers(l.ATM)
 	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
 }
