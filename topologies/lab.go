@@ -99,7 +99,7 @@ type RouterCost struct {
 
 // ATMSwitch is an atm-switch's configuration.
 type ATMSwitch struct {
-	Queue    int    // output queue per port, cells; 0 = the default
+	Queue    int // output queue per port, cells; 0 = the default
 	Discard  Discard
 	Mappings []Mapping
 }
@@ -162,7 +162,7 @@ type ATM struct {
 	AAL      AAL
 	Encap    Encap
 	VPI, VCI int
-	PCR             float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
+	PCR      float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
 }
 
 // DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).

@@ -27,20 +27,20 @@ type Variant struct {
 // directions, by one of its endpoints), an ATM link's PHY, AAL or
 // encapsulation, or a node's kind, MPLS, CPU, switch buffer or router cost.
 type Override struct {
-	Line            int
-	Link            string // endpoint naming the link
-	Node            string
-	Rate            units.BitRate
-	Delay, Jitter   *time.Duration
-	Loss            *float64
-	PHY             PHY
-	AAL             AAL
-	Encap           Encap
-	Kind            Kind
-	MPLS            *bool
-	CPU             *FrameCPU   // a host's or switch's processing limit (zero costs: none)
-	Buffer          units.Size  // a switch's output buffer per port
-	Cost            *RouterCost // a router's costs, all of them
+	Line          int
+	Link          string // endpoint naming the link
+	Node          string
+	Rate          units.BitRate
+	Delay, Jitter *time.Duration
+	Loss          *float64
+	PHY           PHY
+	AAL           AAL
+	Encap         Encap
+	Kind          Kind
+	MPLS          *bool
+	CPU           *FrameCPU   // a host's or switch's processing limit (zero costs: none)
+	Buffer        units.Size  // a switch's output buffer per port
+	Cost          *RouterCost // a router's costs, all of them
 }
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
