@@ -427,12 +427,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	}
 	d.mapping(n, path, fields)
 
-	if node.Kind == KindSwitch && node.Buffer == 0 {
-		node.Buffer = 128 << 10
-	}
-	if node.Kind == KindHub && node.Repeater == "" {
-		node.Repeater = "class2"
-	}
+	kindDefaults(node)
 	if node.Kind == KindHost || node.Kind == KindRouter {
 		if ipv4.IsValid() || mtu != 0 {
 			eth0 := node.Interface("eth0")

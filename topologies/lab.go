@@ -16,12 +16,6 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
-// Defaults applied when a lab file does not say.
-const (
-	DefaultMTU  = 1500
-	DefaultRate = units.Gbps
-)
-
 // Lab is a validated lab file.
 type Lab struct {
 	File        string
@@ -99,7 +93,7 @@ type RouterCost struct {
 
 // ATMSwitch is an atm-switch's configuration.
 type ATMSwitch struct {
-	Queue    int // output queue per port, cells; 0 = the default
+	Queue    int // output queue per port, cells
 	Discard  Discard
 	Mappings []Mapping
 }
@@ -164,9 +158,6 @@ type ATM struct {
 	VPI, VCI int
 	PCR      float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
 }
-
-// DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).
-const DefaultATMMTU = 9180
 
 // Link joins two endpoints.
 type Link struct {

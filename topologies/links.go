@@ -64,7 +64,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			})
 		}},
 		{"atm", false, func(key string, v *yaml.Node) {
-			a := &ATM{PHY: "oc3", AAL: AAL5, Encap: LLC, VCI: 100}
+			a := &ATM{PHY: DefaultPHY, AAL: DefaultAAL, Encap: DefaultEncap, VCI: DefaultVCI}
 			l.ATM = a
 			d.mapping(v, key, []field{
 				{"phy", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.PHY, phyNames()...) }},

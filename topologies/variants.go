@@ -236,12 +236,7 @@ func (lab *Lab) apply(name string) []error {
 					return []error{&Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("%s is a %s; only a switch and a hub stand in for each other", n.Name, n.Kind)}}
 				}
 				n.Kind = o.Kind
-				if n.Kind == KindHub && n.Repeater == "" {
-					n.Repeater = "class2"
-				}
-				if n.Kind == KindSwitch && n.Buffer == 0 {
-					n.Buffer = 128 << 10
-				}
+				kindDefaults(n)
 			}
 			if o.MPLS != nil {
 				n.MPLS = *o.MPLS

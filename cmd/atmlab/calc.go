@@ -15,6 +15,7 @@ import (
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/webguard"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // calcPath is the medium `atmlab calc` works out (theory.Path), with its
@@ -159,7 +160,7 @@ func (p *calcPath) resolve(mtuGiven bool) error {
 		return fmt.Errorf("--encap: %w", err)
 	}
 	if !mtuGiven {
-		p.MTU = 9180
+		p.MTU = topologies.DefaultATMMTU
 	}
 	if sdu := p.MTU + p.Encap.Overhead(); sdu > 65535 {
 		return fmt.Errorf("--mtu %d does not fit: with %v an AAL SDU of %d bytes is over 65535; give --mtu %d or less", p.MTU, p.Encap, sdu, 65535-p.Encap.Overhead())

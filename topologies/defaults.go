@@ -1,0 +1,55 @@
+package topologies
+
+import "github.com/atmlab/atmlab/emulator/units"
+
+// Defaults applied when a lab file does not say: here and nowhere else, so
+// that a resolved lab (spec.json) holds every value the models are built
+// with.
+const (
+	DefaultMTU  = 1500
+	DefaultRate = units.Gbps
+
+	// DefaultATMMTU is Classical IP over ATM's MTU (RFC 1626, kept by RFC 2225).
+	DefaultATMMTU = 9180
+
+	// DefaultSwitchBuffer is a switch's output queue per port.
+	DefaultSwitchBuffer units.Size = 128 << 10
+
+	// DefaultRepeater is a hub's repeater class: 100BASE-TX hubs are class II.
+	DefaultRepeater = Class2
+
+	// An ATM link's layers and first VC unless its atm: says.
+	DefaultPHY   PHY = "oc3"
+	DefaultAAL       = AAL5
+	DefaultEncap     = LLC
+	DefaultVCI       = 100
+
+	// DefaultATMSwitchQueue is an atm-switch's output queue per port, in
+	// cells (about 12 ms at OC-3c).
+	DefaultATMSwitchQueue = 4096
+
+	// DefaultDiscard is an atm-switch's discard policy: cell by cell.
+	DefaultDiscard = DiscardNone
+)
+
+// kindDefaults fills what a node of its kind needs and the lab file left
+// out; decoding and a variant that changes a node's kind both call it.
+func kindDefaults(n *Node) {
+	switch n.Kind {
+	case KindSwitch:
+		if n.Buffer == 0 {
+			n.Buffer = DefaultSwitchBuffer
+		}
+	case KindHub:
+		if n.Repeater == "" {
+			n.Repeater = DefaultRepeater
+		}
+	case KindATMSwitch:
+		if n.ATMSwitch.Queue == 0 {
+			n.ATMSwitch.Queue = DefaultATMSwitchQueue
+		}
+		if n.ATMSwitch.Discard == "" {
+			n.ATMSwitch.Discard = DefaultDiscard
+		}
+	}
+}
