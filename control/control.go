@@ -40,7 +40,7 @@ type reply struct {
 	Stats *Stats   `json:"stats,omitempty"`
 	Set   *Changed `json:"set,omitempty"`
 	// Topology answers a topology request (topology.go).
-	Topology *topologies.Spec `json:"topology,omitempty"`
+	Topology *topologies.View `json:"topology,omitempty"`
 }
 
 // Lab is what the server asks of a running lab. Query and Do run a

@@ -11,12 +11,12 @@ import (
 // topology answers a topology request: the lab's spec, for a viewer that
 // attaches to a running lab (atmlab web).
 func (s *Server) topology(c net.Conn) {
-	spec := s.lab.Network().Lab.Spec()
+	spec := s.lab.Network().Lab.View()
 	json.NewEncoder(c).Encode(reply{Topology: &spec})
 }
 
 // QueryTopology asks the lab answering at path for its topology.
-func QueryTopology(ctx context.Context, lab, path string) (*topologies.Spec, error) {
+func QueryTopology(ctx context.Context, lab, path string) (*topologies.View, error) {
 	c, _, rep, err := dial(ctx, lab, path, request{Op: "topology"})
 	if err != nil {
 		return nil, err

@@ -114,6 +114,6 @@ func Capture(ctx context.Context, lab, endpoint string, cellMode bool, w io.Writ
 }
 
 // QueryTopology asks a running lab for its topology (control.QueryTopology).
-func QueryTopology(ctx context.Context, lab string) (*topologies.Spec, error) {
+func QueryTopology(ctx context.Context, lab string) (*topologies.View, error) {
 	return control.QueryTopology(ctx, lab, SocketPath(lab))
 }

@@ -176,7 +176,7 @@ func TestWebAttach(t *testing.T) {
 	requireRoot(t, "ping")
 	r := up(t, setLab)
 	url := startURL(t, "web", r.name, "--listen", "127.0.0.1:0")
-	var spec topologies.Spec
+	var spec topologies.View
 	getJSON(t, url, "/api/topology", &spec)
 	if spec.Lab != r.name || len(spec.Nodes) != 3 || len(spec.Links) != 2 {
 		t.Fatalf("topology %+v", spec)

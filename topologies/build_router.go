@@ -68,7 +68,7 @@ func routeAndBind(lab *Lab, routers map[string]*router.Router) error {
 			for _, rt := range node.Routes {
 				iface := ifaceOn(r, rt.Via)
 				if iface == nil {
-					return fmt.Errorf("%s:%d: router %s: gateway %s is on none of its subnets", lab.File, rt.Line, node.Name, rt.Via)
+					return fmt.Errorf("%s:%d: router %s: gateway %s is on none of its subnets (a programming fault: Resolve checks every gateway)", lab.File, rt.Line, node.Name, rt.Via)
 				}
 				r.AddRoute(router.Route{Prefix: rt.To, Via: rt.Via, Iface: iface})
 			}

@@ -48,8 +48,32 @@ func Load(path string) (*Lab, error) {
 	return Parse(path, data)
 }
 
-// Parse validates a lab file's contents; file names it in errors.
+// Parse validates a lab file's contents (file names it in errors): Decode,
+// Resolve as written, then the separate step that reads the file system,
+// CheckReferences.
 func Parse(file string, data []byte) (*Lab, error) {
+	raw, err := Decode(file, data)
+	if err != nil {
+		return nil, err
+	}
+	lab, errs := resolve(raw)
+	errs = append(errs, lab.referenceErrors()...) // every problem at once
+	if len(errs) > 0 {
+		return nil, joinByLine(errs)
+	}
+	return lab, nil
+}
+
+// Raw is a lab file's YAML tree, held in memory: Resolve makes a lab of
+// it, as written or as a variant makes it, without reading the file again.
+type Raw struct {
+	File string
+	tree *yaml.Node // the top mapping
+}
+
+// Decode reads a lab file's contents into its YAML tree, checking its size,
+// encoding and that it is one YAML document; it touches no file system.
+func Decode(file string, data []byte) (*Raw, error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
 	}
@@ -91,19 +115,52 @@ func Parse(file string, data []byte) (*Lab, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
 	}
-	return decode(file, root.Content[0])
+	return &Raw{File: file, tree: root.Content[0]}, nil
+}
+
+// Resolve makes the typed lab a lab file's tree describes, every default
+// applied and every check that can fail on input done (PVC plans, routes
+// and label plans included), so that Build cannot fail on it. variant ""
+// is the lab as written, with all its experiments and variants; a
+// variant's name ("base" too) is the lab that variant measures (WithVariant).
+// All problems come back at once, joined, each an *Error. It touches no
+// file system: reference files are checked by CheckReferences.
+func Resolve(raw *Raw, variant string) (*Lab, error) {
+	if variant != "" {
+		lab, errs := raw.variant(variant)
+		if errs != nil {
+			return nil, errors.Join(errs...)
+		}
+		return lab, nil
+	}
+	return decode(raw)
 }
 
 // decode makes a lab of a lab file's YAML tree (its top mapping).
-func decode(file string, raw *yaml.Node) (*Lab, error) {
-	d := &decoder{file: file}
-	lab := &Lab{File: file, raw: raw}
-	d.lab(raw, lab)
-	if len(d.errs) > 0 {
-		sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].(*Error).Line < d.errs[j].(*Error).Line })
-		return nil, errors.Join(d.errs...)
+func decode(raw *Raw) (*Lab, error) {
+	lab, errs := resolve(raw)
+	if len(errs) > 0 {
+		return nil, joinByLine(errs)
 	}
 	return lab, nil
+}
+
+// resolve decodes, checks and plans the lab as written; the lab comes back
+// with the problems, as far as it was decoded.
+func resolve(raw *Raw) (*Lab, []error) {
+	d := &decoder{file: raw.File}
+	lab := &Lab{File: raw.File, raw: raw}
+	d.lab(raw.tree, lab)
+	if len(d.errs) == 0 {
+		d.errs = planPVCs(lab)
+	}
+	return lab, d.errs
+}
+
+// joinByLine joins lab-file problems in line order.
+func joinByLine(errs []error) error {
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].(*Error).Line < errs[j].(*Error).Line })
+	return errors.Join(errs...)
 }
 
 type decoder struct {

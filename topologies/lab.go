@@ -6,7 +6,6 @@ package topologies
 import (
 	"crypto/sha256"
 	"fmt"
-	"gopkg.in/yaml.v3"
 	"net"
 	"net/netip"
 	"time"
@@ -35,7 +34,7 @@ type Lab struct {
 
 	// raw is the file's decoded YAML tree: WithVariant decodes it again,
 	// in memory, for each variant.
-	raw *yaml.Node
+	raw *Raw
 
 	// Indexes by name and endpoint, so that validation stays linear; they
 	// catch up with whatever was appended to Nodes and Links since.
@@ -96,6 +95,7 @@ type ATMSwitch struct {
 	Queue    int // output queue per port, cells
 	Discard  Discard
 	Mappings []Mapping
+	Cross    []CrossConnect // every translation the switch makes, planned by Resolve
 }
 
 // Mapping is a duplex PVC through an atm-switch as GNS3 writes it:
@@ -124,6 +124,7 @@ type Interface struct {
 	IPv4 netip.Prefix // zero if none
 	MTU  int
 	Line int
+	VCs  []VC `json:",omitempty"` // a host's ATM interface: its PVCs, planned by Resolve
 }
 
 // Route is a static route.

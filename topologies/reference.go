@@ -27,6 +27,27 @@ type Reference struct {
 	Format     string // iperf3 or netperf
 	Source     string
 	dir        string // the lab file's directory, which File must be under
+	given      string // File as the lab file writes it
+	fileLine   int    // the line of its file: key
+}
+
+// CheckReferences is the step after Resolve that reads the file system:
+// each reference's result file must be a regular file under the lab
+// file's directory, of at most MaxReferenceBytes. All problems come back
+// at once, joined, each an *Error.
+func (l *Lab) CheckReferences() error { return errors.Join(l.referenceErrors()...) }
+
+func (l *Lab) referenceErrors() []error {
+	var errs []error
+	for i, r := range l.References {
+		if r.given == "" {
+			continue
+		}
+		if _, err := referenceFile(r.dir, r.given); err != nil {
+			errs = append(errs, &Error{File: l.File, Line: r.fileLine, Key: fmt.Sprintf("reference[%d].file", i), Msg: err.Error()})
+		}
+	}
+	return errs
 }
 
 // MaxReferenceBytes bounds a reference's result file: iperf3 -J output of
@@ -131,11 +152,10 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 			{"unit", false, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{"file", false, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
-					path, err := referenceFile(dir, s)
-					if err != nil {
-						d.errorf(v, key, "%v", err)
+					r.File, r.fileLine, r.given = s, v.Line, s // checked on disk by CheckReferences
+					if !filepath.IsAbs(s) {
+						r.File = filepath.Join(dir, s)
 					}
-					r.File = path
 				}
 			}},
 			{"format", false, func(key string, v *yaml.Node) {

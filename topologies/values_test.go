@@ -267,12 +267,10 @@ func TestResolveVariants(t *testing.T) {
 	three := strings.Replace(atmLab("", ""), "    a1:", "    h3: {kind: host, ipv4: 10.0.0.3/24}\n    a1:", 1) +
 		"    - {endpoints: [\"h3:eth0\", \"a1:p3\"], atm: {phy: oc3}}\n"
 	three = strings.Replace(three, `atm: {phy: oc3}}`, `atm: {phy: oc3, vci: 65535}}`, 1)
-	lab, err = Parse("vci.yaml", []byte(three))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lab.ResolveVariants(lab.Measured()); err == nil || !strings.Contains(err.Error(), "vci.yaml:9: link h1:eth0-a1:p1 has run out of VCIs") {
-		t.Fatalf("ResolveVariants of a lab Build refuses: %v", err)
+	// Resolve plans the PVCs, so a link out of VCIs fails at Parse (it
+	// failed at ResolveVariants when Build planned them).
+	if _, err = Parse("vci.yaml", []byte(three)); err == nil || !strings.Contains(err.Error(), "vci.yaml:9: topology.links: link h1:eth0-a1:p1 has run out of VCIs") {
+		t.Fatalf("Parse of a lab whose link runs out of VCIs: %v", err)
 	}
 }
 

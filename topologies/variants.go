@@ -10,7 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -165,7 +164,12 @@ func (l *Lab) withVariant(name string) (*Lab, []error) {
 	if l.raw == nil {
 		return nil, []error{fmt.Errorf("lab %s was not read from a lab file, so it has no variants", l.Name)}
 	}
-	fresh, err := decode(l.File, l.raw)
+	return l.raw.variant(name)
+}
+
+// variant resolves the tree as the named variant makes it.
+func (raw *Raw) variant(name string) (*Lab, []error) {
+	fresh, err := decode(raw)
 	if err != nil {
 		return nil, []error{err}
 	}
@@ -178,12 +182,11 @@ func (l *Lab) withVariant(name string) (*Lab, []error) {
 	return fresh, nil
 }
 
-// ResolveVariants makes the lab as each named variant makes it ("base":
-// as written; lab run measures Measured's) and builds each on a scratch scheduler, so that
-// what only Build finds (PVC plans, routes, MPLS labels) fails now, before
-// anything runs: validate and the start of lab run call it. Every problem
-// of every variant comes back at once, joined; a lab-file problem is an
-// *Error whose message names the variant.
+// ResolveVariants resolves the lab as each named variant makes it ("base":
+// as written; lab run measures Measured's), PVC plans included, so that a
+// bad variant fails now, before anything runs: validate and the start of
+// lab run call it. Every problem of every variant comes back at once,
+// joined; a lab-file problem is an *Error whose message names the variant.
 func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
 	var labs []*Lab
 	var problems []error
@@ -200,11 +203,6 @@ func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
 			return fmt.Errorf("variant %s: %w", name, err)
 		}
 		v, errs := l.withVariant(name)
-		if errs == nil {
-			if _, err := Build(v, sched.New()); err != nil {
-				errs = []error{err}
-			}
-		}
 		for _, err := range errs {
 			problems = append(problems, prefix(err))
 		}
@@ -292,6 +290,9 @@ func (lab *Lab) apply(name string) []error {
 		d.checkHubLink(lab, link, hubFirst)
 	}
 	d.checkPVCs(lab)
+	if d.errs == nil {
+		d.errs = planPVCs(lab)
+	}
 	return d.errs
 }
 

@@ -97,7 +97,7 @@ func TestBrowserEveryKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, f, addr := serve(t)
-		f.spec = lab.Spec()
+		f.spec = lab.View()
 		s.SetSource(f)
 		run(t, ctx, chromedp.Steps(chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-node]`))))
 		run(t, ctx, chromedp.Poll[bool](`Number(document.body.dataset.polls || 0) >= 2`, chromedp.WithPollingTimeout(10*time.Second)))

@@ -33,7 +33,7 @@ var assets embed.FS
 // Source is a lab the view shows: its topology, its counters (any JSON,
 // as atmlab stats -o json prints them) and atmlab set's change.
 type Source interface {
-	Topology(ctx context.Context) (topologies.Spec, error)
+	Topology(ctx context.Context) (topologies.View, error)
 	Stats(ctx context.Context) (any, error)
 	Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error)
 }
@@ -53,7 +53,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	src      Source
-	spec     *topologies.Spec
+	spec     *topologies.View
 	run      *runState
 	explorer http.Handler // the sawtooth explorer, at /explorer/
 

@@ -24,12 +24,12 @@ import (
 // snapshots taken, and the changes it was asked for.
 type fake struct {
 	mu      sync.Mutex
-	spec    topologies.Spec
+	spec    topologies.View
 	stats   int
 	changes []string
 }
 
-func (f *fake) Topology(context.Context) (topologies.Spec, error) { return f.spec, nil }
+func (f *fake) Topology(context.Context) (topologies.View, error) { return f.spec, nil }
 
 func (f *fake) Stats(context.Context) (any, error) {
 	f.mu.Lock()
@@ -59,7 +59,7 @@ func (f *fake) Set(_ context.Context, endpoint, direction string, c topologies.C
 
 func (f *fake) snapshots() int { f.mu.Lock(); defer f.mu.Unlock(); return f.stats }
 
-func sw100() topologies.Spec {
+func sw100() topologies.View {
 	lab, err := topologies.Parse("sw100.yaml", []byte(`name: sw100
 topology:
   nodes:
@@ -73,7 +73,7 @@ topology:
 	if err != nil {
 		panic(err)
 	}
-	return lab.Spec()
+	return lab.View()
 }
 
 // serve starts a view of a fake sw100 on a loopback port.

@@ -68,7 +68,7 @@ func setLink(ctx context.Context, lab, endpoint, direction string, c topologies.
 	return kernel.SetLink(ctx, lab, endpoint, direction, c)
 }
 
-func queryTopology(ctx context.Context, lab string) (*topologies.Spec, error) {
+func queryTopology(ctx context.Context, lab string) (*topologies.View, error) {
 	return kernel.QueryTopology(ctx, lab)
 }
 
@@ -170,7 +170,7 @@ func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Co
 // live view sees it.
 type inProcess struct{ k *kernel.Lab }
 
-func (p inProcess) Topology(context.Context) (topologies.Spec, error) { return p.k.Lab.Spec(), nil }
+func (p inProcess) Topology(context.Context) (topologies.View, error) { return p.k.Lab.View(), nil }
 
 func (p inProcess) Stats(ctx context.Context) (any, error) { return p.k.Stats(ctx) }
 

@@ -44,7 +44,7 @@ func setLink(context.Context, string, string, string, topologies.Change) (*contr
 	return nil, needsLinux("set")
 }
 
-func queryTopology(context.Context, string) (*topologies.Spec, error) {
+func queryTopology(context.Context, string) (*topologies.View, error) {
 	return nil, needsLinux("web")
 }
 

@@ -83,8 +83,9 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			vlabs := make([]*topologies.Lab, len(variants))
+			names := make([]string, len(variants))
 			for i, v := range variants {
-				vlabs[i] = v.Lab
+				vlabs[i], names[i] = v.Lab, v.Name
 			}
 			releaseLock := func() {}
 			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
@@ -116,6 +117,13 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			if err := os.WriteFile(filepath.Join(out, "lab.yaml"), src, 0o644); err != nil {
+				return err
+			}
+			spec, err := topologies.SpecJSON(names, vlabs) // what each variant was built from
+			if err == nil {
+				err = os.WriteFile(filepath.Join(out, topologies.SpecFile), spec, 0o644)
+			}
+			if err != nil {
 				return err
 			}
 			if err := labrun.CopyReferences(out, a[0], lab); err != nil {

@@ -64,7 +64,7 @@ func TestLabRunVirtual(t *testing.T) {
 		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
 			t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
 		}
-		for _, f := range []string{"report.md", "report.html", "virtual-base.json"} {
+		for _, f := range []string{"report.md", "report.html", "virtual-base.json", "spec.json"} {
 			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 				t.Errorf("no %s: %v", f, err)
 			}

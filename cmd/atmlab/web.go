@@ -95,13 +95,13 @@ func newWeb(opts *options) *cobra.Command {
 // attached is a running lab seen through its control socket.
 type attached struct{ lab string }
 
-func (a attached) Topology(ctx context.Context) (topologies.Spec, error) {
+func (a attached) Topology(ctx context.Context) (topologies.View, error) {
 	s, err := queryTopology(ctx, a.lab)
 	if err != nil {
-		return topologies.Spec{}, err
+		return topologies.View{}, err
 	}
 	if s == nil {
-		return topologies.Spec{}, fmt.Errorf("lab %s sent no topology: its atmlab is older than this one", a.lab)
+		return topologies.View{}, fmt.Errorf("lab %s sent no topology: its atmlab is older than this one", a.lab)
 	}
 	return *s, nil
 }

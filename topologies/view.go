@@ -4,37 +4,37 @@ import (
 	"time"
 )
 
-// Spec is a lab's topology as a viewer draws it (the live view, and the
+// View is a lab's topology as a viewer draws it (the live view, and the
 // control socket's topology request): every node and link, each link's
 // rate or PHY and AAL, with plain JSON field names.
-type Spec struct {
+type View struct {
 	Lab   string     `json:"lab"`
-	Nodes []SpecNode `json:"nodes"`
-	Links []SpecLink `json:"links"`
+	Nodes []ViewNode `json:"nodes"`
+	Links []ViewLink `json:"links"`
 }
 
-// SpecNode is a node: its name, kind and interfaces.
-type SpecNode struct {
+// ViewNode is a node: its name, kind and interfaces.
+type ViewNode struct {
 	Name       string   `json:"name"`
 	Kind       Kind     `json:"kind"`
 	Interfaces []string `json:"interfaces,omitempty"` // "eth0 10.0.0.1/24"
 }
 
-// SpecLink is a link between two endpoints, each direction's settings as
+// ViewLink is a link between two endpoints, each direction's settings as
 // in the lab file.
-type SpecLink struct {
+type ViewLink struct {
 	A    string  `json:"a"` // "h1:eth0"
 	B    string  `json:"b"`
-	AB   SpecDir `json:"ab"` // what A sends
-	BA   SpecDir `json:"ba"`
+	AB   ViewDir `json:"ab"` // what A sends
+	BA   ViewDir `json:"ba"`
 	PHY  string  `json:"phy,omitempty"` // ATM links only
 	AAL  string  `json:"aal,omitempty"`
 	Enc  string  `json:"encap,omitempty"`
 	Prop float64 `json:"propagation_ms,omitempty"`
 }
 
-// SpecDir is one direction's rate and impairments.
-type SpecDir struct {
+// ViewDir is one direction's rate and impairments.
+type ViewDir struct {
 	Rate   float64 `json:"rate_bps"`
 	Text   string  `json:"rate"` // "100M"
 	Delay  float64 `json:"delay_ms,omitempty"`
@@ -42,11 +42,11 @@ type SpecDir struct {
 	Loss   float64 `json:"loss,omitempty"` // probability
 }
 
-// Spec returns the lab's topology for a viewer.
-func (l *Lab) Spec() Spec {
-	s := Spec{Lab: l.Name, Nodes: []SpecNode{}, Links: []SpecLink{}}
+// View returns the lab's topology for a viewer.
+func (l *Lab) View() View {
+	s := View{Lab: l.Name, Nodes: []ViewNode{}, Links: []ViewLink{}}
 	for _, n := range l.Nodes {
-		sn := SpecNode{Name: n.Name, Kind: n.Kind}
+		sn := ViewNode{Name: n.Name, Kind: n.Kind}
 		for _, i := range n.Interfaces {
 			d := i.Name
 			if i.IPv4.IsValid() {
@@ -57,11 +57,11 @@ func (l *Lab) Spec() Spec {
 		s.Nodes = append(s.Nodes, sn)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	dir := func(d Direction) SpecDir {
-		return SpecDir{Rate: float64(d.Rate), Text: d.Rate.String(), Delay: ms(d.Impair.Delay), Jitter: ms(d.Impair.Jitter), Loss: d.Impair.Loss}
+	dir := func(d Direction) ViewDir {
+		return ViewDir{Rate: float64(d.Rate), Text: d.Rate.String(), Delay: ms(d.Impair.Delay), Jitter: ms(d.Impair.Jitter), Loss: d.Impair.Loss}
 	}
 	for _, k := range l.Links {
-		sl := SpecLink{A: k.A.String(), B: k.B.String(), AB: dir(k.AB), BA: dir(k.BA), Prop: ms(k.Propagation)}
+		sl := ViewLink{A: k.A.String(), B: k.B.String(), AB: dir(k.AB), BA: dir(k.BA), Prop: ms(k.Propagation)}
 		if k.ATM != nil {
 			sl.PHY, sl.AAL, sl.Enc = string(k.ATM.PHY), string(k.ATM.AAL), string(k.ATM.Encap)
 		}

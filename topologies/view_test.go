@@ -24,14 +24,14 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.Marshal(lab.Spec())
+	got, err := json.Marshal(lab.View())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", got)
-	s := lab.Spec()
+	s := lab.View()
 	if len(s.Nodes) != 6 || len(s.Links) != 4 {
-		t.Fatalf("spec has %d nodes, %d links; want 6, 4", len(s.Nodes), len(s.Links))
+		t.Fatalf("view has %d nodes, %d links; want 6, 4", len(s.Nodes), len(s.Links))
 	}
 	kinds := map[string]Kind{}
 	for _, n := range s.Nodes {

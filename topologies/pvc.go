@@ -1,0 +1,227 @@
+package topologies
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// VC is a permanent virtual circuit at a host's ATM interface: its VPI and
+// VCI and, on a PVC the lab planned between two hosts, the address at its
+// far end (so that the adapter answers ATMARP for it).
+type VC struct {
+	VPI, VCI int
+	Peer     netip.Addr `json:",omitzero"`
+}
+
+// CrossConnect is one direction of an atm-switch's translation: cells in
+// on In leave on Out (a whole VP where In.VCI is -1).
+type CrossConnect struct {
+	In, Out ATMAddr
+}
+
+// planPVCs decides every PVC of the lab: each host ATM interface's VCs
+// (Interface.VCs) and each atm-switch's cross-connects (ATMSwitch.Cross).
+// The mappings a lab gives are installed both ways, and each host then has
+// its link's VPI/VCI as its one PVC; a lab that gives none gets a duplex PVC
+// between every two addressed hosts the switches join, along the fewest
+// switch hops, each link handing out VCIs from its atm.vci upwards on its
+// atm.vpi. It runs on a checked lab (and again after a variant), so what
+// it finds is what only planning can: a link out of VCIs.
+func planPVCs(lab *Lab) []error {
+	p := &pvcPlan{lab: lab, nextVCI: map[*Link]int{}}
+	explicit := false
+	for _, n := range lab.Nodes {
+		for _, i := range n.Interfaces {
+			i.VCs = nil
+		}
+		if n.ATMSwitch != nil {
+			n.ATMSwitch.Cross = nil
+			explicit = explicit || len(n.ATMSwitch.Mappings) > 0
+		}
+	}
+	var links []*Link
+	for _, l := range lab.Links {
+		if l.ATM == nil {
+			continue
+		}
+		links = append(links, l)
+		if p.isHost(l.A) && p.isHost(l.B) { // a point-to-point PVC
+			vc := VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI}
+			p.iface(l.A).VCs, p.iface(l.B).VCs = []VC{vc}, []VC{vc}
+		}
+	}
+	if explicit {
+		p.mapped()
+		return nil
+	}
+	if err := p.auto(links); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+type pvcPlan struct {
+	lab     *Lab
+	nextVCI map[*Link]int
+}
+
+func (p *pvcPlan) isHost(e Endpoint) bool   { return p.lab.Node(e.Node).Kind == KindHost }
+func (p *pvcPlan) isSwitch(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindATMSwitch }
+func (p *pvcPlan) iface(e Endpoint) *Interface {
+	return p.lab.Node(e.Node).Interface(e.Port)
+}
+
+// mapped installs the mappings given, both ways.
+func (p *pvcPlan) mapped() {
+	for _, node := range p.lab.Nodes {
+		if node.ATMSwitch == nil {
+			continue
+		}
+		for _, m := range node.ATMSwitch.Mappings {
+			node.ATMSwitch.Cross = append(node.ATMSwitch.Cross, CrossConnect{m.From, m.To}, CrossConnect{m.To, m.From})
+		}
+	}
+	for e := range p.hostEnds() {
+		l := p.lab.LinkOf(e)
+		p.iface(e).VCs = []VC{{VPI: l.ATM.VPI, VCI: l.ATM.VCI}}
+	}
+}
+
+// hostEnds returns the host interfaces attached to atm-switches and the
+// switch end of each.
+func (p *pvcPlan) hostEnds() map[Endpoint]Endpoint {
+	ends := map[Endpoint]Endpoint{} // host end -> switch end
+	for _, l := range p.lab.Links {
+		if l.ATM == nil {
+			continue
+		}
+		if p.isHost(l.A) && p.isSwitch(l.B) {
+			ends[l.A] = l.B
+		} else if p.isHost(l.B) && p.isSwitch(l.A) {
+			ends[l.B] = l.A
+		}
+	}
+	return ends
+}
+
+// auto plans a duplex PVC between every two addressed hosts the switches
+// join (planPVCs).
+func (p *pvcPlan) auto(links []*Link) error {
+	ends := p.hostEnds()
+	var hosts []Endpoint
+	for _, node := range p.lab.Nodes {
+		for _, i := range node.Interfaces {
+			if _, ok := ends[Endpoint{node.Name, i.Name}]; ok {
+				hosts = append(hosts, Endpoint{node.Name, i.Name})
+			}
+		}
+	}
+	for i, h1 := range hosts {
+		for _, h2 := range hosts[i+1:] {
+			a1, a2 := p.iface(h1).IPv4, p.iface(h2).IPv4
+			if !a1.IsValid() || !a2.IsValid() {
+				continue
+			}
+			path := p.path(ends[h1], ends[h2], links)
+			if path == nil {
+				continue // switches not joined: no PVC, as on hardware
+			}
+			l1, l2 := p.lab.LinkOf(h1), p.lab.LinkOf(h2)
+			// hops: h1's link, the switch-to-switch links, h2's link.
+			hops := append(append([]*Link{l1}, path...), l2)
+			vc := make([]VC, len(hops))
+			for k, l := range hops {
+				vci := p.nextVCI[l]
+				if vci == 0 {
+					vci = l.ATM.VCI
+				}
+				if vci > 65535 {
+					return &Error{File: p.lab.File, Line: l.Line, Key: "topology.links",
+						Msg: fmt.Sprintf("link %s-%s has run out of VCIs for automatic PVCs: give the switches mappings:, or split the lab", l.A, l.B)}
+				}
+				p.nextVCI[l] = vci + 1
+				vc[k] = VC{VPI: l.ATM.VPI, VCI: vci}
+			}
+			// At each switch the PVC enters on hop k and leaves on hop k+1.
+			at := ends[h1]
+			for k := 0; k+1 < len(hops); k++ {
+				in := at
+				out := switchEnd(hops[k+1], at.Node)
+				sw := p.lab.Node(at.Node).ATMSwitch
+				ia := ATMAddr{Port: in.Port, VPI: vc[k].VPI, VCI: vc[k].VCI}
+				oa := ATMAddr{Port: out.Port, VPI: vc[k+1].VPI, VCI: vc[k+1].VCI}
+				sw.Cross = append(sw.Cross, CrossConnect{ia, oa}, CrossConnect{oa, ia})
+				if k+2 < len(hops) {
+					at = otherEnd(hops[k+1], out)
+				}
+			}
+			first, last := vc[0], vc[len(vc)-1]
+			first.Peer, last.Peer = a2.Addr(), a1.Addr()
+			p.iface(h1).VCs = append(p.iface(h1).VCs, first)
+			p.iface(h2).VCs = append(p.iface(h2).VCs, last)
+		}
+	}
+	return nil
+}
+
+// switchEnd returns link l's endpoint on switch node sw.
+func switchEnd(l *Link, sw string) Endpoint {
+	if l.A.Node == sw {
+		return l.A
+	}
+	return l.B
+}
+
+func otherEnd(l *Link, e Endpoint) Endpoint {
+	if l.A == e {
+		return l.B
+	}
+	return l.A
+}
+
+// path returns the switch-to-switch links from switch port from to switch
+// port to (breadth first: fewest hops), or nil if none join them.
+func (p *pvcPlan) path(from, to Endpoint, links []*Link) []*Link {
+	if from.Node == to.Node {
+		return []*Link{}
+	}
+	prev := map[string]*Link{from.Node: nil}
+	queue := []string{from.Node}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, l := range links {
+			if !p.isSwitch(l.A) || !p.isSwitch(l.B) {
+				continue
+			}
+			var next string
+			switch cur {
+			case l.A.Node:
+				next = l.B.Node
+			case l.B.Node:
+				next = l.A.Node
+			default:
+				continue
+			}
+			if _, seen := prev[next]; seen {
+				continue
+			}
+			prev[next] = l
+			if next == to.Node {
+				var path []*Link
+				for n := next; prev[n] != nil; {
+					l := prev[n]
+					path = append([]*Link{l}, path...)
+					if l.A.Node == n {
+						n = l.B.Node
+					} else {
+						n = l.A.Node
+					}
+				}
+				return path
+			}
+			queue = append(queue, next)
+		}
+	}
+	return nil
+}
