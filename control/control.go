@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -48,7 +49,7 @@ type reply struct {
 // loop): Query waits for it, Do does not.
 type Lab interface {
 	Name() string
-	Network() *topologies.Network
+	Network() *devices.Network
 	Start() time.Time // the wall time of model time 0, for captures' timestamps
 	Query(ctx context.Context, f func()) error
 	Do(f func())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/gopacket/pcapgo"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
@@ -25,14 +26,14 @@ type fakeLab struct {
 	name    string
 	mu      sync.Mutex
 	s       *sched.Scheduler
-	net     *topologies.Network
+	net     *devices.Network
 	start   time.Time
 	changes []Changed
 }
 
-func (f *fakeLab) Name() string                 { return f.name }
-func (f *fakeLab) Network() *topologies.Network { return f.net }
-func (f *fakeLab) Start() time.Time             { return f.start }
+func (f *fakeLab) Name() string              { return f.name }
+func (f *fakeLab) Network() *devices.Network { return f.net }
+func (f *fakeLab) Start() time.Time          { return f.start }
 
 func (f *fakeLab) Query(ctx context.Context, fn func()) error {
 	if ctx.Err() != nil {
@@ -86,7 +87,7 @@ func fakeServer(t *testing.T) (*fakeLab, *Server, string) {
 		t.Fatal(err)
 	}
 	f := &fakeLab{name: "echo", s: sched.New(), start: time.Unix(1e9, 0)}
-	if f.net, err = topologies.Build(lab, f.s); err != nil {
+	if f.net, err = devices.Build(lab, f.s); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "echo.sock")

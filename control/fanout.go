@@ -12,9 +12,9 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/topologies"
 )
 
 // captured is a frame seen on a captured link.
@@ -65,7 +65,7 @@ func (s *Server) capture(ctx context.Context, c net.Conn, endpoint string, cellM
 		select {
 		case f := <-frames:
 			ts := start.Add(f.at)
-			if linkType == topologies.LinkTypeERF { // the record carries its own timestamp
+			if linkType == devices.LinkTypeERF { // the record carries its own timestamp
 				f.data = bytes.Clone(f.data)
 				atm.PutERFTime(f.data, ts)
 			}

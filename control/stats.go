@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/hist"
@@ -57,7 +58,7 @@ type HubStats struct {
 // (elapsed since the lab started); call it where the network's model runs.
 // The hosts' own counters (Hosts, PortStats.HostDrops) are the runtime's
 // to add.
-func Snapshot(lab string, loop LoopStats, net *topologies.Network, now time.Duration, changes []Changed) Stats {
+func Snapshot(lab string, loop LoopStats, net *devices.Network, now time.Duration, changes []Changed) Stats {
 	st := Stats{Lab: lab, Loop: loop, Ports: net.Stats(), Changes: slices.Clone(changes)}
 	for _, h := range net.Hubs {
 		if st.Hubs == nil {
@@ -111,7 +112,7 @@ func (c Changed) String() string {
 
 // Apply makes a change to a link of net at model time now and records it;
 // call it where the network's model runs.
-func Apply(net *topologies.Network, now time.Duration, endpoint, direction string, c topologies.Change) ([]topologies.Applied, Changed, error) {
+func Apply(net *devices.Network, now time.Duration, endpoint, direction string, c topologies.Change) ([]devices.Applied, Changed, error) {
 	applied, err := net.Set(endpoint, direction, c)
 	if err != nil {
 		return nil, Changed{}, err

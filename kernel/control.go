@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -20,7 +21,7 @@ import (
 func (k *Lab) Name() string { return k.Lab.Name }
 
 // Network is the emulated network the loop drives.
-func (k *Lab) Network() *topologies.Network { return k.Net }
+func (k *Lab) Network() *devices.Network { return k.Net }
 
 // Start is the wall time of model time 0.
 func (k *Lab) Start() time.Time { return k.Loop.start }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
@@ -201,7 +202,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
-	phy, aal, encap := topologies.Layers(l.ATM)
+	phy, aal, encap := devices.Layers(l.ATM)
 	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -29,7 +30,7 @@ func SocketPath(lab string) string { return socketPath(lab) }
 // network between them, and the loop that drives it.
 type Lab struct {
 	Lab        *topologies.Lab
-	Net        *topologies.Network
+	Net        *devices.Network
 	Loop       *Loop
 	namespaces []string
 	server     *control.Server
@@ -69,7 +70,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		return nil, fmt.Errorf("remove what an earlier run of %s left: %w", lab.Name, err)
 	}
 	s := sched.New()
-	network, err := topologies.Build(lab, s)
+	network, err := devices.Build(lab, s)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -20,14 +21,14 @@ import (
 // fakeTAPs stands in for two hosts' TAPs with SOCK_SEQPACKET socketpairs,
 // which keep frame boundaries as a TAP does: the loop gets one end, the test
 // plays the host on the other. No root needed.
-func fakeTAPs(t testing.TB, lab string) (*Loop, *topologies.Network, [2]int) {
+func fakeTAPs(t testing.TB, lab string) (*Loop, *devices.Network, [2]int) {
 	t.Helper()
 	l, err := topologies.Parse("loop.yaml", []byte(lab))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := sched.New()
-	n, err := topologies.Build(l, s)
+	n, err := devices.Build(l, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -17,7 +18,7 @@ import (
 // time, then a host's token bucket follows its link's new rate (else the
 // host would outrun, or starve, the emulated NIC).
 func (k *Lab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (control.Changed, error) {
-	var applied []topologies.Applied
+	var applied []devices.Applied
 	var rec control.Changed
 	var err error
 	qerr := k.Loop.Query(ctx, func() {

@@ -1,6 +1,8 @@
-// Package topologies reads and validates lab files (docs/design.md, "Lab files")
-// and resolves them into the objects the emulator and the kernel package
-// build. The Linux-only kernel side lives in package kernel.
+// Package topologies reads lab files (docs/design.md, "Lab files") and
+// resolves them into typed, fully defaulted, fully checked labs: Decode,
+// then Resolve, with no model imported (TestImportsNoDevice). Package
+// devices builds the emulated network of a resolved lab; package kernel
+// runs it on Linux.
 package topologies
 
 import (
@@ -10,8 +12,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
 
@@ -66,14 +66,6 @@ type FrameCPU struct {
 	PerPacket time.Duration
 	Copy      units.BitRate // a per-octet cost as a copy rate; 0: none
 	Queue     int           // frames waiting; 0 = the default
-}
-
-// build returns the emulator's CPU for c; nil (no limit) for a nil c.
-func (c *FrameCPU) build(s *sched.Scheduler) *emulator.FrameCPU {
-	if c == nil {
-		return nil
-	}
-	return emulator.NewFrameCPU(s, c.PerPacket, c.Copy, c.Queue)
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

@@ -75,6 +75,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 	"gvisor.dev/gvisor/pkg/waiter"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
@@ -92,7 +93,7 @@ const QueueFrames = 1000
 // Lab is a lab's hosts as netstack stacks on the network's scheduler.
 type Lab struct {
 	Sched *sched.Scheduler
-	Net   *topologies.Network
+	Net   *devices.Network
 	Hosts map[string]*Host // by node name
 	order []*Host          // in file order
 	frame uint64           // the last frame ID given out
@@ -141,8 +142,8 @@ type nic struct {
 }
 
 // New makes every host of lab a netstack stack attached to its ports in
-// n (built by topologies.Build on n.Sched).
-func New(lab *topologies.Lab, n *topologies.Network) (*Lab, error) {
+// n (built by devices.Build on n.Sched).
+func New(lab *topologies.Lab, n *devices.Network) (*Lab, error) {
 	l := &Lab{Sched: n.Sched, Net: n, Hosts: map[string]*Host{}}
 	for _, node := range lab.Nodes {
 		if node.Kind != topologies.KindHost {

@@ -12,6 +12,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
@@ -40,7 +41,7 @@ func build(t *testing.T, text string) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := topologies.Build(lab, sched.New())
+	n, err := devices.Build(lab, sched.New())
 	if err != nil {
 		t.Fatal(err)
 	}

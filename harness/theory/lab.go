@@ -1,6 +1,7 @@
 package theory
 
 import (
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -49,6 +50,6 @@ func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int,
 	if l.ATM == nil {
 		return EthernetCeiling(dir.Rate, mtu, payload, proto)
 	}
-	phy, aal, encap := topologies.Layers(l.ATM)
+	phy, aal, encap := devices.Layers(l.ATM)
 	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/vhost"
 	"github.com/atmlab/atmlab/harness/labrun"
@@ -78,7 +79,7 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topolo
 func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
 	seeded := *lab
 	seeded.Seed = seed
-	n, err := topologies.Build(&seeded, sched.New())
+	n, err := devices.Build(&seeded, sched.New())
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,10 @@
-package topologies
+package devices
 
 import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // ATMLink is a built ATM link: a cell link each way and its capture taps.
@@ -17,33 +18,33 @@ type ATMLink struct {
 
 // atmBuild wires a lab's ATM links, hosts' adapters and atm-switches.
 type atmBuild struct {
-	lab     *Lab
+	lab     *topologies.Lab
 	s       *sched.Scheduler
 	n       *Network
-	swPorts map[Endpoint]*atm.SwitchPort
+	swPorts map[topologies.Endpoint]*atm.SwitchPort
 }
 
 // buildATM builds the ATM part of a lab: each atm-switch with the
 // cross-connects Resolve planned, an adapter per host interface on an ATM
 // link with its PVCs, and the cell links.
-func buildATM(lab *Lab, s *sched.Scheduler, n *Network) {
-	b := &atmBuild{lab: lab, s: s, n: n, swPorts: map[Endpoint]*atm.SwitchPort{}}
+func buildATM(lab *topologies.Lab, s *sched.Scheduler, n *Network) {
+	b := &atmBuild{lab: lab, s: s, n: n, swPorts: map[topologies.Endpoint]*atm.SwitchPort{}}
 	switches := map[string]*atm.Switch{}
 	for _, node := range lab.Nodes {
-		if node.Kind != KindATMSwitch {
+		if node.Kind != topologies.KindATMSwitch {
 			continue
 		}
 		sw := atm.NewSwitch(s, node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard(node.ATMSwitch.Discard)})
 		switches[node.Name] = sw
 		n.ATMSwitches = append(n.ATMSwitches, sw)
 	}
-	var links []*Link
+	var links []*topologies.Link
 	for _, l := range lab.Links {
 		if l.ATM == nil {
 			continue
 		}
 		links = append(links, l)
-		for _, e := range []Endpoint{l.A, l.B} {
+		for _, e := range []topologies.Endpoint{l.A, l.B} {
 			if sw := switches[e.Node]; sw != nil {
 				b.swPorts[e] = sw.AddPort(e.String())
 			}
@@ -55,7 +56,7 @@ func buildATM(lab *Lab, s *sched.Scheduler, n *Network) {
 			continue
 		}
 		for _, x := range node.ATMSwitch.Cross {
-			in, out := b.swPorts[Endpoint{node.Name, x.In.Port}], b.swPorts[Endpoint{node.Name, x.Out.Port}]
+			in, out := b.swPorts[topologies.Endpoint{Node: node.Name, Port: x.In.Port}], b.swPorts[topologies.Endpoint{Node: node.Name, Port: x.Out.Port}]
 			if x.In.VCI < 0 {
 				sw.MapVP(in, uint16(x.In.VPI), out, uint16(x.Out.VPI))
 			} else {
@@ -69,7 +70,7 @@ func buildATM(lab *Lab, s *sched.Scheduler, n *Network) {
 }
 
 // vcs returns a host interface's PVCs as its adapter takes them.
-func vcs(i *Interface) []atm.VC {
+func vcs(i *topologies.Interface) []atm.VC {
 	var out []atm.VC
 	for _, vc := range i.VCs {
 		out = append(out, atm.VC{VPI: uint16(vc.VPI), VCI: uint16(vc.VCI), Peer: vc.Peer})
@@ -78,10 +79,10 @@ func vcs(i *Interface) []atm.VC {
 }
 
 // link builds both directions of an ATM link and what sits at its ends.
-func (b *atmBuild) link(l *Link) {
+func (b *atmBuild) link(l *topologies.Link) {
 	phy, aal, encap := Layers(l.ATM)
-	ends := [2]Endpoint{l.A, l.B}
-	dirs := [2]Direction{l.AB, l.BA}
+	ends := [2]topologies.Endpoint{l.A, l.B}
+	dirs := [2]topologies.Direction{l.AB, l.BA}
 	var rx [2]atm.CellReceiver
 	var adapters [2]*atm.Adapter
 	for i, e := range ends {
@@ -99,7 +100,7 @@ func (b *atmBuild) link(l *Link) {
 		rx[i] = adapters[i]
 		b.n.Ports = append(b.n.Ports, hp)
 	}
-	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == VCMux}}
+	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == topologies.VCMux}}
 	for i := range 2 {
 		im := dirs[i].Impair
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
@@ -116,7 +117,7 @@ func (b *atmBuild) link(l *Link) {
 			nl.ATM.BA = cl
 		}
 		pdus := cl.NewTap(false, byte(i))
-		pdus.SunATM = l.ATM.Encap == VCMux
+		pdus.SunATM = l.ATM.Encap == topologies.VCMux
 		nl.ATM.pduTaps = append(nl.ATM.pduTaps, pdus)
 		nl.ATM.cellTaps = append(nl.ATM.cellTaps, cl.NewTap(true, byte(i)))
 	}

@@ -1,7 +1,8 @@
-package topologies
+package devices
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"net/netip"
 	"slices"
 
@@ -12,11 +13,11 @@ import (
 // buildRouters makes a lab's routers with their interfaces (ports for the
 // links), and returns them by name. Routes and labels come after the links,
 // with routeAndBind.
-func buildRouters(lab *Lab, s *sched.Scheduler) map[string]*router.Router {
+func buildRouters(lab *topologies.Lab, s *sched.Scheduler) map[string]*router.Router {
 	routers := map[string]*router.Router{}
 	var shared *router.CPU
 	for _, node := range lab.Nodes {
-		if node.Kind != KindRouter {
+		if node.Kind != topologies.KindRouter {
 			continue
 		}
 		c := node.Router.Cost
@@ -33,7 +34,7 @@ func buildRouters(lab *Lab, s *sched.Scheduler) map[string]*router.Router {
 		}
 		r := router.New(s, node.Name, cfg)
 		for _, i := range node.Interfaces {
-			r.AddIface(i.Name, [6]byte(lab.MAC(Endpoint{node.Name, i.Name})), i.IPv4, i.MTU)
+			r.AddIface(i.Name, [6]byte(lab.MAC(topologies.Endpoint{Node: node.Name, Port: i.Name})), i.IPv4, i.MTU)
 		}
 		routers[node.Name] = r
 	}
@@ -45,7 +46,7 @@ func buildRouters(lab *Lab, s *sched.Scheduler) map[string]*router.Router {
 // distribute: a label per router and route prefix (FEC), implicit null (or
 // explicit null) for the FECs a router is the egress of, swap entries toward
 // the next hop's label, and pushes at the ingress.
-func routeAndBind(lab *Lab, routers map[string]*router.Router) error {
+func routeAndBind(lab *topologies.Lab, routers map[string]*router.Router) error {
 	all := sortedRouters(routers)
 	owner := map[netip.Addr]*router.Router{}
 	var subnets []netip.Prefix

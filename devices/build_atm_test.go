@@ -1,7 +1,8 @@
-package topologies
+package devices
 
 import (
 	"encoding/binary"
+	. "github.com/atmlab/atmlab/topologies"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func TestBuildATMAutoPVCs(t *testing.T) {
 	// h3 has sent nothing yet: its adapter addresses it by the lab's MAC
 	// for it, which the kernel gives its TAP (a broadcast would be dropped
 	// by TCP).
-	if dst := lab.MAC(Endpoint{"h3", "eth0"}); string(got[0].Data[:6]) != string(dst) {
+	if dst := lab.MAC(Endpoint{Node: "h3", Port: "eth0"}); string(got[0].Data[:6]) != string(dst) {
 		t.Errorf("h3 received a frame to % x, want its own MAC % x", got[0].Data[:6], dst)
 	}
 	if mac := atm.VCMAC(0, 100); [6]byte(got[0].Data[6:12]) != mac {

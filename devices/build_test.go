@@ -1,8 +1,9 @@
-package topologies
+package devices
 
 import (
 	"encoding/json"
 	"fmt"
+	. "github.com/atmlab/atmlab/topologies"
 	"maps"
 	"net/netip"
 	"os"
@@ -153,7 +154,7 @@ topology:
 // that takes another path on each run looks new each time), and so does
 // every virtual-clock result.
 func TestBuildDeterministic(t *testing.T) {
-	files, err := filepath.Glob("*.yaml")
+	files, err := filepath.Glob("../topologies/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no lab files: %v", err)
 	}
@@ -203,7 +204,7 @@ func broadcastRun(t *testing.T, file string, data []byte) string {
 		for _, to := range names {
 			if to != name && from.IsValid() && addrOf(lab, to).IsValid() {
 				node, port, _ := strings.Cut(to, ":")
-				e := Endpoint{node, port}
+				e := Endpoint{Node: node, Port: port}
 				n.Hosts[name].Input(ipv4([6]byte(lab.MAC(e)), from.String(), addrOf(lab, to).String(), 1000))
 			}
 		}

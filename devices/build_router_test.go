@@ -1,7 +1,8 @@
-package topologies
+package devices
 
 import (
 	"encoding/binary"
+	. "github.com/atmlab/atmlab/topologies"
 	"os"
 	"strings"
 	"testing"
@@ -62,13 +63,13 @@ func TestBuildRouterChain(t *testing.T) {
 		h2.Sink = func(f *emulator.Frame) {
 			d := f.Data
 			if a, ok := emulator.ParseARP(d[14:]); ok && binary.BigEndian.Uint16(d[12:]) == emulator.EtherTypeARP { // answer r5 as h2's kernel would
-				h2.Input(&emulator.Frame{Data: a.Reply([6]byte(lab.MAC(Endpoint{"h2", "eth0"}))).Frame()})
+				h2.Input(&emulator.Frame{Data: a.Reply([6]byte(lab.MAC(Endpoint{Node: "h2", Port: "eth0"}))).Frame()})
 				return
 			}
 			got = append(got, d[14:])
 		}
 		f := make([]byte, 14+28)
-		copy(f, lab.MAC(Endpoint{"r1", "eth0"}))
+		copy(f, lab.MAC(Endpoint{Node: "r1", Port: "eth0"}))
 		binary.BigEndian.PutUint16(f[12:], 0x0800)
 		ip := f[14:]
 		ip[0], ip[8], ip[9] = 0x45, 64, 17

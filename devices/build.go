@@ -1,7 +1,12 @@
-package topologies
+// Package devices builds a resolved lab's emulated network (Build) from the
+// models in emulator/..., and changes it while it runs (Network.Set).
+// Resolve (package topologies) has checked and planned everything, so
+// building cannot fail on input.
+package devices
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"hash/fnv"
 
 	"github.com/atmlab/atmlab/cells"
@@ -36,13 +41,13 @@ type Network struct {
 	Hubs        []*ether.Hub
 	ATMSwitches []*atm.Switch
 	Routers     map[string]*router.Router
-	Lab         *Lab // what it was built from: atmlab set --reset returns to it
+	Lab         *topologies.Lab // what it was built from: atmlab set --reset returns to it
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
 // for a link to a hub the hub's station at its end, or an ATM link's cells.
 type NetLink struct {
-	Link    *Link
+	Link    *topologies.Link
 	AB, BA  *emulator.Channel
 	Station *ether.Station
 	ATM     *ATMLink
@@ -90,7 +95,7 @@ func (l *NetLink) CaptureDescription() string {
 // Build makes a resolved lab's emulator objects on s. Resolve checked and
 // planned everything that can fail on input, so an error here is a
 // programming fault, never the lab file's.
-func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
+func Build(lab *topologies.Lab, s *sched.Scheduler) (*Network, error) {
 	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}, Lab: lab}
 	ports := map[string]emulator.Port{}
 	switches := map[string]*ether.Switch{}
@@ -103,34 +108,34 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 	}
 	for _, node := range lab.Nodes {
 		switch node.Kind {
-		case KindHost:
+		case topologies.KindHost:
 			for _, i := range node.Interfaces {
-				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: node.CPU.build(s)}
+				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: frameCPU(node.CPU, s)}
 				n.Hosts[hp.Name] = hp
 				ports[hp.Name] = hp
 			}
-		case KindSwitch:
+		case topologies.KindSwitch:
 			sw := ether.NewSwitch(s, node.Name)
 			if node.Ageing > 0 {
 				sw.Ageing = node.Ageing
 			}
-			sw.CPU = node.CPU.build(s)
+			sw.CPU = frameCPU(node.CPU, s)
 			switches[node.Name] = sw
 			n.Switches = append(n.Switches, sw)
-		case KindHub:
+		case topologies.KindHub:
 			repeater := ether.RepeaterClassII
-			if node.Repeater == Class1 {
+			if node.Repeater == topologies.Class1 {
 				repeater = ether.RepeaterClassI
 			}
 			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
 			hubs[node.Name] = h
 			n.Hubs = append(n.Hubs, h)
-		case KindATMSwitch, KindRouter: // built with the ATM links, and above
+		case topologies.KindATMSwitch, topologies.KindRouter: // built with the ATM links, and above
 		default:
 			return nil, fmt.Errorf("%s:%d: node %s: kind %s has no constructor (a programming fault: Resolve admits only kinds Build makes)", lab.File, node.Line, node.Name, node.Kind)
 		}
 	}
-	port := func(e Endpoint) emulator.Port {
+	port := func(e topologies.Endpoint) emulator.Port {
 		if p, ok := ports[e.String()]; ok {
 			return p
 		}
@@ -168,41 +173,41 @@ func Build(lab *Lab, s *sched.Scheduler) (*Network, error) {
 
 // Layers returns an ATM link's PHY, adaptation layer and encapsulation as
 // the models take them; a resolved lab holds only values they have.
-func Layers(a *ATM) (atm.PHY, atm.AAL, cells.Encap) {
+func Layers(a *topologies.ATM) (atm.PHY, atm.AAL, cells.Encap) {
 	aal, encap := atm.AAL5, cells.LLC
-	if a.AAL == AAL34 {
+	if a.AAL == topologies.AAL34 {
 		aal = atm.AAL34
 	}
-	if a.Encap == VCMux {
+	if a.Encap == topologies.VCMux {
 		encap = cells.VCMux
 	}
 	return a.PHY.Layer(), aal, encap
 }
 
 // discard is an atm-switch's discard policy as the model takes it.
-func discard(d Discard) atm.Discard {
+func discard(d topologies.Discard) atm.Discard {
 	switch d {
-	case DiscardPPD:
+	case topologies.DiscardPPD:
 		return atm.PPD
-	case DiscardEPD:
+	case topologies.DiscardEPD:
 		return atm.EPD
 	}
 	return atm.DiscardNone
 }
 
 // hubEnd returns the hub on a link, if any, and the device at its other end.
-func hubEnd(hubs map[string]*ether.Hub, l *Link) (*ether.Hub, Endpoint) {
+func hubEnd(hubs map[string]*ether.Hub, l *topologies.Link) (*ether.Hub, topologies.Endpoint) {
 	if h, ok := hubs[l.A.Node]; ok {
 		return h, l.B
 	}
 	if h, ok := hubs[l.B.Node]; ok {
 		return h, l.A
 	}
-	return nil, Endpoint{}
+	return nil, topologies.Endpoint{}
 }
 
 // hubPortName names the hub's end of a link ("hub1:p1").
-func hubPortName(l *Link, dev Endpoint) string {
+func hubPortName(l *topologies.Link, dev topologies.Endpoint) string {
 	if l.A == dev {
 		return l.B.String()
 	}
@@ -210,18 +215,18 @@ func hubPortName(l *Link, dev Endpoint) string {
 }
 
 // hubRate is the rate of the links to a hub (validation made them equal).
-func hubRate(lab *Lab, hub string) units.BitRate {
+func hubRate(lab *topologies.Lab, hub string) units.BitRate {
 	for _, l := range lab.Links {
 		if l.A.Node == hub || l.B.Node == hub {
 			return l.AB.Rate
 		}
 	}
-	return DefaultRate
+	return topologies.DefaultRate
 }
 
 // channelConfig sets up the direction that from transmits on: a host's NIC
 // ring or a switch's output buffer in front of it.
-func channelConfig(lab *Lab, from Endpoint, dir Direction, l *Link) emulator.ChannelConfig {
+func channelConfig(lab *topologies.Lab, from topologies.Endpoint, dir topologies.Direction, l *topologies.Link) emulator.ChannelConfig {
 	cfg := emulator.ChannelConfig{
 		Rate:        dir.Rate,
 		Propagation: l.Propagation,
@@ -229,11 +234,11 @@ func channelConfig(lab *Lab, from Endpoint, dir Direction, l *Link) emulator.Cha
 		Seed:        seedOf(lab.Seed, from.String()),
 	}
 	switch node := lab.Node(from.Node); node.Kind {
-	case KindHost:
+	case topologies.KindHost:
 		cfg.QueueFrames = NICRing
-	case KindSwitch:
+	case topologies.KindSwitch:
 		cfg.QueueBytes = int(node.Buffer)
-	case KindRouter:
+	case topologies.KindRouter:
 		cfg.QueueFrames = RouterQueue
 	}
 	return cfg
@@ -266,4 +271,12 @@ func (n *Network) Stats() []emulator.PortStats {
 		rows = append(rows, sw.Stats()...)
 	}
 	return rows
+}
+
+// frameCPU returns the emulator's CPU for c; nil (no limit) for a nil c.
+func frameCPU(c *topologies.FrameCPU, s *sched.Scheduler) *emulator.FrameCPU {
+	if c == nil {
+		return nil
+	}
+	return emulator.NewFrameCPU(s, c.PerPacket, c.Copy, c.Queue)
 }

@@ -1,6 +1,7 @@
-package topologies
+package devices
 
 import (
+	. "github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
 	"time"
