@@ -12,10 +12,10 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
-// chainLab is testdata/chain.yaml (h1, five routers, h2) with keys on
+// chainLab is ../topologies/testdata/chain.yaml (h1, five routers, h2) with keys on
 // every router.
 func chainLab(keys string) string {
-	b, err := os.ReadFile("testdata/chain.yaml")
+	b, err := os.ReadFile("../topologies/testdata/chain.yaml")
 	if err != nil {
 		panic(err)
 	}
