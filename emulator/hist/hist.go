@@ -83,6 +83,36 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	return h.max
 }
 
+// Since returns the observations h gained after old, an earlier copy of
+// it: the release lateness of one measurement out of a lab's whole run.
+// Its quantiles are as exact as h's; its max (min) is exact when it is
+// h's own, otherwise its highest bucket's upper (lowest's lower) edge,
+// within 3 %.
+func (h *Histogram) Since(old *Histogram) Histogram {
+	var d Histogram
+	if h.n <= old.n {
+		return d
+	}
+	d.n, d.sum = h.n-old.n, h.sum-old.sum
+	lo, hi := -1, 0
+	for b := range h.counts {
+		if d.counts[b] = h.counts[b] - old.counts[b]; d.counts[b] > 0 {
+			if lo < 0 {
+				lo = b
+			}
+			hi = b
+		}
+	}
+	d.max, d.min = h.max, h.min
+	if old.n > 0 && h.max == old.max && hi+1 < len(h.counts) {
+		d.max = min(time.Duration(lowest(hi+1)-1), h.max)
+	}
+	if old.n > 0 && h.min == old.min {
+		d.min = max(time.Duration(lowest(lo)), h.min)
+	}
+	return d
+}
+
 // Summary is a histogram's digest, as reports show it.
 type Summary struct {
 	Count uint64        `json:"count"`

@@ -50,3 +50,39 @@ func TestEmptyAndSmall(t *testing.T) {
 		t.Fatalf("Summary() = %+v", s)
 	}
 }
+
+// Since digests only what came after the copy: a stall before it does not
+// show in the later part's quantiles or max, and one after it does.
+func TestSince(t *testing.T) {
+	var h Histogram
+	for range 1000 {
+		h.Record(2 * time.Microsecond)
+	}
+	h.Record(300 * time.Millisecond) // a stall before the copy
+	old := h
+	for i := range 1000 {
+		h.Record(time.Duration(10+i%10) * time.Microsecond)
+	}
+	d := h.Since(&old)
+	us := time.Microsecond
+	// near: a bucket's lower edge, at most 1/32 below the value.
+	near := func(got, want time.Duration) bool { return got <= want && got >= want-want/32 }
+	if s := d.Summary(); s.Count != 1000 || !near(s.P50, 14*us) || !near(s.Max, 19*us+us/2) || !near(d.Min(), 10*us) || s.Mean != 14500*time.Nanosecond {
+		t.Errorf("after the stall: %+v, min %v; want 1000 of 10-19 µs, p50 14, max 19-20, min 10, mean 14.5", s, d.Min())
+	}
+	old = h
+	h.Record(5 * time.Microsecond)
+	h.Record(time.Second) // a stall in the part: its max is exact
+	d = h.Since(&old)
+	if s := d.Summary(); s.Count != 2 || s.Max != time.Second || !near(s.P50, 5*us) {
+		t.Errorf("with a stall: %+v; want 2, p50 5 µs, max 1 s", s)
+	}
+	d = h.Since(&h)
+	if s := d.Summary(); s != (Summary{}) {
+		t.Errorf("nothing since: %+v", s)
+	}
+	var empty Histogram
+	if d := h.Since(&empty); d.Summary() != h.Summary() || d.Min() != h.Min() {
+		t.Errorf("since an empty copy: %+v, want the whole %+v", d.Summary(), h.Summary())
+	}
+}
