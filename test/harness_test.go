@@ -302,6 +302,11 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 		if rec.VethRTT <= 0 || rec.VethRTT > 1000 {
 			t.Errorf("%s %s size %d: veth_rtt_us %.1f, want the lab's veth probe (0-1000 µs)", rec.Experiment, rec.Test, rec.Size, rec.VethRTT)
 		}
+		// and the emulator's release lateness during the point: frames
+		// moved, so releases were counted, in order of their quantiles.
+		if l := rec.Lateness; l == nil || l.Count == 0 || l.P50 > l.P99 || l.P99 > l.Max {
+			t.Errorf("%s %s size %d: release_lateness %+v, want the point's releases with p50 <= p99 <= max", rec.Experiment, rec.Test, rec.Size, l)
+		}
 	}
 	return out, recs
 }

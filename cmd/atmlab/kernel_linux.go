@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/kernel"
-	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/web"
 )
@@ -161,9 +161,18 @@ func (e labEnv) Changes(ctx context.Context) []string {
 	return out
 }
 
-func (e labEnv) Emulator(ctx context.Context) (time.Duration, uint64, netstat.Counters, error) {
+func (e labEnv) Emulator(ctx context.Context) (labrun.Health, error) {
 	st, err := e.k.Stats(ctx)
-	return st.Loop.CPUTime, st.HostDrops(), st.HostKernel(), err
+	if err != nil {
+		return labrun.Health{}, err
+	}
+	// The loop's whole lateness record, copied on its goroutine: a point's
+	// lateness is the difference of two (Stats has only a digest).
+	late := new(hist.Histogram)
+	if err := e.k.Loop.Query(ctx, func() { *late = e.k.Loop.Lateness }); err != nil {
+		return labrun.Health{}, err
+	}
+	return labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late}, nil
 }
 
 // inProcess is a lab this process runs (up --web, lab run --web), as the

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -78,11 +77,11 @@ func (e *fakeEnv) Command(node string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func (e *fakeEnv) Emulator(context.Context) (time.Duration, uint64, netstat.Counters, error) {
+func (e *fakeEnv) Emulator(context.Context) (Health, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cpu += time.Millisecond
-	return e.cpu, 0, netstat.Counters{}, nil
+	return Health{CPU: e.cpu}, nil
 }
 
 const campaignLab = `name: c

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/netstat"
@@ -30,10 +31,19 @@ import (
 type Env interface {
 	// Command returns a command that runs inside a host.
 	Command(node string, args ...string) *exec.Cmd
-	// Emulator reports the emulator's CPU time so far, the frames hosts
-	// dropped at their TAPs (the emulator fell behind) and the sum of the
-	// hosts' own kernel counters (netstat).
-	Emulator(ctx context.Context) (cpu time.Duration, hostDrops uint64, hosts netstat.Counters, err error)
+	// Emulator reports the emulator's health so far.
+	Emulator(ctx context.Context) (Health, error)
+}
+
+// Health is what a lab's emulator has counted since it started; a point's
+// figures are the difference between two.
+type Health struct {
+	CPU       time.Duration    // the emulator's CPU time
+	HostDrops uint64           // frames hosts dropped at their TAPs: the emulator fell behind
+	Hosts     netstat.Counters // the sum of the hosts' own kernel counters
+	// Lateness is how late the loop released frames against their model
+	// times; nil if the emulator has no such record.
+	Lateness *hist.Histogram
 }
 
 // Changer is an Env whose links may be changed at run time (atmlab set):
@@ -82,6 +92,10 @@ type Record struct {
 	// Changes are the atmlab set changes in force, oldest first: the
 	// point measured the lab as changed, not as its file says.
 	Changes []string `json:"changes,omitempty"`
+	// Lateness is how late the emulator released frames against their
+	// model times during the point (the emulator's own added latency, per
+	// hop): a p99 or max far above p50 is a stall that may have cost it.
+	Lateness *hist.Summary `json:"release_lateness,omitempty"`
 }
 
 // Points expands a lab's experiments into their measurement matrix.
@@ -215,7 +229,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		}
 		defer load.stop()
 	}
-	cpu0, drops0, hosts0, qerr := r.Env.Emulator(ctx)
+	h0, qerr := r.Env.Emulator(ctx)
 	t0 := time.Now()
 	tool := toolOf(p.Tool)
 	var err error
@@ -227,15 +241,20 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	}
 	// Both queries or neither: a point's CPU and drops are what changed
 	// while it ran, never what accumulated since the lab started.
-	cpu1, drops1, hosts1, err := r.Env.Emulator(ctx)
+	h1, err := r.Env.Emulator(ctx)
 	if qerr == nil {
 		qerr = err
 	}
 	if qerr == nil {
-		rec.EmulatorCPU = float64(cpu1-cpu0) / float64(time.Since(t0))
-		rec.HostDrops = drops1 - drops0
-		d := hosts1.Sub(hosts0)
+		rec.EmulatorCPU = float64(h1.CPU-h0.CPU) / float64(time.Since(t0))
+		rec.HostDrops = h1.HostDrops - h0.HostDrops
+		d := h1.Hosts.Sub(h0.Hosts)
 		rec.HostKernel = &d
+		if h0.Lateness != nil && h1.Lateness != nil {
+			l := h1.Lateness.Since(h0.Lateness)
+			s := l.Summary()
+			rec.Lateness = &s
+		}
 	}
 	r.judge(p, &rec)
 	if qerr != nil && rec.Flag == "" {
@@ -316,7 +335,8 @@ func (r *Runner) ceiling(p Point, res perf.Result) (float64, bool) {
 // CSVHeader is the first line of results.csv, written once by whoever
 // opens the file.
 var CSVHeader = []string{"variant", "experiment", "tool", "test", "size", "sockbuf", "repetition", "throughput_mbps", "send_mbps",
-	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "veth_rtt_us", "error", "flag"}
+	"transactions_per_sec", "latency_p50_us", "latency_p99_us", "lost", "ceiling_mbps", "emulator_cpu", "host_drops", "veth_rtt_us",
+	"lateness_p50_us", "lateness_p99_us", "lateness_max_us", "error", "flag"}
 
 // write appends a record to the JSON lines and CSV files and flushes them.
 func (r *Runner) write(rec Record) error {
@@ -355,10 +375,17 @@ func CSVRow(rec Record) []string {
 	if errText == "" {
 		errText = res.Error
 	}
+	var l50, l99, lmax string
+	if l := rec.Lateness; l != nil && l.Count > 0 {
+		l50, l99, lmax = usOf(l.P50), usOf(l.P99), usOf(l.Max)
+	}
 	return []string{rec.Variant, rec.Experiment, rec.Tool, rec.Test, strconv.Itoa(rec.Size), strconv.Itoa(rec.SockBuf), strconv.Itoa(rec.Rep),
 		mbpsOf(res.ThroughputBps), mbpsOf(res.SendBps), fmt.Sprintf("%.1f", res.TransactionsPerSec), p50, p99,
-		strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), vethOf(rec.VethRTT), errText, rec.Flag}
+		strconv.FormatUint(res.Lost, 10), mbpsOf(rec.Ceiling), fmt.Sprintf("%.2f", rec.EmulatorCPU), strconv.FormatUint(rec.HostDrops, 10), vethOf(rec.VethRTT),
+		l50, l99, lmax, errText, rec.Flag}
 }
+
+func usOf(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e3) }
 
 func vethOf(us float64) string {
 	if us == 0 {

@@ -4,30 +4,41 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/netstat"
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/topologies"
 )
 
 // queryEnv is a lab whose emulator answers from a list, one per query;
-// its hosts run true.
+// its hosts run true. Each query finds the loop's lateness record grown
+// by late, one release of each.
 type queryEnv struct {
-	answers []error
-	cpu     time.Duration
-	drops   uint64
+	answers  []error
+	cpu      time.Duration
+	drops    uint64
+	lateness hist.Histogram
+	late     [][]time.Duration
 }
 
 func (e *queryEnv) Command(string, ...string) *exec.Cmd { return exec.Command("true") }
 
-func (e *queryEnv) Emulator(context.Context) (time.Duration, uint64, netstat.Counters, error) {
+func (e *queryEnv) Emulator(context.Context) (Health, error) {
 	err := e.answers[0]
 	e.answers = e.answers[1:]
 	e.cpu += 5 * time.Second // since the lab started: far more than a point takes
 	e.drops += 7
-	return e.cpu, e.drops, netstat.Counters{}, err
+	if len(e.late) > 0 {
+		for _, d := range e.late[0] {
+			e.lateness.Record(d)
+		}
+		e.late = e.late[1:]
+	}
+	l := e.lateness
+	return Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l}, err
 }
 
 // A point's emulator figures are what changed while it ran: when either
@@ -55,5 +66,36 @@ func TestMeasureEmulatorQueries(t *testing.T) {
 		if rec.HostDrops != tc.drops || (tc.flag == "") != (rec.HostKernel != nil) || (tc.flag == "") != (rec.EmulatorCPU > 0) || !strings.HasPrefix(rec.Flag, tc.flag) || len(env.answers) != 0 {
 			t.Errorf("queries %v: drops %d, cpu %g, host counters %v, flag %q; want drops %d, flag %q", tc.answers, rec.HostDrops, rec.EmulatorCPU, rec.HostKernel, rec.Flag, tc.drops, tc.flag)
 		}
+	}
+}
+
+// A point's release lateness is the loop's during the point: a stall
+// before it (the lab's start, an earlier point) is not in its figures,
+// and the record and its CSV line carry them.
+func TestMeasureLateness(t *testing.T) {
+	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := time.Microsecond
+	before := []time.Duration{400 * time.Millisecond, 3 * us, 3 * us}
+	var during []time.Duration
+	for i := range 100 {
+		during = append(during, 4*us)
+		if i >= 98 {
+			during[i] = 900 * us
+		}
+	}
+	env := &queryEnv{answers: []error{nil, nil}, late: [][]time.Duration{before, during}}
+	r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+	rec := r.measure(context.Background(), Points(lab)[0])
+	l := rec.Lateness
+	if l == nil || l.Count != 100 || l.P50 < 3900*time.Nanosecond || l.P50 > 4*us || l.P99 < 870*us || l.P99 > 900*us || l.Max < 870*us || l.Max > 930*us {
+		t.Fatalf("lateness %+v; want 100 releases, p50 4 µs, p99 and max about 900 µs (not the 400 ms before the point)", l)
+	}
+	row := CSVRow(rec)
+	i := slices.Index(CSVHeader, "lateness_p50_us")
+	if len(row) != len(CSVHeader) || i < 0 || (row[i] != "4.0" && row[i] != "3.9") || !strings.HasPrefix(row[i+1], "8") || !strings.HasPrefix(row[i+2], "9") {
+		t.Errorf("CSV %v under %v: want lateness 4.0, 8xx, 9xx µs", row, CSVHeader)
 	}
 }

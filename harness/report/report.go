@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
@@ -49,6 +50,9 @@ type agg struct {
 	Errors         []string
 	Flags          []string
 	Confidence     []string // each record's confidence reached, when its experiment asked for one
+	// Late is the emulator's release lateness, the worst of the
+	// repetitions' at each quantile; Count 0 if none was recorded.
+	Late hist.Summary
 }
 
 func group(recs []labrun.Record) []*series {
@@ -81,6 +85,9 @@ func group(recs []labrun.Record) []*series {
 			i = len(s.Points) - 1
 		}
 		a := &s.Points[i]
+		if l := r.Lateness; l != nil && l.Count > 0 {
+			a.Late = hist.Summary{Count: a.Late.Count + l.Count, P50: max(a.Late.P50, l.P50), P99: max(a.Late.P99, l.P99), Max: max(a.Late.Max, l.Max)}
+		}
 		if e := firstNonEmpty(r.Error, r.Result.Error); e != "" {
 			a.Errors = append(a.Errors, e)
 			continue
@@ -216,10 +223,14 @@ func Write(dir string) error {
 		if isRR(s.Test) {
 			unit = "transactions/s"
 		}
-		fmt.Fprintf(&md, "## %s\n\n| size (B) | n | mean %s | min | max | ceiling Mbit/s | of ceiling | notes |\n|---:|---:|---:|---:|---:|---:|---:|---|\n", s.Key, unit)
+		fmt.Fprintf(&md, "## %s\n\n| size (B) | n | mean %s | min | max | ceiling Mbit/s | of ceiling | emulator lateness p50 / p99 / max µs | notes |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", s.Key, unit)
 		for _, a := range s.Points {
+			late := ""
+			if a.Late.Count > 0 {
+				late = fmt.Sprintf("%.1f / %.1f / %.0f", float64(a.Late.P50)/1e3, float64(a.Late.P99)/1e3, float64(a.Late.Max)/1e3)
+			}
 			if a.N == 0 {
-				fmt.Fprintf(&md, "| %d | 0 | | | | | | %s |\n", a.Size, strings.Join(uniq(a.Errors), "; "))
+				fmt.Fprintf(&md, "| %d | 0 | | | | | | %s | %s |\n", a.Size, late, strings.Join(uniq(a.Errors), "; "))
 				continue
 			}
 			of := ""
@@ -227,7 +238,7 @@ func Write(dir string) error {
 			if a.Ceiling > 0 {
 				of, ceil = fmt.Sprintf("%.1f %%", 100*a.Mean/a.Ceiling), fmt.Sprintf("%.2f", a.Ceiling)
 			}
-			fmt.Fprintf(&md, "| %d | %d | %.2f | %.2f | %.2f | %s | %s | %s |\n", a.Size, a.N, a.Mean, a.Min, a.Max, ceil, of,
+			fmt.Fprintf(&md, "| %d | %d | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n", a.Size, a.N, a.Mean, a.Min, a.Max, ceil, of, late,
 				strings.Join(append(a.Confidence, uniq(append(a.Errors, a.Flags...))...), "; "))
 		}
 		md.WriteString("\n")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
@@ -22,9 +23,12 @@ func TestWriteReport(t *testing.T) {
 		b, _ := json.Marshal(r)
 		lines = append(lines, string(b))
 	}
-	for i, v := range []float64{94e6, 96e6} { // mean 95 Mbit/s at 1472 B
+	// mean 95 Mbit/s at 1472 B; the lateness row is the worse repetition's
+	// at each quantile.
+	late := []*hist.Summary{{Count: 9000, P50: 3100, P99: 41000, Max: 2300000}, {Count: 9100, P50: 2900, P99: 55500, Max: 800000}}
+	for i, v := range []float64{94e6, 96e6} {
 		add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 1472, Rep: i + 1},
-			Result: perf.Result{Test: perf.UDPStream, ThroughputBps: v}, Ceiling: 95.709e6})
+			Result: perf.Result{Test: perf.UDPStream, ThroughputBps: v}, Ceiling: 95.709e6, Lateness: late[i]})
 	}
 	add(labrun.Record{Point: labrun.Point{Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: 512, Rep: 1},
 		Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 80e6}, Ceiling: 88.9e6, Flag: "below the ceiling"})
@@ -50,13 +54,13 @@ func TestWriteReport(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for _, want := range []string{
-		"| 1472 | 2 | 95.00 | 94.00 | 96.00 | 95.71 | 99.3 % |", // mean of two repetitions, of the ceiling
-		"| 512 | 1 | 80.00 |",
+		"| 1472 | 2 | 95.00 | 94.00 | 96.00 | 95.71 | 99.3 % | 3.1 / 55.5 / 2300 |",   // mean of two repetitions, of the ceiling
+		"| 512 | 1 | 80.00 | 80.00 | 80.00 | 88.90 | 90.0 % |  | below the ceiling |", // no lateness recorded
 		"below the ceiling",
 		"message too large: 65535 bytes",
 		"| 1 | 1 | 7000.00 |",
-		"| 64 | 1 | 5000.00 | 5000.00 | 5000.00 |  |  | 99 % confidence within ±2.5 %: **not met** after 10 runs (±4.00 %, interval 4800.00–5200.00) |",
-		"| 9000 | 1 | 90.00 | 90.00 | 90.00 |  |  | 95 % confidence within ±0.5 %: met after 4 runs (±0.40 %, interval 89.64–90.36) |",
+		"| 64 | 1 | 5000.00 | 5000.00 | 5000.00 |  |  |  | 99 % confidence within ±2.5 %: **not met** after 10 runs (±4.00 %, interval 4800.00–5200.00) |",
+		"| 9000 | 1 | 90.00 | 90.00 | 90.00 |  |  |  | 95 % confidence within ±0.5 %: met after 4 runs (±0.40 %, interval 89.64–90.36) |",
 		// 11.41 MiB/s = 95.71 Mbit/s; emulated 95.00: -0.7 %.
 		"| UDP_STREAM | s | 1472 | 95.71 Mbit/s | 11.41 MiB/s | 95.00 Mbit/s | -0.7 % | praktikum |",
 		"| TCP_RR |  | 1 | 3500.00 transactions/s | 3500 transactions/s | 7000.00 transactions/s | +100.0 % | NT |",
