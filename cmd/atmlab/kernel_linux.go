@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,7 +173,14 @@ func (e labEnv) Emulator(ctx context.Context) (labrun.Health, error) {
 	if err := e.k.Loop.Query(ctx, func() { *late = e.k.Loop.Lateness }); err != nil {
 		return labrun.Health{}, err
 	}
-	return labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late}, nil
+	sent := map[string]uint64{}
+	for _, p := range st.Ports {
+		if _, ok := e.k.Net.Hosts[p.Port]; ok {
+			node, _, _ := strings.Cut(p.Port, ":")
+			sent[node] += p.TxBytes
+		}
+	}
+	return labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late, Sent: sent}, nil
 }
 
 // inProcess is a lab this process runs (up --web, lab run --web), as the

@@ -44,6 +44,9 @@ type Health struct {
 	// Lateness is how late the loop released frames against their model
 	// times; nil if the emulator has no such record.
 	Lateness *hist.Histogram
+	// Sent is the bytes each host's NICs transmitted, by host; nil if not
+	// known.
+	Sent map[string]uint64
 }
 
 // Changer is an Env whose links may be changed at run time (atmlab set):
@@ -96,6 +99,24 @@ type Record struct {
 	// model times during the point (the emulator's own added latency, per
 	// hop): a p99 or max far above p50 is a stall that may have cost it.
 	Lateness *hist.Summary `json:"release_lateness,omitempty"`
+	// Background is what the experiment's background load did during the
+	// point, if it has one.
+	Background *BackgroundLoad `json:"background,omitempty"`
+}
+
+// BackgroundLoad is what an experiment's background load did while a
+// point was measured: the point measured the path under it only if it ran
+// throughout the point's duration.
+type BackgroundLoad struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Test string `json:"test"`
+	// SentBps is what the load's sending host put on its links during the
+	// point (its NICs' transmitted bytes, whatever else it sent).
+	SentBps float64 `json:"sent_bps,omitempty"`
+	// Error says why it did not run throughout: it ended before the
+	// point's duration was over.
+	Error string `json:"error,omitempty"`
 }
 
 // Points expands a lab's experiments into their measurement matrix.
@@ -220,14 +241,17 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		r.judge(p, &rec)
 		return rec
 	}
+	var load *server
 	if e.Background != nil {
-		load, err := r.startLoad(e)
-		if err != nil {
+		var err error
+		if load, err = r.startLoad(e); err != nil {
 			rec.Error = err.Error()
 			r.judge(p, &rec)
 			return rec
 		}
 		defer load.stop()
+		bg := e.Background
+		rec.Background = &BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test}
 	}
 	h0, qerr := r.Env.Emulator(ctx)
 	t0 := time.Now()
@@ -238,6 +262,14 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	})
 	if err != nil {
 		rec.Error = err.Error()
+	}
+	if load != nil {
+		// A load that ended before the point's duration was over left
+		// the path unloaded: the point did not measure the experiment.
+		if why := load.endedBefore(t0.Add(e.Duration)); why != "" {
+			rec.Background.Error = why
+			rec.Error = cmp.Or(rec.Error, fmt.Sprintf("the background load was not running throughout the point's duration (%s): it measured the path without it", why))
+		}
 	}
 	// Both queries or neither: a point's CPU and drops are what changed
 	// while it ran, never what accumulated since the lab started.
@@ -250,6 +282,9 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.HostDrops = h1.HostDrops - h0.HostDrops
 		d := h1.Hosts.Sub(h0.Hosts)
 		rec.HostKernel = &d
+		if rec.Background != nil && h1.Sent != nil {
+			rec.Background.SentBps = 8 * float64(h1.Sent[rec.Background.From]-h0.Sent[rec.Background.From]) / time.Since(t0).Seconds()
+		}
 		if h0.Lateness != nil && h1.Lateness != nil {
 			l := h1.Lateness.Since(h0.Lateness)
 			s := l.Summary()

@@ -84,6 +84,7 @@ type server struct {
 	cmd    *exec.Cmd
 	said   *lineWatch
 	exited chan error // its Wait's result, once it exits
+	end    time.Time  // when it exited, once exited has said so
 }
 
 // startServer starts a server in a host; ready is the line (on stdout or
@@ -94,7 +95,7 @@ func (r *Runner) startServer(what, node string, ready func(line string) bool, ar
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", what, node, err)
 	}
-	go func() { s.exited <- s.cmd.Wait() }()
+	go func() { err := s.cmd.Wait(); s.end = time.Now(); s.exited <- err }()
 	return s, nil
 }
 
@@ -110,6 +111,23 @@ func (s *server) await(d time.Duration) error {
 	case <-time.After(d):
 		return fmt.Errorf("%s in %s was not ready within %v: %s", s.what, s.node, d, cmp.Or(s.said.String(), "it said nothing"))
 	}
+}
+
+// endedBefore says why the server exited before t, "" if it did not.
+func (s *server) endedBefore(t time.Time) string {
+	select {
+	case err := <-s.exited:
+		s.exited <- err // for stop
+		if s.end.Before(t) {
+			status := "exit status 0"
+			if err != nil {
+				status = err.Error()
+			}
+			return fmt.Sprintf("%s in %s ended (%s): %s", s.what, s.node, status, cmp.Or(s.said.String(), "it said nothing"))
+		}
+	default:
+	}
+	return ""
 }
 
 // stop kills the server and waits for it: a server killed so exits with

@@ -1,0 +1,73 @@
+package labrun
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/harness/perf"
+
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// bgEnv is a lab whose measured client prints a result after 1.5 s and
+// whose background client runs bg; each emulator query finds a2 has sent
+// 10 MB more.
+type bgEnv struct {
+	bg   string
+	sent uint64
+}
+
+func (e *bgEnv) Command(node string, args ...string) *exec.Cmd {
+	if slices.Contains(args, "json") {
+		return exec.Command("sh", "-c", `sleep 1.5; echo '{"test":"TCP_STREAM","throughput_bps":5e7}'`)
+	}
+	return exec.Command("sh", "-c", e.bg)
+}
+
+func (e *bgEnv) Emulator(context.Context) (Health, error) {
+	e.sent += 10e6
+	return Health{Sent: map[string]uint64{"a2": e.sent}}, nil
+}
+
+// A point with a background load records what the load sent during it,
+// and one whose load was not running throughout is an error that says so
+// (it measured the path alone: Task III read as Task II). A load that
+// ends after the duration, while the point's client finishes, is no error.
+func TestMeasureBackground(t *testing.T) {
+	lab, err := topologies.Parse("m.yaml", []byte(`name: m
+topology:
+  nodes:
+    a2: {kind: host, ipv4: 10.0.0.2/24}
+    a3: {kind: host, ipv4: 10.0.0.3/24}
+    a4: {kind: host, ipv4: 10.0.0.4/24}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["a2:eth0", "sw1:p1"]}
+    - {endpoints: ["a3:eth0", "sw1:p2"]}
+    - {endpoints: ["a4:eth0", "sw1:p3"]}
+experiments:
+  - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Points(lab)[0]
+	for _, tc := range []struct {
+		bg, err string
+	}{
+		{"exec sleep 10", ""},
+		{"exec sleep 2.3", ""}, // it ends after the duration (2 s after it started), before the point (2.5 s)
+		{"exec sleep 1.5", "the background load was not running throughout the point's duration (background load in a2 ended (exit status 0): it said nothing): it measured the path without it"},
+	} {
+		r := &Runner{Lab: lab, Env: &bgEnv{bg: tc.bg}, Self: "atmlab"}
+		rec := r.measure(context.Background(), p)
+		b := rec.Background
+		// 10 MB in a point of about 1.5 s: about 53 Mbit/s.
+		if b == nil || b.From != "a2" || b.To != "a4" || b.Test != perf.TCPStream || b.SentBps < 40e6 || b.SentBps > 54e6 || !strings.HasPrefix(rec.Error, tc.err) {
+			t.Errorf("background %q: %+v, error %q; want a2 -> a4 sending about 53 Mbit/s, error %q", tc.bg, b, rec.Error, tc.err)
+		}
+	}
+}
