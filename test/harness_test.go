@@ -302,6 +302,11 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 		if rec.VethRTT <= 0 || rec.VethRTT > 1000 {
 			t.Errorf("%s %s size %d: veth_rtt_us %.1f, want the lab's veth probe (0-1000 µs)", rec.Experiment, rec.Test, rec.Size, rec.VethRTT)
 		}
+		// and a ping through the emulator between its hosts, more than
+		// the veth pair's and far less than a second;
+		if rec.From != rec.To && (rec.PathRTT <= rec.VethRTT || rec.PathRTT > 1e5) {
+			t.Errorf("%s %s size %d: ping_rtt_us %.1f, want the path's ping, above the veth pair's %.1f µs", rec.Experiment, rec.Test, rec.Size, rec.PathRTT, rec.VethRTT)
+		}
 		// and the emulator's release lateness during the point: frames
 		// moved, so releases were counted, in order of their quantiles.
 		if l := rec.Lateness; l == nil || l.Count == 0 || l.P50 > l.P99 || l.P99 > l.Max {

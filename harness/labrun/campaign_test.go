@@ -41,6 +41,8 @@ func TestFakeHost(t *testing.T) {
 		}
 		fmt.Fprintf(os.Stderr, "%s0.0.0.0:%d\n", perfReady, perfPort)
 		time.Sleep(time.Minute)
+	case argv[0] == "ping":
+		fmt.Println("64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.100 ms")
 	case len(argv) >= 3 && argv[1] == "perf" && argv[2] == "client":
 		size := 0
 		if i := slices.Index(argv, "-m"); i > 0 {
@@ -168,8 +170,8 @@ func TestCampaignQuick(t *testing.T) {
 			servers++
 		}
 	}
-	if servers != 2 || len(env.commands) != 2+7 {
-		t.Errorf("commands run: %q; want a perf server in h2 per variant and a client per point", env.commands)
+	if servers != 2 || len(env.commands) != 2+2+7 {
+		t.Errorf("commands run: %q; want a perf server in h2 and a ping from h1 per variant and a client per point", env.commands)
 	}
 	if log := c.Log.(*strings.Builder).String(); log != "base (real time): 3 points; results in out\nslow (real time): 4 points; results in out\n" {
 		t.Errorf("log %q", log)

@@ -102,6 +102,10 @@ type Record struct {
 	// Background is what the experiment's background load did during the
 	// point, if it has one.
 	Background *BackgroundLoad `json:"background,omitempty"`
+	// PathRTT is a ping from the point's sender to its receiver through
+	// the emulator when the lab came up, median of 10 (µs): beside
+	// VethRTT, what the emulated path adds.
+	PathRTT float64 `json:"ping_rtt_us,omitempty"`
 }
 
 // BackgroundLoad is what an experiment's background load did while a
@@ -162,6 +166,7 @@ type Runner struct {
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	pts := ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard)
+	var paths map[[2]string]time.Duration
 	if r.Perf == nil {
 		// atmlab perf servers wherever an experiment or its background
 		// load sends, up (and listening) for the whole run.
@@ -178,6 +183,7 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 			return nil, err
 		}
 		defer stop()
+		paths = r.pingPaths(ctx, pts)
 	}
 	var recs []Record
 	start := time.Now()
@@ -193,6 +199,7 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		}
 		rec := r.measure(ctx, p)
 		rec.Changes = changes
+		rec.PathRTT = float64(paths[[2]string{p.From, p.To}]) / 1e3
 		recs = append(recs, rec)
 		if err := r.write(rec); err != nil {
 			return recs, err

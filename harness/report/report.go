@@ -244,6 +244,7 @@ func Write(dir string) error {
 		md.WriteString("\n")
 	}
 	md.WriteString(study)
+	md.WriteString(pingSection(recs))
 	md.WriteString(clocksSection(recs))
 	md.WriteString(byClock(recs, compareVariants))
 	hw, err := labrun.ReadFigures(dir)
