@@ -1,6 +1,7 @@
 package labrun
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -59,5 +60,22 @@ func TestFoldIperf3(t *testing.T) {
 	}
 	if _, err := foldIperf3([]byte("iperf3: error - unable to connect"), fmt.Errorf("exit status 1"), perf.UDPStream, 0, time.Second, perf.Result{}); err == nil || !strings.Contains(err.Error(), "unable to connect") {
 		t.Errorf("a report that is not JSON: %v, want the tool's words", err)
+	}
+}
+
+// A client that ran before its server listened is not served, whatever
+// its exit status: iperf3 3.12 -J exits 0 with the error in its JSON (the
+// output below is its own), and such a point failed at once when the
+// runner took the exit status for the answer.
+func TestIperf3Served(t *testing.T) {
+	refused := []byte("{\n\t\"start\":\t{\n\t\t\"connected\":\t[],\n\t\t\"version\":\t\"iperf 3.12\"\n\t},\n\t\"intervals\":\t[],\n\t\"end\":\t{\n\t},\n\t\"error\":\t\"unable to connect to server: Connection refused\"\n}\n")
+	if iperf3Served(refused, nil) {
+		t.Errorf("a refused client with exit status 0 counted as served")
+	}
+	if iperf3Served(refused, errors.New("exit status 1")) {
+		t.Errorf("a refused client with exit status 1 counted as served")
+	}
+	if !iperf3Served([]byte(`{"start":{"connected":[{"socket":5}]},"end":{}}`), nil) {
+		t.Errorf("a served client counted as refused")
 	}
 }
