@@ -32,11 +32,16 @@ type Stats struct {
 // LoopStats is the real-time loop's own health, reported beside every
 // result (docs/design.md, modelling rule 7).
 type LoopStats struct {
-	Uptime      time.Duration `json:"uptime_ns"`
-	CPU         float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
-	CPUTime     time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
-	IdleSpin    time.Duration `json:"idle_spin_ns"` // CPU time spent polling idle (yielding the core) with nothing to do
-	Lateness    hist.Summary  `json:"lateness"`
+	Uptime   time.Duration `json:"uptime_ns"`
+	CPU      float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
+	CPUTime  time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
+	IdleSpin time.Duration `json:"idle_spin_ns"` // CPU time spent polling idle (yielding the core) with nothing to do
+	Lateness hist.Summary  `json:"lateness"`
+	// Wake is how late the passes that released frames began after the
+	// releases' model times: the loop's own part of Lateness, without the
+	// TAP write (in which the receiving host's kernel runs) or the rest
+	// of the pass.
+	Wake        hist.Summary  `json:"wake_lateness"`
 	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
 	WriteErrors uint64        `json:"tap_write_errors"`
 	GSOErrors   uint64        `json:"gso_errors,omitempty"` // super-frames from a host that could not be cut

@@ -77,6 +77,7 @@ type Loop struct {
 
 	// Owned by the loop goroutine; read them through Do.
 	Lateness    hist.Histogram
+	Wake        hist.Histogram  // how late the passes that released frames began (control.LoopStats.Wake)
 	now         time.Duration   // the pass's clock reading
 	releases    []time.Duration // model times of this pass's releases, for Lateness
 	lastBusy    time.Duration   // the pass clock of the last release or read
@@ -246,6 +247,7 @@ func (l *Loop) released() {
 	}
 	l.lastBusy = l.now
 	l.releases = append(l.releases, l.s.Now())
+	l.Wake.Record(l.now - l.s.Now())
 }
 
 // settle records the lateness of the pass's releases at now, the clock
@@ -477,7 +479,7 @@ func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
 
 // Stats returns the loop's health; call it on the loop goroutine.
 func (l *Loop) Stats() control.LoopStats {
-	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), VethRTT: l.VethRTT}
+	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), Wake: l.Wake.Summary(), VethRTT: l.VethRTT}
 	st.IdleSpin = l.idleCPU
 	if l.idle {
 		st.IdleSpin += threadCPU() - l.idleFrom
