@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -61,7 +62,7 @@ type Channel struct {
 	lastAt       time.Duration // latest delivery time handed out: frames never overtake
 	// flight holds the arrival times of the frames between transmitter
 	// and receiver, for the impairment's limit.
-	flight ring[time.Duration]
+	flight ring.Ring[time.Duration]
 	// lastBitAt fires at the last bit of serving, the frame on the wire:
 	// one timer for every frame, so a frame costs no allocation here.
 	lastBitAt *sched.Timer
@@ -71,8 +72,8 @@ type Channel struct {
 	// frame at the moment it is queued. slots are the pieces queued or in
 	// service, trains how many slots each train holds; trainEnd fires
 	// when a train's last bit has left, spaceAt when a full ring has room.
-	slots    ring[slot]
-	trains   ring[int]
+	slots    ring.Ring[slot]
+	trains   ring.Ring[int]
 	cum      int64         // octets ever queued as slots
 	popped   int64         // cum of the last slot that has left
 	lastIn   time.Duration // when the latest slot entered
@@ -82,8 +83,8 @@ type Channel struct {
 	// pipe holds what has left the transmitter (or will: a train's pieces
 	// are placed when queued) in arrival order; deliveries says how it is
 	// handed on, one by one or as trains. arrive fires at the next.
-	pipe       ring[Piece]
-	deliveries ring[delivery]
+	pipe       ring.Ring[Piece]
+	deliveries ring.Ring[delivery]
 	arrive     *sched.Timer
 	handed     []Piece
 	carve      Carver
@@ -172,7 +173,7 @@ func (c *Channel) Send(f *Frame) bool {
 		}
 		return true
 	}
-	if c.trains.len() > 0 {
+	if c.trains.Len() > 0 {
 		drops := c.stats.QueueDrops
 		c.one[0] = Piece{f, -1, c.s.Now()}
 		c.SendTrain(c.one[:], false)
@@ -235,12 +236,12 @@ func (c *Channel) sent(f *Frame) {
 // whether the piece is in the pipe.
 func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 	at := end + c.cfg.Propagation
-	for c.flight.len() > 0 && *c.flight.peek() <= end {
-		c.flight.pop()
+	for c.flight.Len() > 0 && *c.flight.Peek() <= end {
+		c.flight.Pop()
 	}
 	if c.impair != nil {
 		var ok, limited bool
-		at, ok, limited = c.impair.admit(at, n, c.flight.len())
+		at, ok, limited = c.impair.admit(at, n, c.flight.Len())
 		switch {
 		case limited:
 			c.stats.LimitDrops++
@@ -255,17 +256,17 @@ func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 	at = max(at, c.lastAt)
 	c.lastAt = at
 	if at > end {
-		c.flight.push(at)
+		c.flight.Push(at)
 	}
 	p.At = at
-	c.pipe.push(p)
+	c.pipe.Push(p)
 	if train {
 		return true
 	}
-	if d := c.deliveries.len(); d > 0 && !c.deliveries.at(d-1).train {
-		c.deliveries.at(d-1).n++
+	if d := c.deliveries.Len(); d > 0 && !c.deliveries.At(d-1).train {
+		c.deliveries.At(d-1).n++
 	} else {
-		c.deliveries.push(delivery{n: 1})
+		c.deliveries.Push(delivery{n: 1})
 	}
 	return true
 }
@@ -278,23 +279,23 @@ type delivery struct {
 
 // schedule sets the arrival timer to the pipe's next delivery.
 func (c *Channel) schedule() {
-	if c.deliveries.len() == 0 {
+	if c.deliveries.Len() == 0 {
 		c.arrive.Stop()
 		return
 	}
-	c.arrive.Reset(max(c.pipe.peek().At, c.s.Now()))
+	c.arrive.Reset(max(c.pipe.Peek().At, c.s.Now()))
 }
 
 // deliverDue hands on what has arrived: a train when its first piece has.
 func (c *Channel) deliverDue() {
 	now := c.s.Now()
-	for c.deliveries.len() > 0 && c.pipe.peek().At <= now {
-		d := c.deliveries.peek()
+	for c.deliveries.Len() > 0 && c.pipe.Peek().At <= now {
+		d := c.deliveries.Peek()
 		if !d.train {
 			if d.n--; d.n == 0 {
-				c.deliveries.pop()
+				c.deliveries.Pop()
 			}
-			f := c.carve.Cut(c.pipe.pop())
+			f := c.carve.Cut(c.pipe.Pop())
 			c.stats.Delivered++
 			if c.Tap != nil {
 				c.Tap(f, now)
@@ -302,10 +303,10 @@ func (c *Channel) deliverDue() {
 			c.dst.Receive(f)
 			continue
 		}
-		n := c.deliveries.pop().n
+		n := c.deliveries.Pop().n
 		c.handed = c.handed[:0]
 		for range n {
-			c.handed = append(c.handed, c.pipe.pop())
+			c.handed = append(c.handed, c.pipe.Pop())
 		}
 		c.stats.Delivered += uint64(n)
 		if c.Tap != nil { // set since the train was queued: it sees each piece as it will arrive
@@ -335,10 +336,10 @@ type slot struct {
 // occupied returns the slots and their octets still in the queue at t
 // (their last bit leaves after t).
 func (c *Channel) occupied(t time.Duration) (frames, bytes int) {
-	lo, hi := 0, c.slots.len()
+	lo, hi := 0, c.slots.Len()
 	for lo < hi { // the first slot whose last bit leaves after t
 		m := (lo + hi) / 2
-		if c.slots.at(m).end <= t {
+		if c.slots.At(m).end <= t {
 			lo = m + 1
 		} else {
 			hi = m
@@ -346,9 +347,9 @@ func (c *Channel) occupied(t time.Duration) (frames, bytes int) {
 	}
 	gone := c.popped
 	if lo > 0 {
-		gone = c.slots.at(lo - 1).cum
+		gone = c.slots.At(lo - 1).cum
 	}
-	return c.slots.len() - lo, int(c.cum - gone)
+	return c.slots.Len() - lo, int(c.cum - gone)
 }
 
 // SendTrain implements TrainSender. A channel takes a train when no frame
@@ -361,19 +362,19 @@ func (c *Channel) SendTrain(ps []Piece, wait bool) (bool, time.Duration) {
 	if c.cfg.PerFrame || c.busy {
 		return false, 0
 	}
-	before, piped := c.slots.len(), c.pipe.len()
+	before, piped := c.slots.Len(), c.pipe.Len()
 	train := c.trainsOut()
 	for _, p := range ps {
 		c.queueSlot(p, wait, train)
 	}
-	if n := c.slots.len() - before; n > 0 {
-		c.trains.push(n)
+	if n := c.slots.Len() - before; n > 0 {
+		c.trains.Push(n)
 		if !c.trainEnd.Pending() {
-			c.trainEnd.Reset(c.slots.at(*c.trains.peek() - 1).end)
+			c.trainEnd.Reset(c.slots.At(*c.trains.Peek() - 1).end)
 		}
 	}
-	if n := c.pipe.len() - piped; n > 0 && train {
-		c.deliveries.push(delivery{n: n, train: true})
+	if n := c.pipe.Len() - piped; n > 0 && train {
+		c.deliveries.Push(delivery{n: n, train: true})
 	}
 	c.schedule()
 	c.armSpace()
@@ -396,7 +397,7 @@ func (c *Channel) queueSlot(p Piece, wait, train bool) {
 			c.stats.QueueDrops++
 			return
 		}
-		t = c.slots.at(c.slots.len() - fr).end // the next last bit to leave
+		t = c.slots.At(c.slots.Len() - fr).end // the next last bit to leave
 	}
 	c.lastIn = t
 	if t > c.freeAt {
@@ -410,7 +411,7 @@ func (c *Channel) queueSlot(p Piece, wait, train bool) {
 	c.stats.BusyTime += c.freeAt - start
 	c.cum += int64(n)
 	p.At = t
-	c.slots.push(slot{p, n, end, c.cum})
+	c.slots.Push(slot{p, n, end, c.cum})
 	c.stats.QueueHigh = max(c.stats.QueueHigh, b+n) // with it: its last bit leaves after t
 	c.place(p, n, end, train)
 }
@@ -420,28 +421,28 @@ func (c *Channel) queueSlot(p Piece, wait, train bool) {
 // once none is left.
 func (c *Channel) trainsLeft() {
 	now := c.s.Now()
-	for c.trains.len() > 0 {
-		n := *c.trains.peek()
-		if c.slots.at(n-1).end > now {
+	for c.trains.Len() > 0 {
+		n := *c.trains.Peek()
+		if c.slots.At(n-1).end > now {
 			break
 		}
-		c.trains.pop()
+		c.trains.Pop()
 		for range n {
-			sl := c.slots.pop()
+			sl := c.slots.Pop()
 			c.popped = sl.cum
 			c.stats.TxFrames++
 			c.stats.TxBytes += uint64(sl.n)
 		}
 	}
-	if c.trains.len() > 0 {
-		c.trainEnd.Reset(c.slots.at(*c.trains.peek() - 1).end)
+	if c.trains.Len() > 0 {
+		c.trainEnd.Reset(c.slots.At(*c.trains.Peek() - 1).end)
 	}
 }
 
 // armSpace sets OnSpace to run when a ring that the trains fill has room
 // for a frame again (a host's reader may then bring the next).
 func (c *Channel) armSpace() {
-	if c.OnSpace == nil || c.cfg.QueueFrames == 0 || c.slots.len() == 0 {
+	if c.OnSpace == nil || c.cfg.QueueFrames == 0 || c.slots.Len() == 0 {
 		return
 	}
 	t := max(c.lastIn, c.s.Now())
@@ -453,7 +454,7 @@ func (c *Channel) armSpace() {
 		return
 	}
 	// the ring has room when the oldest of the QueueFrames last slots leaves
-	c.spaceAt.Reset(c.slots.at(c.slots.len() - c.cfg.QueueFrames).end)
+	c.spaceAt.Reset(c.slots.At(c.slots.Len() - c.cfg.QueueFrames).end)
 }
 
 // Config returns the channel's configuration now (after any SetConfig).
@@ -526,38 +527,4 @@ func (q *FIFO) Pop() *Frame {
 		q.buf, q.head = q.buf[:n], 0
 	}
 	return f
-}
-
-// ring is a growable FIFO that reuses its storage.
-type ring[T any] struct {
-	buf     []T
-	head, n int
-}
-
-func (r *ring[T]) len() int { return r.n }
-
-func (r *ring[T]) push(v T) {
-	if r.n == len(r.buf) {
-		nb := make([]T, max(16, 2*len(r.buf)))
-		for i := range r.n {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)%len(r.buf)] = v
-	r.n++
-}
-
-func (r *ring[T]) peek() *T { return &r.buf[r.head] }
-
-// at returns the i-th element from the head.
-func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
-
-func (r *ring[T]) pop() T {
-	v := r.buf[r.head]
-	var zero T
-	r.buf[r.head] = zero // let go of a frame
-	r.head = (r.head + 1) % len(r.buf)
-	r.n--
-	return v
 }

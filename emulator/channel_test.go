@@ -255,8 +255,8 @@ func TestImpairDefaultLimit(t *testing.T) {
 		s.At(time.Duration(i)*slot, func() { ch.Send(frame(uint64(i), 1514)) })
 	}
 	s.RunUntil(n * slot)
-	if st := ch.Stats(); st.TxFrames != n || st.LimitDrops != n-DefaultLimit || st.QueueDrops != 0 || st.Delivered != 0 || ch.pipe.len() != DefaultLimit || s.Pending() != 1 {
-		t.Fatalf("after %v: %+v, %d in the pipe, %d events pending; want %d sent, %d limit drops, %d in the pipe and one timer", s.Now(), st, ch.pipe.len(), s.Pending(), n, n-DefaultLimit, DefaultLimit)
+	if st := ch.Stats(); st.TxFrames != n || st.LimitDrops != n-DefaultLimit || st.QueueDrops != 0 || st.Delivered != 0 || ch.pipe.Len() != DefaultLimit || s.Pending() != 1 {
+		t.Fatalf("after %v: %+v, %d in the pipe, %d events pending; want %d sent, %d limit drops, %d in the pipe and one timer", s.Now(), st, ch.pipe.Len(), s.Pending(), n, n-DefaultLimit, DefaultLimit)
 	}
 	s.Run()
 	if st := ch.Stats(); st.Delivered != DefaultLimit || len(c.got) != DefaultLimit {

@@ -3,6 +3,7 @@ package emulator
 import (
 	"time"
 
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -34,7 +35,7 @@ type HostPort struct {
 	sinkTrain func(f *Frame, first, n int)
 	hold      time.Duration
 	sched     *sched.Scheduler
-	groups    ring[group]
+	groups    ring.Ring[group]
 	groupAt   *sched.Timer
 }
 
@@ -64,8 +65,8 @@ func (h *HostPort) AcceptsTrains() bool { return h.sinkTrain != nil && h.CPU == 
 // would join them and handed on when each group's last has arrived.
 func (h *HostPort) ReceiveTrain(ps []Piece) {
 	for _, p := range ps {
-		if d := h.groups.len(); d > 0 && p.K > 0 {
-			g := h.groups.at(d - 1)
+		if d := h.groups.Len(); d > 0 && p.K > 0 {
+			g := h.groups.At(d - 1)
 			if g.f == p.F && g.n > 0 && g.first+g.n == p.K && p.At-g.start <= h.hold {
 				g.n++
 				g.at = p.At
@@ -73,21 +74,21 @@ func (h *HostPort) ReceiveTrain(ps []Piece) {
 			}
 		}
 		if p.K < 0 || !p.F.GSO.TCP() {
-			h.groups.push(group{f: h.carve.Cut(p), start: p.At, at: p.At})
+			h.groups.Push(group{f: h.carve.Cut(p), start: p.At, at: p.At})
 			continue
 		}
-		h.groups.push(group{f: p.F, first: p.K, n: 1, start: p.At, at: p.At})
+		h.groups.Push(group{f: p.F, first: p.K, n: 1, start: p.At, at: p.At})
 	}
-	if h.groups.len() > 0 && !h.groupAt.Pending() {
-		h.groupAt.Reset(h.groups.peek().at)
+	if h.groups.Len() > 0 && !h.groupAt.Pending() {
+		h.groupAt.Reset(h.groups.Peek().at)
 	}
 }
 
 // handGroups hands the host the groups complete by now.
 func (h *HostPort) handGroups() {
 	now := h.sched.Now()
-	for h.groups.len() > 0 && h.groups.peek().at <= now {
-		g := h.groups.pop()
+	for h.groups.Len() > 0 && h.groups.Peek().at <= now {
+		g := h.groups.Pop()
 		if g.n == 0 {
 			h.deliver(g.f)
 			continue
@@ -96,8 +97,8 @@ func (h *HostPort) handGroups() {
 		h.RxBytes += uint64(g.f.GSO.WireLen(len(g.f.Data), g.first, g.n))
 		h.sinkTrain(g.f, g.first, g.n)
 	}
-	if h.groups.len() > 0 {
-		h.groupAt.Reset(h.groups.peek().at)
+	if h.groups.Len() > 0 {
+		h.groupAt.Reset(h.groups.Peek().at)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
@@ -95,9 +96,9 @@ type Adapter struct {
 
 	inFlight int // PDUs queued or being sent
 	onSpace  func()
-	refused  uint64    // frames refused because the ring was full
-	lens     ring[int] // the lengths of the frames in the ring, oldest first
-	tag      byte      // AAL3/4 Btag/Etag
+	refused  uint64         // frames refused because the ring was full
+	lens     ring.Ring[int] // the lengths of the frames in the ring, oldest first
+	tag      byte           // AAL3/4 Btag/Etag
 	sdu      []byte
 	segs     []cells.Cell
 
@@ -226,7 +227,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	a.out.flush() // the PDU leaves as one train
 	a.inFlight++
-	a.lens.push(len(f.Data))
+	a.lens.Push(len(f.Data))
 	return true
 }
 
@@ -244,7 +245,7 @@ func (a *Adapter) sent(c *cells.Cell) {
 	wasFull := a.inFlight >= a.cfg.Ring
 	a.inFlight--
 	a.txPDUs++
-	a.txBytes += uint64(a.lens.pop())
+	a.txBytes += uint64(a.lens.Pop())
 	if wasFull && a.onSpace != nil {
 		a.onSpace()
 	}

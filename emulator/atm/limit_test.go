@@ -27,11 +27,11 @@ func TestPipeLimit(t *testing.T) {
 		high := 0
 		for range sent {
 			l.Send(&c, 0) // back to back: the transmitter sends one per slot
-			high = max(high, l.pipe.len(), l.flight.len())
+			high = max(high, l.pipe.Len(), l.flight.Len())
 		}
 		for next, ok := s.Next(); ok && next <= time.Hour; next, ok = s.Next() {
 			s.Step()
-			high = max(high, l.pipe.len(), l.flight.len())
+			high = max(high, l.pipe.Len(), l.flight.Len())
 		}
 		if st := l.Stats(); st.TxCells != sent || st.LimitDrops != sent-DefaultLimit || st.LostCells != 0 || sink.n != 0 {
 			t.Errorf("perCell %v: before the delay: %+v, %d delivered", perCell, st, sink.n)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
@@ -90,24 +91,24 @@ type CellLink struct {
 	dst CellReceiver
 	rng *rand.Rand
 
-	nextSlot int64               // the first slot not yet used
-	lastAt   time.Duration       // arrival of the last cell not lost
-	pipe     ring[Arrival]       // cells in flight, in delivery order
-	flight   ring[time.Duration] // arrivals of the cells sent and not yet arrived (pipeFull)
+	nextSlot int64                    // the first slot not yet used
+	lastAt   time.Duration            // arrival of the last cell not lost
+	pipe     ring.Ring[Arrival]       // cells in flight, in delivery order
+	flight   ring.Ring[time.Duration] // arrivals of the cells sent and not yet arrived (pipeFull)
 
 	// cell by cell (PerCell)
-	queue    ring[Arrival] // At is the earliest time the cell may leave (a shaper's)
-	headEnd  time.Duration // when the head cell's last bit leaves
+	queue    ring.Ring[Arrival] // At is the earliest time the cell may leave (a shaper's)
+	headEnd  time.Duration      // when the head cell's last bit leaves
 	tx       *sched.Timer
 	pipeTick *sched.Timer
 	cur      Arrival // the cell being handed on (a field: no allocation per cell)
 
 	// trains
-	occ        ring[time.Duration] // departures of the cells queued or in service
-	open       batch               // cells queued since the last flush
-	sent       ring[batch]         // batches whose last cell has not left yet
-	left       batch               // the batch that has just left (a field: no allocation)
-	deliveries ring[delivery]      // the pipe's cells, by how they are handed on
+	occ        ring.Ring[time.Duration] // departures of the cells queued or in service
+	open       batch                    // cells queued since the last flush
+	sent       ring.Ring[batch]         // batches whose last cell has not left yet
+	left       batch                    // the batch that has just left (a field: no allocation)
+	deliveries ring.Ring[delivery]      // the pipe's cells, by how they are handed on
 	tick       *sched.Timer
 	train      []Arrival
 
@@ -164,16 +165,16 @@ func (l *CellLink) Queued() int { return l.queuedAt(l.s.Now()) }
 // than any cell queued so far.
 func (l *CellLink) queuedAt(t time.Duration) int {
 	if l.cfg.PerCell {
-		n := l.queue.len()
+		n := l.queue.Len()
 		if n > 0 && l.headEnd <= t { // its departure is due now
 			n--
 		}
 		return n
 	}
-	for l.occ.len() > 0 && *l.occ.peek() <= t {
-		l.occ.pop()
+	for l.occ.Len() > 0 && *l.occ.Peek() <= t {
+		l.occ.Pop()
 	}
-	return l.occ.len()
+	return l.occ.Len()
 }
 
 // Full reports whether the queue would refuse a cell now.
@@ -202,7 +203,7 @@ func (l *CellLink) enqueue(c *cells.Cell, t, notBefore time.Duration) bool {
 	l.nextSlot = slot + 1
 	end := l.cfg.PHY.SlotEnd(slot)
 	l.stats.BusyTime += end - l.cfg.PHY.SlotStart(slot)
-	l.occ.push(end)
+	l.occ.Push(end)
 	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
 	b := &l.open
 	b.n++
@@ -222,8 +223,8 @@ func (l *CellLink) enqueue(c *cells.Cell, t, notBefore time.Duration) bool {
 	}
 	b.kept++
 	at := l.arrival(end)
-	l.flight.push(at)
-	l.pipe.push(Arrival{*c, at})
+	l.flight.Push(at)
+	l.pipe.Push(Arrival{*c, at})
 	return true
 }
 
@@ -234,13 +235,13 @@ func (l *CellLink) flush() {
 		return
 	}
 	l.open = batch{}
-	l.sent.push(b)
+	l.sent.Push(b)
 	if b.kept > 0 {
 		train := l.trains()
-		if d := l.deliveries.len(); d > 0 && !train && !l.deliveries.at(d-1).train {
-			l.deliveries.at(d - 1).n += b.kept
+		if d := l.deliveries.Len(); d > 0 && !train && !l.deliveries.At(d-1).train {
+			l.deliveries.At(d - 1).n += b.kept
 		} else {
-			l.deliveries.push(delivery{b.kept, train})
+			l.deliveries.Push(delivery{b.kept, train})
 		}
 	}
 	l.schedule()
@@ -257,14 +258,14 @@ func (l *CellLink) trains() bool {
 func (l *CellLink) schedule() {
 	var next time.Duration
 	ok := false
-	if l.sent.len() > 0 {
-		next, ok = l.sent.peek().end, true
+	if l.sent.Len() > 0 {
+		next, ok = l.sent.Peek().end, true
 	}
-	if l.deliveries.len() > 0 {
-		d := l.deliveries.peek()
-		at := l.pipe.peek().At
+	if l.deliveries.Len() > 0 {
+		d := l.deliveries.Peek()
+		at := l.pipe.Peek().At
 		if d.train {
-			at = l.pipe.at(d.n - 1).At
+			at = l.pipe.At(d.n - 1).At
 		}
 		if !ok || at < next {
 			next, ok = at, true
@@ -281,8 +282,8 @@ func (l *CellLink) schedule() {
 // arrived.
 func (l *CellLink) run() {
 	now := l.s.Now()
-	for l.sent.len() > 0 && l.sent.peek().end <= now {
-		l.left = l.sent.pop()
+	for l.sent.Len() > 0 && l.sent.Peek().end <= now {
+		l.left = l.sent.Pop()
 		b := &l.left
 		l.stats.TxCells += uint64(b.n)
 		l.stats.LostCells += uint64(b.lost)
@@ -291,26 +292,26 @@ func (l *CellLink) run() {
 			l.OnSent(&b.last)
 		}
 	}
-	for l.deliveries.len() > 0 {
-		d := l.deliveries.peek()
+	for l.deliveries.Len() > 0 {
+		d := l.deliveries.Peek()
 		if !d.train {
-			if l.pipe.peek().At > now {
+			if l.pipe.Peek().At > now {
 				break
 			}
 			if d.n--; d.n == 0 {
-				l.deliveries.pop()
+				l.deliveries.Pop()
 			}
-			l.cur = l.pipe.pop()
+			l.cur = l.pipe.Pop()
 			l.deliver(&l.cur.Cell, now)
 			continue
 		}
-		if l.pipe.at(d.n-1).At > now {
+		if l.pipe.At(d.n-1).At > now {
 			break
 		}
-		n := l.deliveries.pop().n
+		n := l.deliveries.Pop().n
 		l.train = l.train[:0]
 		for range n {
-			l.train = append(l.train, l.pipe.pop())
+			l.train = append(l.train, l.pipe.Pop())
 		}
 		l.stats.Delivered += uint64(n)
 		for _, t := range l.taps {
@@ -331,14 +332,14 @@ func (l *CellLink) run() {
 // the departure of a train's next cell: both modes get the same answer
 // whatever order one instant's events run in.
 func (l *CellLink) pipeFull(t time.Duration) bool {
-	for l.flight.len() > 0 && *l.flight.peek() <= t {
-		l.flight.pop()
+	for l.flight.Len() > 0 && *l.flight.Peek() <= t {
+		l.flight.Pop()
 	}
 	limit := l.cfg.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return l.flight.len() >= limit
+	return l.flight.Len() >= limit
 }
 
 // lose draws whether the line loses the next cell.
@@ -367,9 +368,9 @@ func (l *CellLink) sendCell(c *cells.Cell, notBefore time.Duration) bool {
 		l.stats.QueueDrops++
 		return false
 	}
-	l.queue.push(Arrival{*c, notBefore})
+	l.queue.Push(Arrival{*c, notBefore})
 	l.stats.QueueHigh = max(l.stats.QueueHigh, n+1)
-	if l.queue.len() == 1 {
+	if l.queue.Len() == 1 {
 		l.start()
 	}
 	return true
@@ -377,7 +378,7 @@ func (l *CellLink) sendCell(c *cells.Cell, notBefore time.Duration) bool {
 
 // start puts the head cell in the first free slot at or after its time.
 func (l *CellLink) start() {
-	head := l.queue.peek()
+	head := l.queue.Peek()
 	slot := max(l.nextSlot, l.cfg.PHY.SlotAt(max(l.s.Now(), head.At)))
 	l.nextSlot = slot + 1
 	end := l.cfg.PHY.SlotEnd(slot)
@@ -388,10 +389,10 @@ func (l *CellLink) start() {
 
 // departed runs at the last bit of the head cell.
 func (l *CellLink) departed() {
-	l.cur = l.queue.pop()
+	l.cur = l.queue.Pop()
 	q := &l.cur
 	l.stats.TxCells++
-	if l.queue.len() > 0 {
+	if l.queue.Len() > 0 {
 		l.start()
 	}
 	if l.OnSent != nil {
@@ -412,14 +413,14 @@ func (l *CellLink) departed() {
 		return
 	}
 	at := l.arrival(now)
-	l.flight.push(at)
-	if at == now && l.pipe.len() == 0 {
+	l.flight.Push(at)
+	if at == now && l.pipe.Len() == 0 {
 		l.deliver(&q.Cell, now)
 		return
 	}
 	q.At = at
-	l.pipe.push(*q)
-	if l.pipe.len() == 1 {
+	l.pipe.Push(*q)
+	if l.pipe.Len() == 1 {
 		l.pipeTick.Reset(at)
 	}
 }
@@ -427,12 +428,12 @@ func (l *CellLink) departed() {
 // arrive delivers every cell of the pipe that is due.
 func (l *CellLink) arrive() {
 	now := l.s.Now()
-	for l.pipe.len() > 0 && l.pipe.peek().At <= now {
-		l.cur = l.pipe.pop()
+	for l.pipe.Len() > 0 && l.pipe.Peek().At <= now {
+		l.cur = l.pipe.Pop()
 		l.deliver(&l.cur.Cell, now)
 	}
-	if l.pipe.len() > 0 {
-		l.pipeTick.Reset(l.pipe.peek().At)
+	if l.pipe.Len() > 0 {
+		l.pipeTick.Reset(l.pipe.Peek().At)
 	}
 }
 
@@ -442,38 +443,6 @@ func (l *CellLink) deliver(c *cells.Cell, now time.Duration) {
 		t.see(c, now)
 	}
 	l.dst.ReceiveCell(c)
-}
-
-// ring is a growable FIFO that reuses its storage.
-type ring[T any] struct {
-	buf     []T
-	head, n int
-}
-
-func (r *ring[T]) len() int { return r.n }
-
-func (r *ring[T]) push(v T) {
-	if r.n == len(r.buf) {
-		nb := make([]T, max(16, 2*len(r.buf)))
-		for i := range r.n {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)%len(r.buf)] = v
-	r.n++
-}
-
-func (r *ring[T]) peek() *T { return &r.buf[r.head] }
-
-// at returns the i-th element from the head.
-func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
-
-func (r *ring[T]) pop() T {
-	v := r.buf[r.head]
-	r.head = (r.head + 1) % len(r.buf)
-	r.n--
-	return v
 }
 
 // addSat returns t+d, held at the largest time instead of wrapping.
