@@ -150,17 +150,5 @@ func (cs *cellSender) check(rx *CellRecorder, seeBoth bool) {
 	if st.Delivered+st.LostCells+st.LimitDrops != st.TxCells {
 		t.Errorf("%d delivered + %d lost + %d at the limit != %d sent", st.Delivered, st.LostCells, st.LimitDrops, st.TxCells)
 	}
-	j := 0
-	for i, seq := range rx.Seqs {
-		for j < len(cs.accepted) && cs.accepted[j] != seq {
-			j++
-		}
-		if j == len(cs.accepted) {
-			t.Fatalf("delivery %d is cell %d: out of order or never accepted (deliveries %v)", i, seq, head(rx.Seqs))
-		}
-		j++
-		if i > 0 && rx.Times[i] < rx.Times[i-1] {
-			t.Fatalf("cell delivery %d at %v, before the one before it at %v", i, rx.Times[i], rx.Times[i-1])
-		}
-	}
+	inOrder(t, "cell", cs.accepted, rx.Seqs, rx.Times)
 }

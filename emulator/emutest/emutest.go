@@ -185,19 +185,7 @@ func (sn *sender) check(rx *Recorder, seeBoth bool) {
 		t.Errorf("%d delivered + %d lost != %d accepted", len(rx.Seqs), lost, len(sn.accepted))
 	}
 	// Deliveries are the accepted frames in order, with the lost ones missing.
-	j := 0
-	for i, seq := range rx.Seqs {
-		for j < len(sn.accepted) && sn.accepted[j] != seq {
-			j++
-		}
-		if j == len(sn.accepted) {
-			t.Fatalf("delivery %d is frame %d: out of order or never accepted (deliveries %v)", i, seq, head(rx.Seqs))
-		}
-		j++
-		if i > 0 && rx.Times[i] < rx.Times[i-1] {
-			t.Fatalf("delivery %d at %v, before the one before it at %v", i, rx.Times[i], rx.Times[i-1])
-		}
-	}
+	inOrder(t, "frame", sn.accepted, rx.Seqs, rx.Times)
 }
 
 func head(s []int) string {
@@ -390,3 +378,23 @@ func (f *FakeTX) Stats() emulator.ChannelStats {
 func (f *FakeTX) SetOnSpace(func()) {}
 
 var _ emulator.Transmitter = (*FakeTX)(nil)
+
+// inOrder checks that the deliveries (sequence numbers and times) are the
+// accepted units in order, with lost ones missing, at times that never
+// go back.
+func inOrder(t *testing.T, unit string, accepted, seqs []int, times []time.Duration) {
+	t.Helper()
+	j := 0
+	for i, seq := range seqs {
+		for j < len(accepted) && accepted[j] != seq {
+			j++
+		}
+		if j == len(accepted) {
+			t.Fatalf("delivery %d is %s %d: out of order or never accepted (deliveries %v)", i, unit, seq, head(seqs))
+		}
+		j++
+		if i > 0 && times[i] < times[i-1] {
+			t.Fatalf("%s delivery %d at %v, before the one before it at %v", unit, i, times[i], times[i-1])
+		}
+	}
+}
