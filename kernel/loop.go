@@ -371,8 +371,12 @@ func (l *Loop) Run(ctx context.Context) error {
 			return err
 		}
 		n, budget = max(n, 0), passEvents
-		if timeout != 0 {
-			now = l.Now() // it slept
+		if timeout != 0 || n > 0 {
+			// It slept, or frames came: a clock read before the poll
+			// would stamp them earlier than they were written when the
+			// thread lost its core between the two (a sched_yield, a
+			// preemption), and the model would release them early.
+			now = l.Now()
 		}
 	}
 	return nil
