@@ -3,6 +3,7 @@ package control
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -87,9 +88,7 @@ func fakeServer(t *testing.T) (*fakeLab, *Server, string) {
 		t.Fatal(err)
 	}
 	f := &fakeLab{name: "echo", s: sched.New(), start: time.Unix(1e9, 0)}
-	if f.net, err = devices.Build(lab, f.s); err != nil {
-		t.Fatal(err)
-	}
+	f.net = devices.Build(lab, f.s)
 	path := filepath.Join(t.TempDir(), "echo.sock")
 	s, err := Listen(f, path)
 	if err != nil {
@@ -126,8 +125,11 @@ func TestStatsAndSet(t *testing.T) {
 	}
 	i := slices.IndexFunc(st.Ports, func(p emulator.PortStats) bool { return p.Port == "h1:eth0" })
 	j := slices.IndexFunc(st.Ports, func(p emulator.PortStats) bool { return p.Port == "h2:eth0" })
-	if st.Lab != "echo" || i < 0 || j < 0 || st.Ports[i].TxFrames != 3 || st.Ports[j].RxFrames != 3 || st.Filtered["sw1"] != 0 {
+	if st.Lab != "echo" || i < 0 || j < 0 || st.Ports[i].TxFrames != 3 || st.Ports[j].RxFrames != 3 || st.Nodes["sw1"].Counters["filtered"] != 0 {
 		t.Fatalf("stats = %+v", st)
+	}
+	if raw, _ := st.Sections["switch_filtered"]["sw1"].(json.RawMessage); string(raw) != "0" {
+		t.Fatalf("switch_filtered over the socket = %v, want sw1's 0", st.Sections["switch_filtered"])
 	}
 	ch, err := topologies.ParseChange([]string{"rate=10M"})
 	if err != nil {

@@ -1,14 +1,16 @@
 package control
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/netstat"
@@ -17,11 +19,18 @@ import (
 
 // Stats is a running lab's counters: `atmlab stats -o json` prints it.
 type Stats struct {
-	Lab      string               `json:"lab"`
-	Loop     LoopStats            `json:"emulator"`
-	Ports    []emulator.PortStats `json:"ports"`
-	Filtered map[string]uint64    `json:"switch_filtered,omitempty"`
-	Hubs     map[string]HubStats  `json:"hubs,omitempty"`
+	Lab   string               `json:"lab"`
+	Loop  LoopStats            `json:"emulator"`
+	Ports []emulator.PortStats `json:"ports"`
+	// Nodes are what each device reports beyond its ports' rows, by node
+	// name (devices.Report): a hub's utilisation, a switch's filtered
+	// frames.
+	Nodes map[string]devices.Report `json:"nodes,omitempty"`
+	// Sections are the top-level sections the nodes' reports also fill,
+	// kept for the clients that read them since before Nodes (hubs,
+	// switch_filtered): section, node name, the node's entry. In JSON
+	// each is a key of its own beside lab and ports.
+	Sections map[string]map[string]any `json:"-"`
 	// Hosts are each host kernel's own UDP and TCP counters: what it lost
 	// or resent inside itself, beyond any emulator counter.
 	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
@@ -51,37 +60,99 @@ type LoopStats struct {
 	SuperSegments uint64 `json:"super_segments,omitempty"`
 }
 
-// HubStats is a hub's row: how busy its medium was and how much of that
-// went to collisions.
-type HubStats struct {
-	ether.HubStats
-	Utilization       float64 `json:"utilization"`        // frame bits delivered / elapsed bit times
-	CollisionFraction float64 `json:"collision_fraction"` // of the elapsed time
-}
-
 // Snapshot gathers the emulated network's counters at model time now
 // (elapsed since the lab started); call it where the network's model runs.
 // The hosts' own counters (Hosts, PortStats.HostDrops) are the runtime's
 // to add.
 func Snapshot(lab string, loop LoopStats, net *devices.Network, now time.Duration, changes []Changed) Stats {
 	st := Stats{Lab: lab, Loop: loop, Ports: net.Stats(), Changes: slices.Clone(changes)}
-	for _, h := range net.Hubs {
-		if st.Hubs == nil {
-			st.Hubs = map[string]HubStats{}
+	for _, d := range net.Devices {
+		r, ok := d.Report(now)
+		if !ok {
+			continue
 		}
-		hs := h.Stats()
-		st.Hubs[h.Name] = HubStats{HubStats: hs,
-			Utilization:       float64(hs.FrameBits) / (float64(h.Rate()) * now.Seconds()),
-			CollisionFraction: float64(hs.CollisionTime) / float64(now)}
-	}
-	for _, sw := range net.Switches {
-		if st.Filtered == nil {
-			st.Filtered = map[string]uint64{}
+		if st.Nodes == nil {
+			st.Nodes = map[string]devices.Report{}
 		}
-		st.Filtered[sw.Name] = sw.Filtered
+		st.Nodes[d.Name()] = r
+		if r.Section == "" {
+			continue
+		}
+		if st.Sections == nil {
+			st.Sections = map[string]map[string]any{}
+		}
+		if st.Sections[r.Section] == nil {
+			st.Sections[r.Section] = map[string]any{}
+		}
+		st.Sections[r.Section][d.Name()] = r.Entry
 	}
 	return st
 }
+
+// stats is Stats without its methods, for (un)marshalling its fields.
+type stats Stats
+
+// MarshalJSON writes the fields and, after them, each of Sections as a key
+// of its own, in name order.
+func (st Stats) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(stats(st))
+	if err != nil || len(st.Sections) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, name := range slices.Sorted(maps.Keys(st.Sections)) {
+		if _, clash := statsKeys[name]; clash {
+			return nil, fmt.Errorf("stats section %q has a field's name", name)
+		}
+		v, err := json.Marshal(st.Sections[name])
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(name)
+		b = append(append(append(append(b, ','), k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the fields and keeps every other key whose value is
+// an object in Sections, each entry as its raw JSON.
+func (st *Stats) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*stats)(st)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k, v := range all {
+		if _, field := statsKeys[k]; field {
+			continue
+		}
+		var entries map[string]json.RawMessage
+		if json.Unmarshal(v, &entries) != nil {
+			continue // not a section: a key from a newer atmlab
+		}
+		if st.Sections == nil {
+			st.Sections = map[string]map[string]any{}
+		}
+		st.Sections[k] = map[string]any{}
+		for name, e := range entries {
+			st.Sections[k][name] = e
+		}
+	}
+	return nil
+}
+
+// statsKeys are the JSON keys of Stats' fields.
+var statsKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[stats]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys[name] = true
+	}
+	return keys
+}()
 
 // HostKernel sums the hosts' own counters.
 func (st *Stats) HostKernel() netstat.Counters {

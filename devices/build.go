@@ -1,47 +1,36 @@
 // Package devices builds a resolved lab's emulated network (Build) from the
 // models in emulator/..., and changes it while it runs (Network.Set).
 // Resolve (package topologies) has checked and planned everything, so
-// building cannot fail on input.
+// building cannot fail on input. Each device kind is a unit in its own
+// file (host.go, switch.go, hub.go, atmswitch.go, router.go), registered
+// in kinds.go's table; the rest of the package and its users handle
+// nodes as Devices and never name a kind.
 package devices
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"hash/fnv"
 
-	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
-	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/wireshark"
 )
-
-// NICRing is the transmit ring of an emulated host NIC, in frames: enough
-// that the NIC never idles between frames the kernel hands over, small
-// enough that the host's own queues hold any excess (docs/design.md, modelling rule 4).
-const NICRing = 64
-
-// RouterQueue is a router interface's output queue, in frames: Linux's
-// default txqueuelen. A router feeding a slower link queues at most this
-// much and counts the rest as drops.
-const RouterQueue = 1000
 
 // Network is a lab's emulated part: every port and link, built on one
 // scheduler. Hosts' ports are HostPorts whose TAP side the kernel package
 // (or a test) attaches.
 type Network struct {
-	Sched       *sched.Scheduler
-	Hosts       map[string]*emulator.HostPort // by "node:interface"
-	Ports       []emulator.Port               // every port, in a stable order
-	Links       []*NetLink
-	Switches    []*ether.Switch
-	Hubs        []*ether.Hub
-	ATMSwitches []*atm.Switch
-	Routers     map[string]*router.Router
-	Lab         *topologies.Lab // what it was built from: atmlab set --reset returns to it
+	Sched   *sched.Scheduler
+	Hosts   map[string]*emulator.HostPort // by "node:interface"
+	Ports   []emulator.Port               // every port, in a stable order
+	Links   []*NetLink
+	Devices []Device        // every node, in file order
+	Lab     *topologies.Lab // what it was built from: atmlab set --reset returns to it
+
+	byName map[string]Device
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
@@ -92,154 +81,88 @@ func (l *NetLink) CaptureDescription() string {
 	return fmt.Sprintf("%s %s %s-%s", wireshark.AAL34Description, l.Link.ATM.Encap, l.Link.A, l.Link.B)
 }
 
-// Build makes a resolved lab's emulator objects on s. Resolve checked and
-// planned everything that can fail on input, so an error here is a
-// programming fault, never the lab file's.
-func Build(lab *topologies.Lab, s *sched.Scheduler) (*Network, error) {
-	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}, Lab: lab}
-	ports := map[string]emulator.Port{}
-	switches := map[string]*ether.Switch{}
-	hubs := map[string]*ether.Hub{}
-	n.Routers = buildRouters(lab, s)
-	for _, r := range n.Routers {
-		for _, i := range r.Ifaces() {
-			ports[i.PortName()] = i
+// Build makes a resolved lab's emulator objects on s: each node by its
+// kind's unit (the kinds table), then the Ethernet links and the ATM links
+// in file order. Resolve checked and planned everything that can fail on
+// input, so Build cannot fail; it panics on a programming fault (a kind
+// without a unit, a link its ends' devices cannot end).
+func Build(lab *topologies.Lab, s *sched.Scheduler) *Network {
+	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}, Lab: lab, byName: map[string]Device{}}
+	b := &builder{lab: lab, s: s, n: n, ports: map[string]emulator.Port{}}
+	byKind := map[topologies.Kind][]*topologies.Node{}
+	for _, node := range lab.Nodes {
+		byKind[node.Kind] = append(byKind[node.Kind], node)
+	}
+	built := map[topologies.Kind][]Device{}
+	for _, k := range kinds {
+		nodes := byKind[k.kind]
+		devs := k.unit.build(b, nodes)
+		for i, d := range devs {
+			n.byName[nodes[i].Name] = d
 		}
+		built[k.kind] = devs
+		delete(byKind, k.kind)
+	}
+	for kind, nodes := range byKind {
+		panic(fmt.Sprintf("devices: %s:%d: node %s: kind %s has no unit in the kinds table (a programming fault: Resolve admits only kinds Build makes)", lab.File, nodes[0].Line, nodes[0].Name, kind))
 	}
 	for _, node := range lab.Nodes {
-		switch node.Kind {
-		case topologies.KindHost:
-			for _, i := range node.Interfaces {
-				hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: frameCPU(node.CPU, s)}
-				n.Hosts[hp.Name] = hp
-				ports[hp.Name] = hp
-			}
-		case topologies.KindSwitch:
-			sw := ether.NewSwitch(s, node.Name)
-			if node.Ageing > 0 {
-				sw.Ageing = node.Ageing
-			}
-			sw.CPU = frameCPU(node.CPU, s)
-			switches[node.Name] = sw
-			n.Switches = append(n.Switches, sw)
-		case topologies.KindHub:
-			repeater := ether.RepeaterClassII
-			if node.Repeater == topologies.Class1 {
-				repeater = ether.RepeaterClassI
-			}
-			h := ether.NewHub(s, node.Name, ether.HubConfig{Rate: hubRate(lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(lab.Seed, node.Name)})
-			hubs[node.Name] = h
-			n.Hubs = append(n.Hubs, h)
-		case topologies.KindATMSwitch, topologies.KindRouter: // built with the ATM links, and above
-		default:
-			return nil, fmt.Errorf("%s:%d: node %s: kind %s has no constructor (a programming fault: Resolve admits only kinds Build makes)", lab.File, node.Line, node.Name, node.Kind)
-		}
+		n.Devices = append(n.Devices, n.byName[node.Name])
 	}
-	port := func(e topologies.Endpoint) emulator.Port {
-		if p, ok := ports[e.String()]; ok {
-			return p
+	for _, l := range lab.Links {
+		if l.ATM == nil {
+			b.etherLink(l)
 		}
-		p := switches[e.Node].AddPort(e.Port)
-		ports[e.String()] = p
-		return p
 	}
 	for _, l := range lab.Links {
 		if l.ATM != nil {
-			continue
-		}
-		if h, dev := hubEnd(hubs, l); h != nil {
-			p := port(dev)
-			cfg := channelConfig(lab, dev, l.AB, l)
-			st := h.AddStation(hubPortName(l, dev), l.Propagation, cfg.QueueFrames, cfg.QueueBytes, p)
-			p.SetTX(st)
-			n.Links = append(n.Links, &NetLink{Link: l, Station: st})
-			n.Ports = append(n.Ports, p)
-			continue
-		}
-		a, b := port(l.A), port(l.B)
-		ab := channelConfig(lab, l.A, l.AB, l)
-		ba := channelConfig(lab, l.B, l.BA, l)
-		nl := &NetLink{Link: l}
-		nl.AB, nl.BA = emulator.Connect(s, a, b, ab, ba)
-		n.Links = append(n.Links, nl)
-		n.Ports = append(n.Ports, a, b)
-	}
-	buildATM(lab, s, n)
-	if err := routeAndBind(lab, n.Routers); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
-// Layers returns an ATM link's PHY, adaptation layer and encapsulation as
-// the models take them; a resolved lab holds only values they have.
-func Layers(a *topologies.ATM) (atm.PHY, atm.AAL, cells.Encap) {
-	aal, encap := atm.AAL5, cells.LLC
-	if a.AAL == topologies.AAL34 {
-		aal = atm.AAL34
-	}
-	if a.Encap == topologies.VCMux {
-		encap = cells.VCMux
-	}
-	return a.PHY.Layer(), aal, encap
-}
-
-// discard is an atm-switch's discard policy as the model takes it.
-func discard(d topologies.Discard) atm.Discard {
-	switch d {
-	case topologies.DiscardPPD:
-		return atm.PPD
-	case topologies.DiscardEPD:
-		return atm.EPD
-	}
-	return atm.DiscardNone
-}
-
-// hubEnd returns the hub on a link, if any, and the device at its other end.
-func hubEnd(hubs map[string]*ether.Hub, l *topologies.Link) (*ether.Hub, topologies.Endpoint) {
-	if h, ok := hubs[l.A.Node]; ok {
-		return h, l.B
-	}
-	if h, ok := hubs[l.B.Node]; ok {
-		return h, l.A
-	}
-	return nil, topologies.Endpoint{}
-}
-
-// hubPortName names the hub's end of a link ("hub1:p1").
-func hubPortName(l *topologies.Link, dev topologies.Endpoint) string {
-	if l.A == dev {
-		return l.B.String()
-	}
-	return l.A.String()
-}
-
-// hubRate is the rate of the links to a hub (validation made them equal).
-func hubRate(lab *topologies.Lab, hub string) units.BitRate {
-	for _, l := range lab.Links {
-		if l.A.Node == hub || l.B.Node == hub {
-			return l.AB.Rate
+			b.atmLink(l)
 		}
 	}
-	return topologies.DefaultRate
+	for _, k := range kinds {
+		if f, ok := k.unit.(finisher); ok {
+			f.finish(b, built[k.kind])
+		}
+	}
+	return n
 }
 
-// channelConfig sets up the direction that from transmits on: a host's NIC
-// ring or a switch's output buffer in front of it.
-func channelConfig(lab *topologies.Lab, from topologies.Endpoint, dir topologies.Direction, l *topologies.Link) emulator.ChannelConfig {
+// Device returns the node named name's device, or nil.
+func (n *Network) Device(name string) Device { return n.byName[name] }
+
+// etherLink builds an Ethernet link: a channel each way between its ends'
+// ports, or, when one end is a shared medium (a hub), that medium's
+// station for the port at the other end.
+func (b *builder) etherLink(l *topologies.Link) {
+	for _, ends := range [2][2]topologies.Endpoint{{l.A, l.B}, {l.B, l.A}} {
+		if m, ok := b.n.Device(ends[0].Node).(mediumDevice); ok {
+			p := b.etherPort(ends[1])
+			b.n.Links = append(b.n.Links, m.join(b, l, ends[1], p))
+			b.n.Ports = append(b.n.Ports, p)
+			return
+		}
+	}
+	pa, pb := b.etherPort(l.A), b.etherPort(l.B)
+	ab := b.n.channelConfig(l.A, l.AB, l)
+	ba := b.n.channelConfig(l.B, l.BA, l)
+	nl := &NetLink{Link: l}
+	nl.AB, nl.BA = emulator.Connect(b.s, pa, pb, ab, ba)
+	b.n.Links = append(b.n.Links, nl)
+	b.n.Ports = append(b.n.Ports, pa, pb)
+}
+
+// channelConfig sets up the direction that from transmits on, with the
+// output queue from's device puts in front of it (a host's NIC ring, a
+// switch's buffer, a router's txqueuelen).
+func (n *Network) channelConfig(from topologies.Endpoint, dir topologies.Direction, l *topologies.Link) emulator.ChannelConfig {
 	cfg := emulator.ChannelConfig{
 		Rate:        dir.Rate,
 		Propagation: l.Propagation,
 		Impair:      emulator.Impair(dir.Impair),
-		Seed:        seedOf(lab.Seed, from.String()),
+		Seed:        seedOf(n.Lab.Seed, from.String()),
 	}
-	switch node := lab.Node(from.Node); node.Kind {
-	case topologies.KindHost:
-		cfg.QueueFrames = NICRing
-	case topologies.KindSwitch:
-		cfg.QueueBytes = int(node.Buffer)
-	case topologies.KindRouter:
-		cfg.QueueFrames = RouterQueue
+	if q, ok := n.Device(from.Node).(queuedDevice); ok {
+		cfg.QueueFrames, cfg.QueueBytes = q.queue()
 	}
 	return cfg
 }
@@ -267,8 +190,10 @@ func (n *Network) Stats() []emulator.PortStats {
 	for _, p := range n.Ports {
 		rows = append(rows, p.Stats())
 	}
-	for _, sw := range n.ATMSwitches {
-		rows = append(rows, sw.Stats()...)
+	for _, d := range n.Devices {
+		if r, ok := d.(rowDevice); ok {
+			rows = append(rows, r.rows()...)
+		}
 	}
 	return rows
 }

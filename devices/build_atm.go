@@ -1,9 +1,9 @@
 package devices
 
 import (
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -16,89 +16,33 @@ type ATMLink struct {
 	VCMux    bool // PDUs are captured as SunATM records (atm.LinkTypeSunATM)
 }
 
-// atmBuild wires a lab's ATM links, hosts' adapters and atm-switches.
-type atmBuild struct {
-	lab     *topologies.Lab
-	s       *sched.Scheduler
-	n       *Network
-	swPorts map[topologies.Endpoint]*atm.SwitchPort
+// Layers returns an ATM link's PHY, adaptation layer and encapsulation as
+// the models take them; a resolved lab holds only values they have.
+func Layers(a *topologies.ATM) (atm.PHY, atm.AAL, cells.Encap) {
+	aal, encap := atm.AAL5, cells.LLC
+	if a.AAL == topologies.AAL34 {
+		aal = atm.AAL34
+	}
+	if a.Encap == topologies.VCMux {
+		encap = cells.VCMux
+	}
+	return a.PHY.Layer(), aal, encap
 }
 
-// buildATM builds the ATM part of a lab: each atm-switch with the
-// cross-connects Resolve planned, an adapter per host interface on an ATM
-// link with its PVCs, and the cell links.
-func buildATM(lab *topologies.Lab, s *sched.Scheduler, n *Network) {
-	b := &atmBuild{lab: lab, s: s, n: n, swPorts: map[topologies.Endpoint]*atm.SwitchPort{}}
-	switches := map[string]*atm.Switch{}
-	for _, node := range lab.Nodes {
-		if node.Kind != topologies.KindATMSwitch {
-			continue
-		}
-		sw := atm.NewSwitch(s, node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard(node.ATMSwitch.Discard)})
-		switches[node.Name] = sw
-		n.ATMSwitches = append(n.ATMSwitches, sw)
-	}
-	var links []*topologies.Link
-	for _, l := range lab.Links {
-		if l.ATM == nil {
-			continue
-		}
-		links = append(links, l)
-		for _, e := range []topologies.Endpoint{l.A, l.B} {
-			if sw := switches[e.Node]; sw != nil {
-				b.swPorts[e] = sw.AddPort(e.String())
-			}
-		}
-	}
-	for _, node := range lab.Nodes {
-		sw := switches[node.Name]
-		if sw == nil {
-			continue
-		}
-		for _, x := range node.ATMSwitch.Cross {
-			in, out := b.swPorts[topologies.Endpoint{Node: node.Name, Port: x.In.Port}], b.swPorts[topologies.Endpoint{Node: node.Name, Port: x.Out.Port}]
-			if x.In.VCI < 0 {
-				sw.MapVP(in, uint16(x.In.VPI), out, uint16(x.Out.VPI))
-			} else {
-				sw.MapVC(in, uint16(x.In.VPI), uint16(x.In.VCI), out, uint16(x.Out.VPI), uint16(x.Out.VCI))
-			}
-		}
-	}
-	for _, l := range links {
-		b.link(l)
-	}
-}
-
-// vcs returns a host interface's PVCs as its adapter takes them.
-func vcs(i *topologies.Interface) []atm.VC {
-	var out []atm.VC
-	for _, vc := range i.VCs {
-		out = append(out, atm.VC{VPI: uint16(vc.VPI), VCI: uint16(vc.VCI), Peer: vc.Peer})
-	}
-	return out
-}
-
-// link builds both directions of an ATM link and what sits at its ends.
-func (b *atmBuild) link(l *topologies.Link) {
-	phy, aal, encap := Layers(l.ATM)
+// atmLink builds both directions of an ATM link between the cell ends its
+// devices give (a host's adapter, an atm-switch's port).
+func (b *builder) atmLink(l *topologies.Link) {
+	phy, aal, _ := Layers(l.ATM)
 	ends := [2]topologies.Endpoint{l.A, l.B}
 	dirs := [2]topologies.Direction{l.AB, l.BA}
 	var rx [2]atm.CellReceiver
-	var adapters [2]*atm.Adapter
+	var attach [2]func(*atm.CellLink)
 	for i, e := range ends {
-		if p := b.swPorts[e]; p != nil {
-			rx[i] = p
-			continue
+		d, ok := b.n.Device(e.Node).(cellDevice)
+		if !ok {
+			panic("devices: " + e.String() + " ends an ATM link but its device takes no cells (a programming fault: Resolve admits ATM links only between kinds that do)")
 		}
-		hp := b.n.Hosts[e.String()]
-		iface := b.lab.Node(e.Node).Interface(e.Port)
-		adapters[i] = atm.NewAdapter(b.s, atm.AdapterConfig{
-			AAL: aal, Encap: encap, VCs: vcs(iface), PCR: l.ATM.PCR,
-			Ring: NICRing, MaxSDU: iface.MTU + encap.Overhead(), HostMAC: [6]byte(b.lab.MAC(e)),
-		}, hp)
-		hp.SetTX(adapters[i])
-		rx[i] = adapters[i]
-		b.n.Ports = append(b.n.Ports, hp)
+		rx[i], attach[i] = d.cellEnd(b, l, e)
 	}
 	nl := &NetLink{Link: l, ATM: &ATMLink{AAL: aal, VCMux: l.ATM.Encap == topologies.VCMux}}
 	for i := range 2 {
@@ -106,11 +50,7 @@ func (b *atmBuild) link(l *topologies.Link) {
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
 			Limit: im.Limit, Seed: seedOf(b.lab.Seed, ends[i].String())}
 		cl := atm.NewCellLink(b.s, cfg, rx[1-i])
-		if adapters[i] != nil {
-			adapters[i].Attach(cl)
-		} else {
-			b.swPorts[ends[i]].Attach(cl)
-		}
+		attach[i](cl)
 		if i == 0 {
 			nl.ATM.AB = cl
 		} else {

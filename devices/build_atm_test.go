@@ -63,10 +63,7 @@ func TestBuildATMAutoPVCs(t *testing.T) {
 		t.Errorf("h2's MTU = %d, want the 1500 it asked for", mtu)
 	}
 	s := sched.New()
-	n, err := Build(lab, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := Build(lab, s)
 	var got []*emulator.Frame
 	n.Hosts["h3:eth0"].Sink = func(f *emulator.Frame) { got = append(got, f) }
 	// h1's PVCs: VCI 40 to h2, 41 to h3; h3's link hands out 100 (to h1), 101 (to h2).
@@ -130,10 +127,7 @@ topology:
 	}
 	send := func() (int, *emulator.ATMStats) {
 		s := sched.New()
-		n, err := Build(lab, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := Build(lab, s)
 		got := 0
 		n.Hosts["h1:eth0"].Sink = func(f *emulator.Frame) {
 			if [6]byte(f.Data[6:12]) == atm.VCMAC(0, 100) {
@@ -264,10 +258,7 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Build(lab, sched.New())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := Build(lab, sched.New())
 	for _, c := range []struct {
 		end      string
 		cells    bool
@@ -305,10 +296,7 @@ topology:
 		t.Fatal(err)
 	}
 	s := sched.New()
-	n, err := Build(lab, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := Build(lab, s)
 	h1 := n.Hosts["h1:eth0"]
 	for range 5 { // 22 cells each: 110 cells, 100 in flight
 		h1.Input(ipv4(atm.VCMAC(0, 100), "10.0.0.1", "10.0.0.2", 1000))

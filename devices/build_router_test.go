@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
@@ -44,10 +45,7 @@ func TestBuildRouterChain(t *testing.T) {
 			t.Fatalf("h1's default route: %+v", r)
 		}
 		s := sched.New()
-		n, err := Build(lab, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := Build(lab, s)
 		var labelled [6]int
 		for i, l := range n.Links {
 			for _, ch := range []*emulator.Channel{l.AB, l.BA} {
@@ -96,11 +94,8 @@ func TestParseRouter(t *testing.T) {
 	if c := lab.Node("r1").Router.Cost; c.IP != 3*time.Microsecond || c.Swap != 3200*time.Nanosecond || c.PerByte != time.Nanosecond || !c.SharedCPU {
 		t.Errorf("r1 cost %+v", c)
 	}
-	n, err := Build(lab, sched.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Routers["r1"].Config().CPU != n.Routers["r4"].Config().CPU || n.Routers["r5"].Config().CPU != nil {
+	n := Build(lab, sched.New())
+	if routerOf(n, "r1").Config().CPU != routerOf(n, "r4").Config().CPU || routerOf(n, "r5").Config().CPU != nil {
 		t.Error("routers with cpu: shared do not share one CPU, or a router without costs has one")
 	}
 	_, err = Parse("bad.yaml", []byte(`name: bad
@@ -118,3 +113,6 @@ topology:
 		}
 	}
 }
+
+// routerOf returns the router model of the node named name.
+func routerOf(n *Network, name string) *router.Router { return n.Device(name).(*ipRouter).r }

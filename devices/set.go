@@ -45,7 +45,7 @@ func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
 	if c.Buffer != nil {
 		var sw []side
 		for _, s := range sides {
-			if n.Lab.Node(s.from.Node).Kind == topologies.KindSwitch {
+			if _, ok := n.Device(s.from.Node).(bufferedDevice); ok {
 				sw = append(sw, s)
 			}
 		}
@@ -61,14 +61,14 @@ func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
 		before := s.ch.Config()
 		cfg := before
 		if c.Reset {
-			cfg = channelConfig(n.Lab, s.from, s.dir, l)
+			cfg = n.channelConfig(s.from, s.dir, l)
 		}
 		if c.Rate != nil {
 			cfg.Rate = *c.Rate
 		}
 		cfg.Impair = impair(c, cfg.Impair)
-		if c.Buffer != nil && n.Lab.Node(s.from.Node).Kind == topologies.KindSwitch {
-			cfg.QueueBytes = int(*c.Buffer)
+		if b, ok := n.Device(s.from.Node).(bufferedDevice); ok && c.Buffer != nil {
+			b.setBuffer(&cfg, *c.Buffer)
 		}
 		s.ch.SetConfig(cfg)
 		out = append(out, Applied{From: s.from, To: s.to, Before: before, After: cfg})

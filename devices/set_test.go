@@ -35,10 +35,7 @@ func TestNetworkSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Build(lab, sched.New())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := Build(lab, sched.New())
 	const hops = 4 * 8800 * time.Nanosecond // four 102-byte serialisations at 100M
 	if rtt := echo(t, n); rtt != 20*time.Millisecond+hops {
 		t.Fatalf("RTT from the lab file %v", rtt)
@@ -117,10 +114,7 @@ func TestNetworkSetATM(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sched.New()
-	n, err := Build(lab, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := Build(lab, s)
 	var at []time.Duration
 	n.Hosts["h3:eth0"].Sink = func(*emulator.Frame) { at = append(at, s.Now()) }
 	// One 1000-byte packet h1 -> h3 across both switches: its transit time.

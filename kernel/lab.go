@@ -70,10 +70,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		return nil, fmt.Errorf("remove what an earlier run of %s left: %w", lab.Name, err)
 	}
 	s := sched.New()
-	network, err := devices.Build(lab, s)
-	if err != nil {
-		return nil, err
-	}
+	network := devices.Build(lab, s)
 	loop, err := NewLoop(s)
 	if err != nil {
 		return nil, fmt.Errorf("event loop: %w", err)

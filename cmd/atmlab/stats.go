@@ -39,9 +39,10 @@ func newStats(opts *options) *cobra.Command {
 					p.HostOverruns+p.CPUDrops) // a slow host's or a software switch's CPU fell behind
 			}
 			w.Flush()
-			for name, h := range st.Hubs {
-				fmt.Fprintf(cmd.OutOrStdout(), "hub %s: utilisation %.1f%%, collisions %.2f%% of the time, %d frames, %d collision events\n",
-					name, 100*h.Utilization, 100*h.CollisionFraction, h.Successes, h.Collisions)
+			for _, name := range slices.Sorted(maps.Keys(st.Nodes)) { // each device's own line (a hub's medium)
+				if l := st.Nodes[name].Line; l != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), l)
+				}
 			}
 			section(cmd.OutOrStdout(), "half duplex:", st.Ports, func(p emulator.PortStats) (string, bool) {
 				c := p.HalfDuplex

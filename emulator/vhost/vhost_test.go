@@ -41,10 +41,7 @@ func build(t *testing.T, text string) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := devices.Build(lab, sched.New())
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := devices.Build(lab, sched.New())
 	l, err := New(lab, n)
 	if err != nil {
 		t.Fatal(err)

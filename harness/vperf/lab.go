@@ -79,11 +79,7 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topolo
 func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
 	seeded := *lab
 	seeded.Seed = seed
-	n, err := devices.Build(&seeded, sched.New())
-	if err != nil {
-		return nil, err
-	}
-	return vhost.New(&seeded, n)
+	return vhost.New(&seeded, devices.Build(&seeded, sched.New()))
 }
 
 // PointSeed is the seed a point's lab is built with; a confidence's runs

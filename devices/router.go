@@ -2,43 +2,77 @@ package devices
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"net/netip"
 	"slices"
 
+	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/router"
-	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/topologies"
 )
 
-// buildRouters makes a lab's routers with their interfaces (ports for the
-// links), and returns them by name. Routes and labels come after the links,
-// with routeAndBind.
-func buildRouters(lab *topologies.Lab, s *sched.Scheduler) map[string]*router.Router {
-	routers := map[string]*router.Router{}
+// RouterQueue is a router interface's output queue, in frames: Linux's
+// default txqueuelen. A router feeding a slower link queues at most this
+// much and counts the rest as drops.
+const RouterQueue = 1000
+
+// routerUnit builds IP/MPLS routers: an interface (port) per link, and,
+// once every link is built, routes and label bindings.
+type routerUnit struct{}
+
+type ipRouter struct {
+	named
+	quiet
+	node *topologies.Node
+	r    *router.Router
+}
+
+// build makes the routers with their interfaces; routers whose cost says
+// shared CPU share one.
+func (routerUnit) build(b *builder, nodes []*topologies.Node) []Device {
+	var out []Device
 	var shared *router.CPU
-	for _, node := range lab.Nodes {
-		if node.Kind != topologies.KindRouter {
-			continue
-		}
+	for _, node := range nodes {
 		c := node.Router.Cost
 		cfg := router.Config{MPLS: node.MPLS, PipeTTL: node.Router.PipeTTL, ExplicitNull: node.Router.ExplicitNull,
 			Cost: router.Cost{IP: c.IP, Push: c.Push, Swap: c.Swap, Pop: c.Pop, PerByte: c.PerByte}}
 		switch {
 		case c.SharedCPU:
 			if shared == nil {
-				shared = router.NewCPU(s, c.Queue)
+				shared = router.NewCPU(b.s, c.Queue)
 			}
 			cfg.CPU = shared
 		case cfg.Cost != (router.Cost{}):
-			cfg.CPU = router.NewCPU(s, c.Queue)
+			cfg.CPU = router.NewCPU(b.s, c.Queue)
 		}
-		r := router.New(s, node.Name, cfg)
+		r := router.New(b.s, node.Name, cfg)
 		for _, i := range node.Interfaces {
-			r.AddIface(i.Name, [6]byte(lab.MAC(topologies.Endpoint{Node: node.Name, Port: i.Name})), i.IPv4, i.MTU)
+			r.AddIface(i.Name, [6]byte(b.lab.MAC(topologies.Endpoint{Node: node.Name, Port: i.Name})), i.IPv4, i.MTU)
 		}
-		routers[node.Name] = r
+		out = append(out, &ipRouter{named: named(node.Name), node: node, r: r})
 	}
-	return routers
+	return out
+}
+
+// etherPort is the router's interface (Resolve gave it one per link).
+func (d *ipRouter) etherPort(_ *builder, name string) emulator.Port {
+	for _, i := range d.r.Ifaces() {
+		if i.PortName() == d.Name()+":"+name {
+			return i
+		}
+	}
+	panic("devices: router " + d.Name() + " has no interface " + name + " (a programming fault: Resolve gives a router an interface per link)")
+}
+
+// queue is the interface's txqueuelen.
+func (d *ipRouter) queue() (frames, bytes int) { return RouterQueue, 0 }
+
+// finish installs the routes and labels.
+func (routerUnit) finish(b *builder, devs []Device) {
+	routers := map[string]*router.Router{}
+	for _, d := range devs {
+		routers[d.Name()] = d.(*ipRouter).r
+	}
+	routeAndBind(b.lab, routers)
 }
 
 // routeAndBind installs each router's routes (the lab's, or shortest paths
@@ -46,7 +80,7 @@ func buildRouters(lab *topologies.Lab, s *sched.Scheduler) map[string]*router.Ro
 // distribute: a label per router and route prefix (FEC), implicit null (or
 // explicit null) for the FECs a router is the egress of, swap entries toward
 // the next hop's label, and pushes at the ingress.
-func routeAndBind(lab *topologies.Lab, routers map[string]*router.Router) error {
+func routeAndBind(lab *topologies.Lab, routers map[string]*router.Router) {
 	all := sortedRouters(routers)
 	owner := map[netip.Addr]*router.Router{}
 	var subnets []netip.Prefix
@@ -69,7 +103,7 @@ func routeAndBind(lab *topologies.Lab, routers map[string]*router.Router) error 
 			for _, rt := range node.Routes {
 				iface := ifaceOn(r, rt.Via)
 				if iface == nil {
-					return fmt.Errorf("%s:%d: router %s: gateway %s is on none of its subnets (a programming fault: Resolve checks every gateway)", lab.File, rt.Line, node.Name, rt.Via)
+					panic(fmt.Sprintf("devices: %s:%d: router %s: gateway %s is on none of its subnets (a programming fault: Resolve checks every gateway)", lab.File, rt.Line, node.Name, rt.Via))
 				}
 				r.AddRoute(router.Route{Prefix: rt.To, Via: rt.Via, Iface: iface})
 			}
@@ -82,7 +116,6 @@ func routeAndBind(lab *topologies.Lab, routers map[string]*router.Router) error 
 		}
 	}
 	bind(all, owner)
-	return nil
 }
 
 // bind distributes labels (see routeAndBind).
