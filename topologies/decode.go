@@ -378,15 +378,6 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 	}
 }
 
-// kindKeys lists the keys each kind accepts besides kind.
-var kindKeys = map[Kind][]string{
-	KindHost:      {"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"},
-	KindSwitch:    {"buffer", "ageing", "cpu"},
-	KindHub:       {"repeater"},
-	KindATMSwitch: {"queue", "discard", "mappings"},
-	KindRouter:    {"mpls", "interfaces", "routes", "ttl", "null", "cost"},
-}
-
 func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "want a mapping such as {kind: host, ipv4: 10.0.0.1/24}, got %s", kindName(n))
@@ -398,20 +389,17 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			node.Kind = Kind(n.Content[i+1].Value)
 		}
 	}
-	allowed, ok := kindKeys[node.Kind]
+	spec, ok := kindOf(node.Kind)
 	if !ok {
 		if node.Kind == "" {
-			d.errorf(n, path+".kind", "missing; say kind: host, switch, hub, atm-switch or router")
+			d.errorf(n, path+".kind", "missing; say kind: %s", kindList())
 		} else {
-			d.errorf(n, path+".kind", "unknown kind %q; use host, switch, hub, atm-switch or router", node.Kind)
+			d.errorf(n, path+".kind", "unknown kind %q; use %s", node.Kind, kindList())
 		}
 		return
 	}
-	switch node.Kind {
-	case KindATMSwitch:
-		node.ATMSwitch = &ATMSwitch{}
-	case KindRouter:
-		node.Router = &Router{}
+	if spec.start != nil {
+		spec.start(node)
 	}
 	var ipv4 netip.Prefix
 	var ipv4Line int
@@ -479,13 +467,13 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 			}
 		}},
 	}
-	for _, k := range allowed {
+	for _, k := range spec.keys {
 		fields = append(fields, all[k])
 	}
 	d.mapping(n, path, fields)
 
 	kindDefaults(node)
-	if node.Kind == KindHost || node.Kind == KindRouter {
+	if spec.hasInterfaces() {
 		if ipv4.IsValid() || mtu != 0 {
 			eth0 := node.Interface("eth0")
 			if eth0 == nil {

@@ -31,25 +31,3 @@ const (
 	// DefaultDiscard is an atm-switch's discard policy: cell by cell.
 	DefaultDiscard = DiscardNone
 )
-
-// kindDefaults fills what a node of its kind needs and the lab file left
-// out; decoding and a variant that changes a node's kind both call it.
-func kindDefaults(n *Node) {
-	switch n.Kind {
-	case KindSwitch:
-		if n.Buffer == 0 {
-			n.Buffer = DefaultSwitchBuffer
-		}
-	case KindHub:
-		if n.Repeater == "" {
-			n.Repeater = DefaultRepeater
-		}
-	case KindATMSwitch:
-		if n.ATMSwitch.Queue == 0 {
-			n.ATMSwitch.Queue = DefaultATMSwitchQueue
-		}
-		if n.ATMSwitch.Discard == "" {
-			n.ATMSwitch.Discard = DefaultDiscard
-		}
-	}
-}

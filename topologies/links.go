@@ -201,7 +201,7 @@ func (d *decoder) check(lab *Lab) {
 			}
 			used[e] = l.Line
 			node := lab.Node(e.Node)
-			if node.Kind == KindHost || node.Kind == KindRouter {
+			if takesInterfaces(node.Kind) {
 				if node.Interface(e.Port) == nil {
 					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, Line: l.Line})
 				}

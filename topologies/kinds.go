@@ -1,0 +1,83 @@
+package topologies
+
+import (
+	"slices"
+	"strings"
+)
+
+// kinds is the lab file's table of node kinds, in the order errors list
+// them: the keys each accepts besides kind, the configuration a node of it
+// starts with, and the defaults it gets for what the file left out.
+// Package devices has the matching table of what builds each kind.
+var kinds = []kindSpec{
+	{kind: KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}},
+	{kind: KindSwitch, keys: []string{"buffer", "ageing", "cpu"}, defaults: func(n *Node) {
+		if n.Buffer == 0 {
+			n.Buffer = DefaultSwitchBuffer
+		}
+	}},
+	{kind: KindHub, keys: []string{"repeater"}, defaults: func(n *Node) {
+		if n.Repeater == "" {
+			n.Repeater = DefaultRepeater
+		}
+	}},
+	{kind: KindATMSwitch, keys: []string{"queue", "discard", "mappings"},
+		start: func(n *Node) { n.ATMSwitch = &ATMSwitch{} },
+		defaults: func(n *Node) {
+			if n.ATMSwitch.Queue == 0 {
+				n.ATMSwitch.Queue = DefaultATMSwitchQueue
+			}
+			if n.ATMSwitch.Discard == "" {
+				n.ATMSwitch.Discard = DefaultDiscard
+			}
+		}},
+	{kind: KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"},
+		start: func(n *Node) { n.Router = &Router{} }},
+}
+
+// kindSpec is one kind's row of the table.
+type kindSpec struct {
+	kind     Kind
+	keys     []string    // accepted besides kind
+	start    func(*Node) // makes the kind's configuration before its keys are decoded; nil for none
+	defaults func(*Node) // fills what the file left out; nil for nothing
+}
+
+// kindOf returns k's row.
+func kindOf(k Kind) (kindSpec, bool) {
+	i := slices.IndexFunc(kinds, func(s kindSpec) bool { return s.kind == k })
+	if i < 0 {
+		return kindSpec{}, false
+	}
+	return kinds[i], true
+}
+
+// hasInterfaces reports whether nodes of the kind have named interfaces
+// (addresses, MTUs, routes) rather than bare ports.
+func (s kindSpec) hasInterfaces() bool { return slices.Contains(s.keys, "interfaces") }
+
+// kindList is the table's kinds as a sentence's list: "host, switch or hub".
+func kindList() string {
+	names := make([]string, len(kinds))
+	for i, s := range kinds {
+		names[i] = string(s.kind)
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// kindDefaults fills what a node of its kind needs and the lab file left
+// out; decoding and a variant that changes a node's kind both call it.
+func kindDefaults(n *Node) {
+	if s, ok := kindOf(n.Kind); ok && s.defaults != nil {
+		s.defaults(n)
+	}
+}
+
+// takesInterfaces reports whether nodes of kind k have named interfaces.
+func takesInterfaces(k Kind) bool {
+	s, ok := kindOf(k)
+	return ok && s.hasInterfaces()
+}
