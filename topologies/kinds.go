@@ -3,11 +3,14 @@ package topologies
 import (
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // kinds is the lab file's table of node kinds, in the order errors list
 // them: the keys each accepts besides kind, the configuration a node of it
-// starts with, and the defaults it gets for what the file left out.
+// starts with, the defaults it gets for what the file left out, and what
+// only its nodes must satisfy.
 // Package devices has the matching table of what builds each kind.
 var kinds = []kindSpec{
 	{kind: KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}},
@@ -32,7 +35,14 @@ var kinds = []kindSpec{
 			}
 		}},
 	{kind: KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"},
-		start: func(n *Node) { n.Router = &Router{} }},
+		start: func(n *Node) { n.Router = &Router{} },
+		check: func(d *decoder, _ *Lab, n *Node) {
+			for _, i := range n.Interfaces {
+				if !i.IPv4.IsValid() {
+					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
+				}
+			}
+		}},
 }
 
 // kindSpec is one kind's row of the table.
@@ -41,6 +51,9 @@ type kindSpec struct {
 	keys     []string    // accepted besides kind
 	start    func(*Node) // makes the kind's configuration before its keys are decoded; nil for none
 	defaults func(*Node) // fills what the file left out; nil for nothing
+	// check validates a node of the kind against the lab's links, once
+	// every link is read; nil for nothing beyond the shared checks.
+	check func(d *decoder, lab *Lab, n *Node)
 }
 
 // kindOf returns k's row.

@@ -255,12 +255,8 @@ func (d *decoder) check(lab *Lab) {
 				d.errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
 			}
 		}
-		if n.Kind == KindRouter {
-			for _, i := range n.Interfaces {
-				if !i.IPv4.IsValid() {
-					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
-				}
-			}
+		if k, _ := kindOf(n.Kind); k.check != nil {
+			k.check(d, lab, n)
 		}
 	}
 	d.checkPVCs(lab)
