@@ -22,6 +22,7 @@ var kinds = []struct {
 	{topologies.KindHub, hubUnit{}},
 	{topologies.KindATMSwitch, atmSwitchUnit{}},
 	{topologies.KindRouter, routerUnit{}},
+	{topologies.KindWire, wireUnit{}},
 }
 
 // unit is one device kind: it builds the lab's nodes of its kind.

@@ -43,7 +43,21 @@ var kinds = []kindSpec{
 				}
 			}
 		}},
+	{kind: KindWire, check: func(d *decoder, lab *Lab, n *Node) {
+		var lines []int
+		for _, l := range lab.Links {
+			if l.A.Node == n.Name || l.B.Node == n.Name {
+				lines = append(lines, l.Line)
+			}
+		}
+		if len(lines) > 2 {
+			d.errorf(&yaml.Node{Line: lines[2]}, "topology.links", "a third link to wire %s (the others are on lines %d and %d): a wire joins two links; use a switch", n.Name, lines[0], lines[1])
+		}
+	}},
 }
+
+// KindWire is a wire: two Ethernet links joined store and forward.
+const KindWire Kind = "wire"
 
 // kindSpec is one kind's row of the table.
 type kindSpec struct {

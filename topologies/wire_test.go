@@ -1,0 +1,51 @@
+package topologies
+
+import (
+	"strings"
+	"testing"
+)
+
+// A wire joins two Ethernet links: a third is an error at its line, as is
+// an ATM link or a key of another kind.
+func TestWireLab(t *testing.T) {
+	lab, err := Parse("wired.yaml", []byte(`name: wired
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    w1: {kind: wire}
+  links:
+    - {endpoints: ["h1:eth0", "w1:a"], ethernet: {rate: 100M}}
+    - {endpoints: ["w1:b", "h2:eth0"], ethernet: {rate: 10M}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := lab.Node("w1"); w.Kind != KindWire || len(w.Interfaces) != 0 {
+		t.Errorf("w1 = %+v", w)
+	}
+	_, err = Parse("bad.yaml", []byte(`name: bad
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.0.3/24}
+    h4: {kind: host, ipv4: 10.0.0.4/24}
+    w1: {kind: wire, buffer: 64k}
+    w2: {kind: wire}
+  links:
+    - {endpoints: ["h1:eth0", "w1:a"]}
+    - {endpoints: ["h2:eth0", "w1:b"]}
+    - {endpoints: ["h3:eth0", "w1:c"]}
+    - {endpoints: ["h4:eth0", "w2:a"], atm: {phy: oc3}}
+`))
+	for _, want := range []string{
+		"bad.yaml:8: topology.nodes.w1.buffer: unknown key",
+		"bad.yaml:13: topology.links: a third link to wire w1 (the others are on lines 11 and 12): a wire joins two links; use a switch",
+		"bad.yaml:14: topology.links: an ATM link joins hosts and atm-switches; w2:a is a wire",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q: %v", want, err)
+		}
+	}
+}
