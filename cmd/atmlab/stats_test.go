@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/devices"
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// atmlab stats prints each node's own line (here two hubs'), in name
+// order, after the port table; a switch, with nothing filtered, prints none.
+func TestWriteStats(t *testing.T) {
+	lab, err := topologies.Parse("hubs.yaml", []byte(`name: hubs
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.1.3/24}
+    h4: {kind: host, ipv4: 10.0.1.4/24}
+    hubb: {kind: hub}
+    huba: {kind: hub}
+    sw1: {kind: switch}
+    h5: {kind: host, ipv4: 10.0.2.5/24}
+    h6: {kind: host, ipv4: 10.0.2.6/24}
+  links:
+    - {endpoints: ["h1:eth0", "hubb:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "hubb:p2"], ethernet: {rate: 100M}}
+    - {endpoints: ["h3:eth0", "huba:p1"], ethernet: {rate: 10M}}
+    - {endpoints: ["h4:eth0", "huba:p2"], ethernet: {rate: 10M}}
+    - {endpoints: ["h5:eth0", "sw1:p1"]}
+    - {endpoints: ["h6:eth0", "sw1:p2"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.New()
+	n := devices.Build(lab, s)
+	n.Hosts["h1:eth0"].Input(&emulator.Frame{Data: make([]byte, 1514)})
+	s.Run()
+	st := control.Snapshot("hubs", control.LoopStats{}, n, time.Millisecond, nil)
+	var out bytes.Buffer
+	writeStats(&out, &st)
+	want := "hub huba: utilisation 0.0%, collisions 0.00% of the time, 0 frames, 0 collision events\n" +
+		"hub hubb: utilisation 12.1%, collisions 0.00% of the time, 1 frames, 0 collision events\n"
+	got := out.String()
+	i, j := strings.Index(got, "hub "), strings.Index(got, "half duplex:")
+	if i < 0 || j < i || got[i:j] != want || !strings.HasSuffix(got[:i], "sw1:p2          0         0          0         0      0             0           0           0          0\n") || strings.Contains(got, "switch") {
+		t.Errorf("want the hubs' lines in name order after the port table, and no switch line:\n%s", got)
+	}
+}
