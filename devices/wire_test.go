@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/emutest"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -66,4 +67,14 @@ func TestWire(t *testing.T) {
 	if a, b := rows["w1:a"], rows["w1:b"]; a.RxFrames != 3 || a.TxFrames != 1 || b.RxFrames != 1 || b.TxFrames != 3 || b.QueueHigh != 3*1514 { // all three, the first in service, when the third arrives
 		t.Errorf("wire ports: a %+v, b %+v", a, b)
 	}
+}
+
+// A wire's port keeps the contract of every emulator.Port.
+func TestWirePortConformance(t *testing.T) {
+	emutest.Port(t, emutest.PortSubject{Name: "wire-port", New: func(s *sched.Scheduler) (emulator.Port, func(seq, n int)) {
+		w := &wire{named: "w1"}
+		p, q := w.etherPort(nil, "a"), w.etherPort(nil, "b")
+		q.SetTX(&emutest.FakeTX{Room: 1 << 20})
+		return p, func(seq, n int) { q.Receive(emutest.Frame(seq, n, emutest.MACB)) } // leaves by p
+	}})
 }
