@@ -71,6 +71,9 @@ func TestSnapshotSections(t *testing.T) {
 	if want := "hub hub1: utilisation 12.1%, collisions 0.00% of the time, 1 frames, 0 collision events"; st.Nodes["hub1"].Line != want {
 		t.Errorf("hub line %q, want %q", st.Nodes["hub1"].Line, want)
 	}
+	if _, err := json.Marshal(Snapshot("hubs", LoopStats{}, n, 0, nil)); err != nil {
+		t.Errorf("stats at the lab's first instant: %v", err)
+	}
 	var back Stats
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)

@@ -56,9 +56,11 @@ func (d *hub) join(b *builder, l *topologies.Link, dev topologies.Endpoint, p em
 // Report is the medium's utilisation and collisions since the lab started.
 func (d *hub) Report(now time.Duration) (Report, bool) {
 	hs := d.h.Stats()
-	e := HubStats{HubStats: hs,
-		Utilization:       float64(hs.FrameBits) / (float64(d.h.Rate()) * now.Seconds()),
-		CollisionFraction: float64(hs.CollisionTime) / float64(now)}
+	e := HubStats{HubStats: hs}
+	if now > 0 { // at the lab's first instant both are 0, not NaN (which JSON cannot hold)
+		e.Utilization = float64(hs.FrameBits) / (float64(d.h.Rate()) * now.Seconds())
+		e.CollisionFraction = float64(hs.CollisionTime) / float64(now)
+	}
 	return Report{Kind: topologies.KindHub,
 		Counters: map[string]uint64{"successes": hs.Successes, "collisions": hs.Collisions, "frame_bits": hs.FrameBits,
 			"busy_ns": uint64(hs.Busy), "collision_ns": uint64(hs.CollisionTime)},
