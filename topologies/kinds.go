@@ -13,7 +13,7 @@ import (
 // only its nodes must satisfy.
 // Package devices has the matching table of what builds each kind.
 var kinds = []kindSpec{
-	{kind: KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}},
+	{kind: KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}, media: ethernetAndATM},
 	{kind: KindSwitch, keys: []string{"buffer", "ageing", "cpu"}, defaults: func(n *Node) {
 		if n.Buffer == 0 {
 			n.Buffer = DefaultSwitchBuffer
@@ -24,7 +24,7 @@ var kinds = []kindSpec{
 			n.Repeater = DefaultRepeater
 		}
 	}},
-	{kind: KindATMSwitch, keys: []string{"queue", "discard", "mappings"},
+	{kind: KindATMSwitch, keys: []string{"queue", "discard", "mappings"}, media: atmOnly,
 		start: func(n *Node) { n.ATMSwitch = &ATMSwitch{} },
 		defaults: func(n *Node) {
 			if n.ATMSwitch.Queue == 0 {
@@ -63,11 +63,45 @@ const KindWire Kind = "wire"
 type kindSpec struct {
 	kind     Kind
 	keys     []string    // accepted besides kind
+	media    media       // the links its ports take
 	start    func(*Node) // makes the kind's configuration before its keys are decoded; nil for none
 	defaults func(*Node) // fills what the file left out; nil for nothing
 	// check validates a node of the kind against the lab's links, once
 	// every link is read; nil for nothing beyond the shared checks.
 	check func(d *decoder, lab *Lab, n *Node)
+}
+
+// media are the links a kind's ports take.
+type media uint8
+
+const (
+	ethernetOnly   media = iota // the zero value: most kinds
+	ethernetAndATM              // a host: an Ethernet NIC or an ATM adapter per interface
+	atmOnly
+)
+
+// atmKinds names the kinds that take ATM links: "hosts and atm-switches".
+func atmKinds() string {
+	var names []string
+	for _, s := range kinds {
+		if s.media != ethernetOnly {
+			names = append(names, plural(string(s.kind)))
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// plural is a kind's name for several: hosts, atm-switches.
+func plural(k string) string {
+	for _, end := range []string{"s", "x", "ch", "sh"} {
+		if strings.HasSuffix(k, end) {
+			return k + "es"
+		}
+	}
+	return k + "s"
 }
 
 // kindOf returns k's row.

@@ -354,16 +354,19 @@ func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
 // LLC/SNAP's 8 octets in front.
 const maxATMMTU = 65535 - 8
 
-// checkATMLink validates what an ATM link may join: hosts (Classical IP
-// over ATM) and atm-switches; an atm-switch takes nothing else.
+// checkATMLink validates what an ATM link may join: the kinds whose row
+// says they take ATM links (hosts, by Classical IP over ATM, and
+// atm-switches); an atm-switch takes nothing else.
 func (d *decoder) checkATMLink(lab *Lab, l *Link) {
 	at := &yaml.Node{Line: l.Line}
 	for _, e := range []Endpoint{l.A, l.B} {
-		switch kind := lab.Node(e.Node).Kind; {
-		case l.ATM == nil && kind == KindATMSwitch:
-			d.errorf(at, "topology.links", "%s is an atm-switch port: give the link atm: {phy: oc3, ...} instead of ethernet:", e)
-		case l.ATM != nil && kind != KindHost && kind != KindATMSwitch:
-			d.errorf(at, "topology.links", "an ATM link joins hosts and atm-switches; %s is a %s", e, kind)
+		kind := lab.Node(e.Node).Kind
+		k, _ := kindOf(kind)
+		switch {
+		case l.ATM == nil && k.media == atmOnly:
+			d.errorf(at, "topology.links", "%s is an %s port: give the link atm: {phy: oc3, ...} instead of ethernet:", e, kind)
+		case l.ATM != nil && k.media == ethernetOnly:
+			d.errorf(at, "topology.links", "an ATM link joins %s; %s is a %s", atmKinds(), e, kind)
 		}
 	}
 }
