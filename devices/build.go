@@ -13,7 +13,6 @@ import (
 
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/wireshark"
@@ -34,12 +33,15 @@ type Network struct {
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
-// for a link to a hub the hub's station at its end, or an ATM link's cells.
+// for a link to a shared medium (a hub) the medium's station for the port
+// at its other end, or an ATM link's cells.
 type NetLink struct {
-	Link    *topologies.Link
-	AB, BA  *emulator.Channel
-	Station *ether.Station
-	ATM     *ATMLink
+	Link   *topologies.Link
+	AB, BA *emulator.Channel
+	// Medium is the station of a link to a shared medium: what a capture
+	// of the link listens to; nil on a point-to-point link.
+	Medium emulator.Tapper
+	ATM    *ATMLink
 }
 
 // pcap link types of captures.
@@ -64,8 +66,8 @@ func (l *NetLink) Tappers(cellMode bool) ([]emulator.Tapper, int, error) {
 		return l.ATM.pduTaps, LinkTypeERF, nil
 	case cellMode:
 		return nil, 0, fmt.Errorf("link %s-%s is Ethernet: --cells is for ATM links", l.Link.A, l.Link.B)
-	case l.Station != nil:
-		return []emulator.Tapper{l.Station}, LinkTypeEthernet, nil
+	case l.Medium != nil:
+		return []emulator.Tapper{l.Medium}, LinkTypeEthernet, nil
 	}
 	return []emulator.Tapper{l.AB, l.BA}, LinkTypeEthernet, nil
 }

@@ -112,7 +112,7 @@ func TestBuildHub(t *testing.T) {
 	if len(got["h3:eth0"]) != 3 {
 		t.Fatalf("h3 received %d frames, want all 3 after the collision resolved", len(got["h3:eth0"]))
 	}
-	if n.Link("hub1:p3").Station == nil {
+	if n.Link("hub1:p3").Medium == nil {
 		t.Fatal("a hub link has no station")
 	}
 	_, err = Parse("bad.yaml", []byte(strings.ReplaceAll(hubLab, "rate: 100M, cable", "rate: 10M, cable")))

@@ -50,7 +50,7 @@ func (d *hub) join(b *builder, l *topologies.Link, dev topologies.Endpoint, p em
 	}
 	st := d.h.AddStation(name, l.Propagation, cfg.QueueFrames, cfg.QueueBytes, p)
 	p.SetTX(st)
-	return &NetLink{Link: l, Station: st}
+	return &NetLink{Link: l, Medium: st}
 }
 
 // Report is the medium's utilisation and collisions since the lab started.

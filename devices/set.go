@@ -26,7 +26,7 @@ func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
 		return nil, fmt.Errorf("no link has endpoint %q; name one end of a link, such as h1:eth0", e)
 	}
 	l := nl.Link
-	if nl.Station != nil {
+	if nl.Medium != nil {
 		return nil, fmt.Errorf("link %s-%s is on a hub, whose medium is shared: run-time changes are for point-to-point Ethernet and ATM links", l.A, l.B)
 	}
 	lo, hi, err := directions(l, from)
