@@ -50,8 +50,11 @@ var kinds = []kindSpec{
 				lines = append(lines, l.Line)
 			}
 		}
-		if len(lines) > 2 {
+		switch {
+		case len(lines) > 2:
 			d.errorf(&yaml.Node{Line: lines[2]}, "topology.links", "a third link to wire %s (the others are on lines %d and %d): a wire joins two links; use a switch", n.Name, lines[0], lines[1])
+		case len(lines) < 2:
+			d.errorf(&yaml.Node{Line: n.Line}, "topology.nodes."+n.Name, "wire %s has %d of its two links: frames into it would go nowhere; link both its ends or remove it", n.Name, len(lines))
 		}
 	}},
 }

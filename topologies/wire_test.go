@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// A wire joins two Ethernet links: a third is an error at its line, as is
-// an ATM link or a key of another kind.
+// A wire joins two Ethernet links: a third, or a missing one, is an error
+// at its line, as is an ATM link or a key of another kind.
 func TestWireLab(t *testing.T) {
 	lab, err := Parse("wired.yaml", []byte(`name: wired
 topology:
@@ -33,6 +33,7 @@ topology:
     h4: {kind: host, ipv4: 10.0.0.4/24}
     w1: {kind: wire, buffer: 64k}
     w2: {kind: wire}
+    w3: {kind: wire}
   links:
     - {endpoints: ["h1:eth0", "w1:a"]}
     - {endpoints: ["h2:eth0", "w1:b"]}
@@ -41,8 +42,10 @@ topology:
 `))
 	for _, want := range []string{
 		"bad.yaml:8: topology.nodes.w1.buffer: unknown key",
-		"bad.yaml:13: topology.links: a third link to wire w1 (the others are on lines 11 and 12): a wire joins two links; use a switch",
-		"bad.yaml:14: topology.links: an ATM link joins hosts and atm-switches; w2:a is a wire",
+		"bad.yaml:14: topology.links: a third link to wire w1 (the others are on lines 12 and 13): a wire joins two links; use a switch",
+		"bad.yaml:15: topology.links: an ATM link joins hosts and atm-switches; w2:a is a wire",
+		"bad.yaml:9: topology.nodes.w2: wire w2 has 1 of its two links: frames into it would go nowhere; link both its ends or remove it",
+		"bad.yaml:10: topology.nodes.w3: wire w3 has 0 of its two links",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q: %v", want, err)
