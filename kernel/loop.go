@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -362,7 +363,11 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.setIdle(false)
 		}
 		var err error
-		n, err = unix.EpollWait(l.epfd, events, timeout)
+		if timeout == 0 {
+			n, err = poll(l.epfd, events)
+		} else {
+			n, err = unix.EpollWait(l.epfd, events, timeout)
+		}
 		l.polls++
 		if n > 0 {
 			l.setIdle(false)
@@ -380,6 +385,19 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// poll asks epoll what is ready without waiting, as a raw system call: one
+// that cannot block needs none of the Go scheduler's entry and exit around
+// it, which took 15 % of a spinning loop's CPU in `perf record` (a poll:
+// 212 ns through unix.EpollWait, 154 ns raw, BenchmarkPoll), and the
+// loop's P is never seen in a syscall, so sysmon never hands it away.
+func poll(epfd int, events []unix.EpollEvent) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
 }
 
 // setIdle notes when the loop begins and ends polling idle, whose CPU

@@ -399,3 +399,59 @@ topology:
 		t.Errorf("a frame took %v to cross the loop on busy cores: the idle loop was starved", worst)
 	}
 }
+
+// TestPoll: the raw poll reports what epoll_wait(0) reports: nothing, then
+// a written eventfd, then nothing once it is read.
+func TestPoll(t *testing.T) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ep)
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]unix.EpollEvent, 4)
+	if n, err := poll(ep, events); n != 0 || err != nil {
+		t.Fatalf("idle: poll = %d, %v; want 0, nil", n, err)
+	}
+	one := [8]byte{1}
+	unix.Write(efd, one[:])
+	if n, err := poll(ep, events); n != 1 || err != nil || int(events[0].Fd) != efd || events[0].Events&unix.EPOLLIN == 0 {
+		t.Fatalf("written: poll = %d, %v, %+v; want the eventfd readable", n, err, events[0])
+	}
+	unix.Read(efd, one[:])
+	if n, err := poll(ep, events); n != 0 || err != nil {
+		t.Fatalf("read again: poll = %d, %v; want 0, nil", n, err)
+	}
+	if n, err := poll(-1, events); n != -1 || err != unix.EBADF {
+		t.Fatalf("bad fd: poll = %d, %v; want -1, EBADF", n, err)
+	}
+}
+
+// BenchmarkPoll is one poll of an epoll set with nothing ready, what the
+// loop does between frames while it spins: through x/sys/unix (a Go
+// syscall, with the scheduler's entry and exit) and as the loop's raw call.
+func BenchmarkPoll(b *testing.B) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(ep)
+	events := make([]unix.EpollEvent, 64)
+	b.Run("EpollWait", func(b *testing.B) {
+		for range b.N {
+			unix.EpollWait(ep, events, 0)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		for range b.N {
+			poll(ep, events)
+		}
+	})
+}
