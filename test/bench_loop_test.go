@@ -18,8 +18,8 @@ import (
 )
 
 // TestBenchLoop prints the real-time loop's rows of `make bench`: the
-// emulator's added latency over a plain veth pair (ping, TCP_RR, TCP_RR
-// over a delay), unpaced 64-byte frames and TCP, OC-3c UDP at 200 and
+// emulator's added latency over a plain veth pair (ping, TCP_RR, UDP_RR,
+// TCP_RR over a delay), unpaced 64-byte frames and TCP, OC-3c UDP at 200 and
 // 293 B three times each, and 1 GbE UDP one way and both ways, each beside
 // its counterpart measured in the same run. It asserts
 // nothing and runs only with ATMLAB_BENCH=1.
@@ -53,8 +53,8 @@ func TestBenchLoop(t *testing.T) {
 		r.start("h2", atmlab, "perf", "server")
 	}
 	time.Sleep(300 * time.Millisecond)
-	rr := func(r *running, addr string) float64 {
-		res, err := r.perfJSON("h1", "-H", addr, "-t", "TCP_RR", "-l", "5", "-i", "1s")
+	rrTest := func(r *running, addr, test string) float64 {
+		res, err := r.perfJSON("h1", "-H", addr, "-t", test, "-l", "5", "-i", "1s")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,10 +64,16 @@ func TestBenchLoop(t *testing.T) {
 		}
 		return median(t, v)
 	}
+	rr := func(r *running, addr string) float64 { return rrTest(r, addr, "TCP_RR") }
 	vr, er := rr(veth, "10.9.0.2"), rr(sw, "10.0.0.2")
 	scaled := 1 / (1/vr + (4 * hop(67)).Seconds())
 	row("TCP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", er),
 		fmt.Sprintf("veth %.0f/s, scaled by the model %.0f/s", vr, scaled), fmt.Sprintf("%.3f", er/scaled))
+	// UDP_RR 1 byte: 43-byte frames padded to the 64-byte minimum.
+	vu, eu := rrTest(veth, "10.9.0.2", "UDP_RR"), rrTest(sw, "10.0.0.2", "UDP_RR")
+	scaled = 1 / (1/vu + (4 * hop(60)).Seconds())
+	row("UDP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", eu),
+		fmt.Sprintf("veth %.0f/s, scaled by the model %.0f/s", vu, scaled), fmt.Sprintf("%.3f", eu/scaled))
 	st := sw.stats().Loop
 	row("release lateness, 100M switch (ping and RR)", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
 	sw.stop()
