@@ -3,7 +3,6 @@ package atm
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"net/netip"
 	"time"
@@ -14,40 +13,18 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
-// AAL is an ATM adaptation layer.
-type AAL int
+// AAL is an ATM adaptation layer (package cells, which the lab-file
+// package and theory read without importing the model).
+type AAL = cells.AAL
 
 // Adaptation layers.
 const (
-	AAL5 AAL = iota
-	AAL34
+	AAL5  = cells.AAL5
+	AAL34 = cells.AAL34
 )
 
-func (a AAL) String() string {
-	if a == AAL34 {
-		return "aal34"
-	}
-	return "aal5"
-}
-
 // ParseAAL reads "aal5" or "aal34".
-func ParseAAL(s string) (AAL, error) {
-	switch s {
-	case "aal5":
-		return AAL5, nil
-	case "aal34":
-		return AAL34, nil
-	}
-	return 0, fmt.Errorf("unknown AAL %q: use aal5 or aal34", s)
-}
-
-// Cells returns how many cells an SDU of n octets takes.
-func (a AAL) Cells(n int) int {
-	if a == AAL34 {
-		return cells.AAL34Cells(n)
-	}
-	return cells.AAL5Cells(n)
-}
+func ParseAAL(s string) (AAL, error) { return cells.ParseAAL(s) }
 
 // VC is a permanent virtual channel on an adapter's link.
 type VC struct {
