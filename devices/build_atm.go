@@ -1,7 +1,6 @@
 package devices
 
 import (
-	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/topologies"
@@ -16,23 +15,10 @@ type ATMLink struct {
 	VCMux    bool // PDUs are captured as SunATM records (atm.LinkTypeSunATM)
 }
 
-// Layers returns an ATM link's PHY, adaptation layer and encapsulation as
-// the models take them; a resolved lab holds only values they have.
-func Layers(a *topologies.ATM) (atm.PHY, atm.AAL, cells.Encap) {
-	aal, encap := atm.AAL5, cells.LLC
-	if a.AAL == topologies.AAL34 {
-		aal = atm.AAL34
-	}
-	if a.Encap == topologies.VCMux {
-		encap = cells.VCMux
-	}
-	return a.PHY.Layer(), aal, encap
-}
-
 // atmLink builds both directions of an ATM link between the cell ends its
 // devices give (a host's adapter, an atm-switch's port).
 func (b *builder) atmLink(l *topologies.Link) {
-	phy, aal, _ := Layers(l.ATM)
+	phy, aal, _ := l.ATM.Layers()
 	ends := [2]topologies.Endpoint{l.A, l.B}
 	dirs := [2]topologies.Direction{l.AB, l.BA}
 	var rx [2]atm.CellReceiver

@@ -47,7 +47,7 @@ func (h *host) queue() (frames, bytes int) { return NICRing, 0 }
 // cellEnd puts an adapter (Classical IP over ATM) with the interface's
 // PVCs in front of the host's port.
 func (h *host) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (atm.CellReceiver, func(*atm.CellLink)) {
-	_, aal, encap := Layers(l.ATM)
+	_, aal, encap := l.ATM.Layers()
 	hp := h.ports[e.Port]
 	iface := h.node.Interface(e.Port)
 	a := atm.NewAdapter(b.s, atm.AdapterConfig{

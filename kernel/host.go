@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/cells"
-	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
@@ -202,7 +201,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
-	phy, aal, encap := devices.Layers(l.ATM)
+	phy, aal, encap := l.ATM.Layers()
 	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
 }
 

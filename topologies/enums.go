@@ -3,6 +3,7 @@ package topologies
 import (
 	"time"
 
+	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm/phy"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -48,6 +49,20 @@ const (
 	LLC   Encap = "llc"
 	VCMux Encap = "vcmux"
 )
+
+// Layers returns the link's PHY, adaptation layer and encapsulation as
+// the models and theory take them (values of packages phy and cells); a
+// resolved lab holds only values they have.
+func (a *ATM) Layers() (phy.PHY, cells.AAL, cells.Encap) {
+	aal, encap := cells.AAL5, cells.LLC
+	if a.AAL == AAL34 {
+		aal = cells.AAL34
+	}
+	if a.Encap == VCMux {
+		encap = cells.VCMux
+	}
+	return a.PHY.Layer(), aal, encap
+}
 
 // Discard is an atm-switch's packet discard policy.
 type Discard string

@@ -1,7 +1,6 @@
 package theory
 
 import (
-	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -50,6 +49,6 @@ func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int,
 	if l.ATM == nil {
 		return EthernetCeiling(dir.Rate, mtu, payload, proto)
 	}
-	phy, aal, encap := devices.Layers(l.ATM)
+	phy, aal, encap := l.ATM.Layers()
 	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
 }

@@ -1,0 +1,24 @@
+package topologies
+
+import (
+	"testing"
+
+	"github.com/atmlab/atmlab/cells"
+)
+
+// An ATM link's layers come back as the models' values.
+func TestATMLayers(t *testing.T) {
+	for _, tc := range []struct {
+		a     ATM
+		aal   cells.AAL
+		encap cells.Encap
+	}{
+		{ATM{PHY: "oc3", AAL: AAL5, Encap: LLC}, cells.AAL5, cells.LLC},
+		{ATM{PHY: "oc12", AAL: AAL34, Encap: VCMux}, cells.AAL34, cells.VCMux},
+	} {
+		p, aal, encap := tc.a.Layers()
+		if p.Name != string(tc.a.PHY) || p.LineRate == 0 || aal != tc.aal || encap != tc.encap {
+			t.Errorf("%+v: Layers = %+v %v %v, want %s %v %v", tc.a, p, aal, encap, tc.a.PHY, tc.aal, tc.encap)
+		}
+	}
+}
