@@ -4,6 +4,8 @@
 package ring
 
 // Ring is a growable FIFO that reuses its storage. The zero value is empty.
+// Its storage is a power of two long, so an index wraps with a mask, not
+// a division: a channel pushes and pops its queue once a frame.
 type Ring[T any] struct {
 	buf     []T
 	head, n int
@@ -17,11 +19,11 @@ func (r *Ring[T]) Push(v T) {
 	if r.n == len(r.buf) {
 		nb := make([]T, max(16, 2*len(r.buf)))
 		for i := range r.n {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+			nb[i] = *r.At(i)
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = v
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
 	r.n++
 }
 
@@ -29,7 +31,7 @@ func (r *Ring[T]) Push(v T) {
 func (r *Ring[T]) Peek() *T { return &r.buf[r.head] }
 
 // At returns the i-th element from the head.
-func (r *Ring[T]) At(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
+func (r *Ring[T]) At(i int) *T { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
 
 // Pop removes and returns the head, clearing its slot so that what it
 // held (a frame) can be collected; the ring must not be empty.
@@ -37,7 +39,7 @@ func (r *Ring[T]) Pop() T {
 	v := r.buf[r.head]
 	var zero T
 	r.buf[r.head] = zero
-	r.head = (r.head + 1) % len(r.buf)
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
 	return v
 }
