@@ -52,7 +52,7 @@ type Channel struct {
 	dst     Receiver
 	impair  *impairState
 
-	queue        FIFO
+	queue        ring.Ring[*Frame]
 	queuedBytes  int // waiting plus in service
 	busy         bool
 	inServiceLen int
@@ -200,9 +200,9 @@ func (c *Channel) startNext() {
 	wasFull := c.cfg.QueueFrames > 0 && c.Queued() >= c.cfg.QueueFrames
 	c.queuedBytes -= c.inServiceLen
 	c.inServiceLen = 0
-	f := c.queue.Pop()
-	c.busy = f != nil
-	if f != nil {
+	c.busy = c.queue.Len() > 0
+	if c.busy {
+		f := c.queue.Pop()
 		now := c.s.Now()
 		if now > c.freeAt {
 			c.epoch, c.epochBits = now, 0
@@ -490,41 +490,4 @@ func (c *Channel) SetConfig(cfg ChannelConfig) {
 	if wasFull && !full && c.OnSpace != nil {
 		c.OnSpace()
 	}
-}
-
-// FIFO is a slice-backed frame queue that reuses its storage.
-type FIFO struct {
-	buf  []*Frame
-	head int
-}
-
-// Len returns the number of frames queued.
-func (q *FIFO) Len() int { return len(q.buf) - q.head }
-
-// Push appends f.
-func (q *FIFO) Push(f *Frame) { q.buf = append(q.buf, f) }
-
-// Peek returns the head frame, or nil.
-func (q *FIFO) Peek() *Frame {
-	if q.head == len(q.buf) {
-		return nil
-	}
-	return q.buf[q.head]
-}
-
-// Pop removes and returns the head frame, or nil.
-func (q *FIFO) Pop() *Frame {
-	if q.head == len(q.buf) {
-		return nil
-	}
-	f := q.buf[q.head]
-	q.buf[q.head] = nil
-	q.head++
-	if q.head == len(q.buf) {
-		q.buf, q.head = q.buf[:0], 0
-	} else if q.head > 1024 && q.head*2 > len(q.buf) {
-		n := copy(q.buf, q.buf[q.head:])
-		q.buf, q.head = q.buf[:n], 0
-	}
-	return f
 }

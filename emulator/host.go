@@ -27,7 +27,7 @@ type HostPort struct {
 	onSpace           func()
 	// segments of a super-frame the NIC has taken but not yet queued
 	// for TX: a TSO engine works through one descriptor at a time.
-	pending FIFO
+	pending ring.Ring[*Frame]
 	ps      []Piece
 	carve   Carver
 

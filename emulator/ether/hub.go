@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -195,7 +196,7 @@ func (h *Hub) prune(now time.Duration) {
 // signals it did not sense.
 func (h *Hub) start(st *Station) {
 	now := h.s.Now()
-	f := st.queue.Peek()
+	f := *st.queue.Peek() // wake schedules look only for a station with a frame queued
 	frameBits := 8 * emulator.EtherFrame(len(f.Data))
 	x := &transmission{st: st, start: now, end: now + h.bits(PreambleBits+frameBits), frame: f}
 	st.cur = x
@@ -334,7 +335,7 @@ type Station struct {
 	index       int
 	name        string
 	cable       time.Duration
-	queue       emulator.FIFO
+	queue       ring.Ring[*emulator.Frame]
 	queuedBytes int
 	queueFrames int
 	queueBytes  int
