@@ -178,7 +178,7 @@ func TestNetworkSetATM(t *testing.T) {
 	}
 	a = set("h3:eth0", "")
 	for _, d := range a {
-		if d.After.Impair.Delay != time.Millisecond || d.After.Impair.Loss != 0.001 || d.After.Impair.Limit != 0 {
+		if d.After.Impair.Delay != time.Millisecond || d.After.Impair.Loss != 0.001 || d.After.Impair.Limit != atm.DefaultLimit {
 			t.Fatalf("reset %+v", d.After)
 		}
 	}

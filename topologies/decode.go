@@ -61,6 +61,7 @@ func Parse(file string, data []byte) (*Lab, error) {
 	if len(errs) > 0 {
 		return nil, joinByLine(errs)
 	}
+	linkDefaults(lab)
 	return lab, nil
 }
 
@@ -142,6 +143,7 @@ func decode(raw *Raw) (*Lab, error) {
 	if len(errs) > 0 {
 		return nil, joinByLine(errs)
 	}
+	linkDefaults(lab)
 	return lab, nil
 }
 
@@ -525,6 +527,9 @@ func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
 		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	c.SharedCPU = cpu == "shared"
+	if c.Queue == 0 {
+		c.Queue = DefaultRouterQueue
+	}
 	return c
 }
 
@@ -544,6 +549,9 @@ func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &c.Copy) }},
 		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
+	if c.Queue == 0 {
+		c.Queue = DefaultCPUQueue
+	}
 	return c
 }
 

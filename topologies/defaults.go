@@ -30,4 +30,42 @@ const (
 
 	// DefaultDiscard is an atm-switch's discard policy: cell by cell.
 	DefaultDiscard = DiscardNone
+
+	// DefaultLimit bounds the frames in an Ethernet link's impairment
+	// pipe: netem's default of 1000 packets (emulator.DefaultLimit).
+	DefaultLimit = 1000
+	// DefaultATMLimit bounds the cells in an ATM link's: 1000 PDUs of the
+	// 192 cells a 9180-octet AAL5 PDU takes (atm.DefaultLimit).
+	DefaultATMLimit = 1000 * 192
+
+	// DefaultCPUQueue is the frames waiting for a slow host's or a
+	// software switch's CPU (emulator.DefaultFrameQueue).
+	DefaultCPUQueue = 64
+	// DefaultRouterQueue is the packets waiting for a software router's
+	// CPU: a NIC ring's worth (router.DefaultCPUQueue).
+	DefaultRouterQueue = 1000
 )
+
+// The models' constants these equal are checked in package devices
+// (TestDefaultsAreTheModels), which imports both.
+
+// linkDefaults gives each direction of a link that is not a hub's the
+// impairment limit of its medium unless the lab file set one. It runs
+// after every check, of the lab as written and of a variant (which may make
+// a switch a hub): a hub's links have no impairment, and keep 0.
+func linkDefaults(lab *Lab) {
+	for _, l := range lab.Links {
+		if lab.Node(l.A.Node).Kind == KindHub || lab.Node(l.B.Node).Kind == KindHub {
+			continue
+		}
+		limit := DefaultLimit
+		if l.ATM != nil {
+			limit = DefaultATMLimit
+		}
+		for _, im := range []*Impair{&l.AB.Impair, &l.BA.Impair} {
+			if im.Limit == 0 {
+				im.Limit = limit
+			}
+		}
+	}
+}

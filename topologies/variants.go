@@ -169,15 +169,16 @@ func (l *Lab) withVariant(name string) (*Lab, []error) {
 
 // variant resolves the tree as the named variant makes it.
 func (raw *Raw) variant(name string) (*Lab, []error) {
-	fresh, err := decode(raw)
-	if err != nil {
-		return nil, []error{err}
+	fresh, errs := resolve(raw)
+	if len(errs) > 0 {
+		return nil, []error{joinByLine(errs)}
 	}
 	if name != "base" {
 		if errs := fresh.apply(name); errs != nil {
 			return nil, errs
 		}
 	}
+	linkDefaults(fresh) // after apply's checks: a variant may make a switch a hub
 	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }

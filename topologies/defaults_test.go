@@ -1,0 +1,96 @@
+package topologies
+
+import (
+	"strings"
+	"testing"
+)
+
+// defaultsLab leaves every defaulted value out: an Ethernet link, an ATM
+// link through an atm-switch, a slow host, a software router with costs,
+// a hub, and a switch a variant makes a hub.
+const defaultsLab = `name: d
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, cpu: {rate: 77M}}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+    r1: {kind: router, cost: {ip: 10us}, interfaces: {eth0: {ipv4: 10.0.0.254/24}}}
+    a1: {kind: host, ipv4: 10.0.1.1/24}
+    a2: {kind: host, ipv4: 10.0.1.2/24}
+    atm1: {kind: atm-switch}
+    hub1: {kind: hub}
+    c1: {kind: host, ipv4: 10.0.2.1/24}
+  links:
+    - {endpoints: ["h1:eth0", "sw1:p1"]}
+    - {endpoints: ["h2:eth0", "sw1:p2"]}
+    - {endpoints: ["r1:eth0", "sw1:p3"]}
+    - {endpoints: ["a1:eth0", "atm1:p1"], atm: {phy: oc3}}
+    - {endpoints: ["a2:eth0", "atm1:p2"], atm: {phy: oc3}}
+    - {endpoints: ["c1:eth0", "hub1:p1"]}
+variants:
+  - {name: hubbed, set: [{node: sw1, kind: hub}]}
+  - {name: slow, set: [{node: h2, cpu: {per_packet: 5us}}, {node: r1, cost: {pop: 1us}}]}
+`
+
+// Resolve leaves no "0 = the default" behind: a minimal lab comes back
+// with the values the models are built with, a variant's too, and
+// spec.json says them. A hub's links keep limit 0: they have no
+// impairment pipe (and a variant that makes a switch a hub passes the
+// hub's no-impair: check).
+func TestResolveDefaults(t *testing.T) {
+	lab, err := Parse("d.yaml", []byte(defaultsLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lab.Links {
+		want := DefaultLimit
+		switch {
+		case l.ATM != nil:
+			want = DefaultATMLimit
+		case l.B.Node == "hub1":
+			want = 0
+		}
+		if l.AB.Impair.Limit != want || l.BA.Impair.Limit != want {
+			t.Errorf("link %s-%s: limits %d and %d, want %d", l.A, l.B, l.AB.Impair.Limit, l.BA.Impair.Limit, want)
+		}
+	}
+	if c := lab.Node("h1").CPU; c == nil || c.Queue != DefaultCPUQueue {
+		t.Errorf("h1's cpu %+v, want queue %d", c, DefaultCPUQueue)
+	}
+	if q := lab.Node("r1").Router.Cost.Queue; q != DefaultRouterQueue {
+		t.Errorf("r1's cost queue %d, want %d", q, DefaultRouterQueue)
+	}
+	if s := lab.Node("atm1").ATMSwitch; s.Queue != DefaultATMSwitchQueue || s.Discard != DefaultDiscard {
+		t.Errorf("atm1 %+v, want queue %d, discard %s", s, DefaultATMSwitchQueue, DefaultDiscard)
+	}
+	if n := lab.Node("sw1"); n.Buffer != DefaultSwitchBuffer {
+		t.Errorf("sw1's buffer %v, want %v", n.Buffer, DefaultSwitchBuffer)
+	}
+	if n := lab.Node("hub1"); n.Repeater != DefaultRepeater {
+		t.Errorf("hub1's repeater %q, want %q", n.Repeater, DefaultRepeater)
+	}
+	labs, err := lab.ResolveVariants([]string{"base", "hubbed", "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range labs[1].Links {
+		if want := map[bool]int{true: 0, false: DefaultLimit}[l.B.Node == "sw1" || l.B.Node == "hub1"]; l.ATM == nil && l.AB.Impair.Limit != want {
+			t.Errorf("hubbed: link %s-%s limit %d, want %d", l.A, l.B, l.AB.Impair.Limit, want)
+		}
+	}
+	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != DefaultCPUQueue {
+		t.Errorf("slow: h2's cpu %+v, want queue %d", c, DefaultCPUQueue)
+	}
+	if q := labs[2].Node("r1").Router.Cost.Queue; q != DefaultRouterQueue {
+		t.Errorf("slow: r1's cost queue %d, want %d", q, DefaultRouterQueue)
+	}
+	spec, err := SpecJSON([]string{"base", "hubbed", "slow"}, labs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Limit": 1000,`, `"Limit": 192000,`, `"Queue": 64`, `"Queue": 1000`, `"Queue": 4096,`} {
+		if !strings.Contains(string(spec), want) {
+			t.Errorf("spec.json lacks %s", want)
+		}
+	}
+}
