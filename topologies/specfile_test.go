@@ -74,3 +74,48 @@ func TestSpecJSON(t *testing.T) {
 		}
 	}
 }
+
+// spec.json reads back into the labs it was written from: writing what
+// ReadSpec read gives the same bytes, for every seed lab; a broken or
+// empty spec is an error.
+func TestReadSpec(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, file := range files {
+		lab, err := Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := lab.Measured()
+		labs, err := lab.ResolveVariants(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := SpecJSON(names, labs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := ReadSpec(b)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var again []*Lab
+		for i, v := range spec.Variants {
+			if v.Name != names[i] || spec.Lab(names[i]) != v.Lab {
+				t.Fatalf("%s: variant %d is %q, want %q", file, i, v.Name, names[i])
+			}
+			again = append(again, v.Lab)
+		}
+		b2, err := SpecJSON(names, again)
+		if err != nil || !bytes.Equal(b, b2) {
+			t.Errorf("%s: spec.json read back writes different bytes (%v)", file, err)
+		}
+	}
+	for _, bad := range []string{``, `{"variants": []}`, `{"variants": [{"variant": "base"}]}`, `{"variants": [{"variant": "base", "lab": {"Nodes": 3}}]}`, `{"labs": []}`} {
+		if _, err := ReadSpec([]byte(bad)); err == nil {
+			t.Errorf("ReadSpec(%q) = nil error", bad)
+		}
+	}
+}

@@ -155,7 +155,8 @@ func TestLabRunVirtualUnprivileged(t *testing.T) {
 
 // A lab whose reference names a result file by a relative path renders its
 // whole report from its results folder, the lab's own folder gone; a
-// results folder whose lab.yaml does not load makes report fail, not
+// results folder whose spec.json does not read, or (written before lab run
+// wrote spec.json) whose lab.yaml does not load, makes report fail, not
 // shrink (issue 14's must-show 3).
 func TestReportFromResultsFolder(t *testing.T) {
 	dir := t.TempDir()
@@ -197,6 +198,19 @@ func TestReportFromResultsFolder(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "## Compared with hardware") || !strings.Contains(string(md), "91.23") || !strings.Contains(string(md), "the rig") {
 		t.Fatalf("report.md lacks the hardware figure: %v\n%s", err, md)
 	}
+	if strings.Contains(string(md), "has no `spec.json`") {
+		t.Errorf("report.md of a folder with spec.json says it has none:\n%s", md)
+	}
+	if b, err := os.ReadFile(filepath.Join(merged, "spec.json")); err != nil || !strings.Contains(string(b), `"variant": "base"`) {
+		t.Fatalf("the merged folder lacks the shards' spec.json: %v", err)
+	}
+	// Broken inputs: a spec.json that does not read; in a folder written
+	// before lab run wrote spec.json, a lab.yaml that does not load.
+	os.WriteFile(filepath.Join(out, "spec.json"), []byte("{\"variants\": [\n"), 0o644)
+	if _, _, err := run(t, "report", out); err == nil || !strings.Contains(err.Error(), "spec.json does not read") {
+		t.Fatalf("report of a broken spec.json: %v", err)
+	}
+	os.Remove(filepath.Join(out, "spec.json"))
 	os.WriteFile(filepath.Join(out, "lab.yaml"), []byte("name: x\ntopology: {nodes: {h1: {kind: hots}}}\n"), 0o644)
 	if _, _, err := run(t, "report", out); err == nil || !strings.Contains(err.Error(), "lab.yaml does not load") || !strings.Contains(err.Error(), "lab.yaml:2") {
 		t.Fatalf("report of a broken lab.yaml: %v", err)

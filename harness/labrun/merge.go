@@ -178,13 +178,14 @@ func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, r
 		return err
 	}
 	// What lab run leaves beside its results, from the first folder that has
-	// it: the lab file, the hardware figures, each variant's virtual setup.
+	// it: the lab file, the resolved labs, the hardware figures, each
+	// variant's virtual setup.
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			return err
 		}
-		names := []string{"lab.yaml", "references.json", QuickMarker}
+		names := []string{"lab.yaml", topologies.SpecFile, "references.json", QuickMarker}
 		for _, e := range entries {
 			if n := e.Name(); strings.HasPrefix(n, "virtual-") && strings.HasSuffix(n, ".json") {
 				names = append(names, n)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 const mergeLab = `name: m
@@ -125,5 +126,24 @@ func TestMergeConflicts(t *testing.T) {
 	os.MkdirAll(plain, 0o755)
 	if _, err := Merge(filepath.Join(root, "o"), []string{a, plain}); err == nil || !strings.Contains(err.Error(), "has no campaign.json") {
 		t.Fatalf("merge of a folder without identity: %v", err)
+	}
+}
+
+// A merge keeps the shards' spec.json, the labs their runs were built
+// from, for the merged folder's report.
+func TestMergeKeepsSpec(t *testing.T) {
+	root := t.TempDir()
+	id := Identity{Lab: "m", SHA256: "aa", Version: "v1", Clock: "virtual", Shard: "1/2"}
+	a := shardDir(t, root, "a", id, pt("delay=0s", 512))
+	id.Shard = "2/2"
+	b := shardDir(t, root, "b", id, pt("delay=5ms", 512))
+	spec := []byte(`{"variants": []}` + "\n")
+	os.WriteFile(filepath.Join(b, topologies.SpecFile), spec, 0o644)
+	out := filepath.Join(root, "out")
+	if _, err := Merge(out, []string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(out, topologies.SpecFile)); err != nil || string(got) != string(spec) {
+		t.Fatalf("merged spec.json %q, %v; want the shards' %q", got, err, spec)
 	}
 }

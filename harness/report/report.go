@@ -156,16 +156,14 @@ func Write(dir string) error {
 		return err
 	}
 	all := group(recs)
-	// The lab file lab run copied, for findings, grades, figures and
-	// theory: nil if there is none; one that does not load is an error,
-	// not a shorter report.
-	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
-	if errors.Is(err, fs.ErrNotExist) {
-		lab = nil
-	} else if err != nil {
-		return fmt.Errorf("%s/lab.yaml does not load, so the report would lack its findings, figures and theory: fix it, or remove it to render the results alone: %w", dir, err)
+	// The labs the runs were built from, for findings, grades, figures and
+	// theory.
+	labs, err := readLabs(dir)
+	if err != nil {
+		return err
 	}
-	theoryLines(lab, all)
+	lab := labs.lab
+	theoryLinesOf(labs.variant, all)
 	var stream, rr []*series
 	for _, s := range all {
 		if isRR(s.Test) {
@@ -208,6 +206,7 @@ func Write(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, labrun.QuickMarker)); err == nil {
 		md.WriteString("This was a quick run (`--quick`): one short repetition of each point, so differences of a few per cent, and more for request/response rates, are within this machine's noise. A run without `--quick` repeats each point as the lab file says.\n\n")
 	}
+	md.WriteString(labs.note)
 	missing, err := missingSection(dir)
 	if err != nil {
 		return err
@@ -602,19 +601,25 @@ func save(p *plot.Plot, dir, name string, entries int) error {
 	return nil
 }
 
-// theoryLines fills each stream series' theory line from the lab file: the
-// ceiling at every byte between its smallest and largest size, so that the
-// AAL5 sawtooth's steps show where they are, not only at the sizes measured.
+// theoryLines fills each stream series' theory line from a lab file's
+// variants (theoryLinesOf).
 func theoryLines(base *topologies.Lab, ss []*series) {
-	if base == nil {
-		return
+	if base != nil {
+		theoryLinesOf(folderLabs{lab: base}.variant, ss)
 	}
+}
+
+// theoryLinesOf fills each stream series' theory line from its variant's
+// lab: the ceiling at every byte between its smallest and largest size, so
+// that the AAL5 sawtooth's steps show where they are, not only at the
+// sizes measured.
+func theoryLinesOf(variant func(name string) *topologies.Lab, ss []*series) {
 	for _, s := range ss {
 		if !s.Ceiling || len(s.Points) < 2 {
 			continue
 		}
-		lab, err := base.WithVariant(cmp.Or(s.Variant, "base"))
-		if err != nil {
+		lab := variant(s.Variant)
+		if lab == nil {
 			continue
 		}
 		lo, hi := s.Points[0].Size, s.Points[len(s.Points)-1].Size
