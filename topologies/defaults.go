@@ -2,9 +2,9 @@ package topologies
 
 import "github.com/atmlab/atmlab/emulator/units"
 
-// Defaults applied when a lab file does not say: their values here and
-// nowhere else (each kind's row in kinds.go applies its own), so that a
-// resolved lab (spec.json) holds every value the models are built with.
+// Defaults applied when a lab file does not say: here and nowhere else, so
+// that a resolved lab (spec.json) holds every value the models are built
+// with.
 const (
 	DefaultMTU  = 1500
 	DefaultRate = units.Gbps
@@ -31,7 +31,7 @@ const (
 	// DefaultDiscard is an atm-switch's discard policy: cell by cell.
 	DefaultDiscard = DiscardNone
 
-	// DefaultLimit bounds the frames in an Ethernet link's impairment
+	// DefaultLimit bounds the frames in an impaired Ethernet direction's
 	// pipe: netem's default of 1000 packets (emulator.DefaultLimit).
 	DefaultLimit = 1000
 	// DefaultATMLimit bounds the cells in an ATM link's: 1000 PDUs of the
@@ -49,22 +49,21 @@ const (
 // The models' constants these equal are checked in package devices
 // (TestDefaultsAreTheModels), which imports both.
 
-// linkDefaults gives each direction of a link that is not a hub's the
-// impairment limit of its medium unless the lab file set one. It runs
-// after every check, of the lab as written and of a variant (which may make
-// a switch a hub): a hub's links have no impairment, and keep 0.
+// linkDefaults gives each impairment pipe its medium's limit unless the
+// lab file set one: an ATM link's always (its cell link bounds the cells
+// in flight whatever else it does), an Ethernet direction's only when it
+// has an impairment, since a channel without one has no pipe to bound and
+// 0 says so (a hub's links never have one). It runs after every check, of
+// the lab as written and of a variant, which may add a delay.
 func linkDefaults(lab *Lab) {
 	for _, l := range lab.Links {
-		if lab.Node(l.A.Node).Kind == KindHub || lab.Node(l.B.Node).Kind == KindHub {
-			continue
-		}
-		limit := DefaultLimit
-		if l.ATM != nil {
-			limit = DefaultATMLimit
-		}
 		for _, im := range []*Impair{&l.AB.Impair, &l.BA.Impair} {
-			if im.Limit == 0 {
-				im.Limit = limit
+			switch {
+			case im.Limit != 0:
+			case l.ATM != nil:
+				im.Limit = DefaultATMLimit
+			case !im.IsZero():
+				im.Limit = DefaultLimit
 			}
 		}
 	}

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// defaultsLab leaves every defaulted value out: an Ethernet link, an ATM
-// link through an atm-switch, a slow host, a software router with costs,
-// a hub, and a switch a variant makes a hub.
+// defaultsLab leaves every defaulted value out: Ethernet links with and
+// without an impairment, an ATM link through an atm-switch, a slow host, a
+// software router with costs, a hub, a switch a variant makes a hub, and a
+// variant that delays a link.
 const defaultsLab = `name: d
 topology:
   nodes:
@@ -20,6 +21,8 @@ topology:
     atm1: {kind: atm-switch}
     hub1: {kind: hub}
     c1: {kind: host, ipv4: 10.0.2.1/24}
+    d1: {kind: host, ipv4: 10.0.3.1/24}
+    d2: {kind: host, ipv4: 10.0.3.2/24}
   links:
     - {endpoints: ["h1:eth0", "sw1:p1"]}
     - {endpoints: ["h2:eth0", "sw1:p2"]}
@@ -27,33 +30,39 @@ topology:
     - {endpoints: ["a1:eth0", "atm1:p1"], atm: {phy: oc3}}
     - {endpoints: ["a2:eth0", "atm1:p2"], atm: {phy: oc3}}
     - {endpoints: ["c1:eth0", "hub1:p1"]}
+    - {endpoints: ["d1:eth0", "d2:eth0"], impair: {loss: 1%}}
 variants:
   - {name: hubbed, set: [{node: sw1, kind: hub}]}
-  - {name: slow, set: [{node: h2, cpu: {per_packet: 5us}}, {node: r1, cost: {pop: 1us}}]}
+  - {name: slow, set: [{node: h2, cpu: {per_packet: 5us}}, {node: r1, cost: {pop: 1us}}, {link: "h1:eth0", delay: 2ms}]}
 `
 
 // Resolve leaves no "0 = the default" behind: a minimal lab comes back
 // with the values the models are built with, a variant's too, and
-// spec.json says them. A hub's links keep limit 0: they have no
-// impairment pipe (and a variant that makes a switch a hub passes the
-// hub's no-impair: check).
+// spec.json says them. An Ethernet direction without impairments keeps
+// limit 0: its channel has no pipe to bound (a hub's links never have
+// one, and a variant that makes a switch a hub passes the hub's no-impair:
+// check); an ATM link's cell link bounds its pipe always.
 func TestResolveDefaults(t *testing.T) {
 	lab, err := Parse("d.yaml", []byte(defaultsLab))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range lab.Links {
-		want := DefaultLimit
-		switch {
-		case l.ATM != nil:
-			want = DefaultATMLimit
-		case l.B.Node == "hub1":
-			want = 0
-		}
-		if l.AB.Impair.Limit != want || l.BA.Impair.Limit != want {
-			t.Errorf("link %s-%s: limits %d and %d, want %d", l.A, l.B, l.AB.Impair.Limit, l.BA.Impair.Limit, want)
+	limits := func(lab *Lab, delayed string) {
+		t.Helper()
+		for _, l := range lab.Links {
+			want := 0
+			switch {
+			case l.ATM != nil:
+				want = DefaultATMLimit
+			case l.A.Node == "d1" || l.A.Node == delayed:
+				want = DefaultLimit
+			}
+			if l.AB.Impair.Limit != want || l.BA.Impair.Limit != want {
+				t.Errorf("link %s-%s: limits %d and %d, want %d", l.A, l.B, l.AB.Impair.Limit, l.BA.Impair.Limit, want)
+			}
 		}
 	}
+	limits(lab, "")
 	if c := lab.Node("h1").CPU; c == nil || c.Queue != DefaultCPUQueue {
 		t.Errorf("h1's cpu %+v, want queue %d", c, DefaultCPUQueue)
 	}
@@ -73,11 +82,8 @@ func TestResolveDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range labs[1].Links {
-		if want := map[bool]int{true: 0, false: DefaultLimit}[l.B.Node == "sw1" || l.B.Node == "hub1"]; l.ATM == nil && l.AB.Impair.Limit != want {
-			t.Errorf("hubbed: link %s-%s limit %d, want %d", l.A, l.B, l.AB.Impair.Limit, want)
-		}
-	}
+	limits(labs[1], "")
+	limits(labs[2], "h1")
 	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != DefaultCPUQueue {
 		t.Errorf("slow: h2's cpu %+v, want queue %d", c, DefaultCPUQueue)
 	}

@@ -89,7 +89,7 @@ type Impair struct {
 	Delay  time.Duration // added to every frame (or cell)
 	Jitter time.Duration // uniform in [-Jitter, +Jitter]; order is kept
 	Loss   float64       // probability in [0, 1] that a frame (cell) is dropped
-	Limit  int           // frames (cells) held in the pipe at most; Resolve sets the medium's default (0 on a hub's links)
+	Limit  int           // frames (cells) held in the pipe at most; Resolve sets the default where there is a pipe, 0: none
 	Rate   units.BitRate // an extra bottleneck counting frame bytes only; 0 = none (Ethernet only)
 }
 
