@@ -178,7 +178,7 @@ func (raw *Raw) variant(name string) (*Lab, []error) {
 			return nil, errs
 		}
 	}
-	linkDefaults(fresh) // after apply's checks: a variant may make a switch a hub
+	linkDefaults(fresh) // after apply: a variant may add an impairment
 	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }

@@ -601,14 +601,6 @@ func save(p *plot.Plot, dir, name string, entries int) error {
 	return nil
 }
 
-// theoryLines fills each stream series' theory line from a lab file's
-// variants (theoryLinesOf).
-func theoryLines(base *topologies.Lab, ss []*series) {
-	if base != nil {
-		theoryLinesOf(folderLabs{lab: base}.variant, ss)
-	}
-}
-
 // theoryLinesOf fills each stream series' theory line from its variant's
 // lab: the ceiling at every byte between its smallest and largest size, so
 // that the AAL5 sawtooth's steps show where they are, not only at the

@@ -104,7 +104,7 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	theoryLines(lab, ss)
+	theoryLinesOf(folderLabs{lab: lab}.variant, ss)
 	th := ss[0].Theory
 	if len(th) != 49 || th[0].X != 1300 || th[48].X != 1348 {
 		t.Fatalf("theory line has %d points", len(th))
@@ -114,7 +114,7 @@ topology:
 	}
 	// Without the lab file there is no theory line, only the points' ceilings.
 	ss = group(recs)
-	theoryLines(nil, ss)
+	theoryLinesOf(folderLabs{}.variant, ss)
 	if ss[0].Theory != nil {
 		t.Error("a theory line without a lab file")
 	}
