@@ -2,9 +2,9 @@ package topologies
 
 import "github.com/atmlab/atmlab/emulator/units"
 
-// Defaults applied when a lab file does not say: here and nowhere else, so
-// that a resolved lab (spec.json) holds every value the models are built
-// with.
+// Defaults applied when a lab file does not say: their values here and
+// nowhere else (each kind's row in kinds.go applies its own), so that a
+// resolved lab (spec.json) holds every value the models are built with.
 const (
 	DefaultMTU  = 1500
 	DefaultRate = units.Gbps
