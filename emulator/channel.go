@@ -170,6 +170,7 @@ func (c *Channel) Send(f *Frame) bool {
 			for _, p := range ps {
 				c.Send(c.carve.Cut(p))
 			}
+			f.Release() // cut: its segments are copies
 		}
 		return true
 	}

@@ -75,6 +75,9 @@ func (h *HostPort) ReceiveTrain(ps []Piece) {
 		}
 		if p.K < 0 || !p.F.GSO.TCP() {
 			h.groups.Push(group{f: h.carve.Cut(p), start: p.At, at: p.At})
+			if p.K >= 0 && p.K == p.F.GSO.Segs-1 {
+				p.F.Release() // its last segment cut: the host holds copies
+			}
 			continue
 		}
 		h.groups.Push(group{f: p.F, first: p.K, n: 1, start: p.At, at: p.At})
@@ -165,6 +168,7 @@ func (h *HostPort) InputSuper(f *Frame) {
 	for k := range f.GSO.Segs {
 		h.pending.Push(h.carve.Cut(Piece{f, k, 0}))
 	}
+	f.Release() // cut: its segments are copies
 	h.InputSegments(nil)
 }
 

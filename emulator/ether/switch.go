@@ -109,6 +109,7 @@ func (sw *Switch) forward(in *SwitchPort, f *emulator.Frame, dst MAC) {
 			return
 		}
 	}
+	f.Share() // every other port holds it
 	for _, out := range sw.ports {
 		if out != in {
 			out.transmit(f)
@@ -198,13 +199,16 @@ func (p *SwitchPort) ReceiveTrain(ps []emulator.Piece) {
 			return
 		}
 	}
+	// The closure's own copy: capturing out, assigned in a loop above,
+	// moved it to the heap on every train.
+	tx := out.tx
 	for _, pc := range fw { // frame by frame, each at its time
 		f := sw.carve.Cut(pc)
 		if pc.At <= sw.s.Now() {
-			out.tx.Send(f)
+			tx.Send(f)
 			continue
 		}
-		sw.s.At(pc.At, func() { out.tx.Send(f) })
+		sw.s.At(pc.At, func() { tx.Send(f) })
 	}
 }
 
