@@ -3,53 +3,62 @@
 package kernel
 
 import (
-	"time"
+	"golang.org/x/sys/unix"
 
 	"github.com/atmlab/atmlab/emulator"
 )
 
-// slab hands out the frames the loop reads, with their bytes, carved from
-// shared blocks, so that a frame costs no allocation of its own: one block
-// of slabBytes serves ~20 full-sized frames (hundreds of small ones) and
-// one array of slabFrames frames as many reads. Frames are not returned:
-// a frame may be flooded to several ports, captured or held in a delay
-// line, and no model says when the last holder lets go; the garbage
-// collector frees a block when no frame in it is left. Frame.Data is never
-// written after it is made, so frames sharing a block never disturb each
-// other. The cost is memory a block's last live frame holds: at most
-// slabBytes per frame still in the model.
-type slab struct {
-	bytes  []byte
-	frames []emulator.Frame
+// reader reads frames from TAPs straight into pooled frames
+// (emulator.Pool), so that steady traffic allocates nothing per frame
+// and a super-frame is not copied: every read goes into a frame of
+// emulator.PoolMax octets; one of up to 16 KiB is copied into a frame of
+// its own size and the big one is read into again, a bigger one (a
+// super-frame) keeps it. The frames go back to the pool when their last
+// holder is done: the loop's TAP writes release what they wrote (see
+// Loop.Attach), and a frame that is dropped, shared or held elsewhere is
+// simply not reused.
+type reader struct {
+	pool emulator.Pool
+	next *emulator.Frame // what the next read goes into
+	hdr  [emulator.VNetHdrLen]byte
+	iov  [2][]byte
 }
 
-const (
-	slabBytes  = 32 << 10
-	slabFrames = 256
-)
+// copyMax is the largest frame copied out of the read buffer into a
+// frame of its own size (a jumbo frame; a super-frame keeps the buffer).
+const copyMax = 16 << 10
 
-// frame returns a new frame holding a copy of data.
-func (s *slab) frame(data []byte, id uint64, born time.Duration) *emulator.Frame {
-	if len(s.frames) == 0 {
-		s.frames = make([]emulator.Frame, slabFrames)
+// read reads one frame from fd; with vnet, its VNetHdr goes to r.hdr
+// (short: the read was shorter than that, Data is empty). It returns nil,
+// and whether to try again, when fd had nothing (or failed).
+func (r *reader) read(fd int, vnet bool) (f *emulator.Frame, short, again bool) {
+	if r.next == nil {
+		r.next = r.pool.Get(emulator.PoolMax)
 	}
-	f := &s.frames[0]
-	s.frames = s.frames[1:]
-	f.Data, f.ID, f.Born = s.copy(data), id, born
-	return f
-}
-
-// copy returns a copy of b carved from the current block.
-func (s *slab) copy(b []byte) []byte {
-	n := len(b)
-	if n > slabBytes/8 {
-		return append([]byte(nil), b...) // a jumbo frame or super-frame: its own buffer
+	b := r.next.Data[:emulator.PoolMax]
+	var n int
+	var err error
+	if vnet {
+		r.iov[0], r.iov[1] = r.hdr[:], b
+		n, err = unix.Readv(fd, r.iov[:])
+	} else {
+		n, err = unix.Read(fd, b)
 	}
-	if n > len(s.bytes) {
-		s.bytes = make([]byte, slabBytes)
+	if err != nil || n <= 0 {
+		return nil, false, err == unix.EINTR
 	}
-	d := s.bytes[:n:n] // capped: an append can never reach the next frame
-	s.bytes = s.bytes[n:]
-	copy(d, b)
-	return d
+	if vnet {
+		if n < emulator.VNetHdrLen {
+			short, n = true, emulator.VNetHdrLen
+		}
+		n -= emulator.VNetHdrLen
+	}
+	if n > copyMax {
+		f, r.next = r.next, nil
+		f.Data = b[:n]
+		return f, short, false
+	}
+	f = r.pool.Get(n)
+	copy(f.Data, b)
+	return f, short, false
 }
