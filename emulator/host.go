@@ -28,6 +28,8 @@ type HostPort struct {
 	// segments of a super-frame the NIC has taken but not yet queued
 	// for TX: a TSO engine works through one descriptor at a time.
 	pending ring.Ring[*Frame]
+	txOf    Transmitter // the TX txTrain was asserted from
+	txTrain TrainSender
 	ps      []Piece
 	carve   Carver
 
@@ -159,7 +161,7 @@ func (h *HostPort) InputSuper(f *Frame) {
 		h.input(f)
 		return
 	}
-	if ts, ok := h.TX.(TrainSender); ok && h.CPU == nil && h.pending.Len() == 0 {
+	if ts := h.trainSender(); ts != nil && h.CPU == nil && h.pending.Len() == 0 {
 		h.ps = Pieces(h.ps[:0], f, 0) // as of now: the channel starts none earlier
 		if ok, _ := ts.SendTrain(h.ps, true); ok {
 			return
@@ -170,6 +172,16 @@ func (h *HostPort) InputSuper(f *Frame) {
 	}
 	f.Release() // cut: its segments are copies
 	h.InputSegments(nil)
+}
+
+// trainSender returns TX as a TrainSender, or nil, asserting it only when
+// TX changed (see Channel's trainDst).
+func (h *HostPort) trainSender() TrainSender {
+	if h.TX != h.txOf {
+		h.txOf = h.TX
+		h.txTrain, _ = h.TX.(TrainSender)
+	}
+	return h.txTrain
 }
 
 // Input takes a frame from the host. It returns false if the ring was full,

@@ -122,6 +122,7 @@ type SwitchPort struct {
 	sw       *Switch
 	name     string
 	tx       emulator.Transmitter
+	trainTX  emulator.TrainSender // tx as one, asserted once (see emulator.Channel's trainDst)
 	rxFrames uint64
 	rxBytes  uint64
 	rxErrors uint64
@@ -194,7 +195,7 @@ func (p *SwitchPort) ReceiveTrain(ps []emulator.Piece) {
 	if len(fw) == 0 || out.tx == nil {
 		return
 	}
-	if ts, ok := out.tx.(emulator.TrainSender); ok {
+	if ts := out.trainTX; ts != nil {
 		if ok, _ := ts.SendTrain(fw, false); ok {
 			return
 		}
@@ -222,7 +223,10 @@ func (p *SwitchPort) transmit(f *emulator.Frame) {
 func (p *SwitchPort) PortName() string { return p.name }
 
 // SetTX implements emulator.Port.
-func (p *SwitchPort) SetTX(t emulator.Transmitter) { p.tx = t }
+func (p *SwitchPort) SetTX(t emulator.Transmitter) {
+	p.tx = t
+	p.trainTX, _ = t.(emulator.TrainSender)
+}
 
 // Stats implements emulator.Port.
 func (p *SwitchPort) Stats() emulator.PortStats {
