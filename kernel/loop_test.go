@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -334,11 +335,12 @@ func TestLoopAllocations(t *testing.T) {
 		}
 		i++
 	}
-	for range 100 {
-		pingPong() // both addresses learned, the loop's slices and pool grown
+	for range 2000 {
+		pingPong() // both addresses learned, the loop's slices and pool grown, the runtime's type-assertion caches filled (it grows each with an allocation on about one in a thousand misses)
 	}
-	if got := testing.AllocsPerRun(1000, pingPong); got != 0 {
-		t.Errorf("%v allocations a frame through a switch: want 0", got)
+	const n = 200
+	if got := fewestAllocs(n, pingPong); got != 0 {
+		t.Errorf("%v allocations in %d frames through a switch: want 0", got, n)
 	}
 }
 
@@ -368,12 +370,30 @@ func TestLoopSuperAllocations(t *testing.T) {
 		}
 		i++
 	}
-	for range 20 {
-		pingPong()
+	for range 1000 {
+		pingPong() // as in TestLoopAllocations
 	}
-	if got := testing.AllocsPerRun(200, pingPong); got != 0 {
-		t.Errorf("%v allocations a %d-segment super-frame through a switch: want 0", got, segs)
+	const n = 100
+	if got := fewestAllocs(n, pingPong); got != 0 {
+		t.Errorf("%v allocations in %d %d-segment super-frames through a switch: want 0", got, n, segs)
 	}
+}
+
+// fewestAllocs is emulator/internal/allocs.Count: the fewest allocations
+// of the whole process in three counts of n calls of f in a row (exact:
+// testing.AllocsPerRun over one run), so that the runtime's own rare
+// ones (starting an OS thread) do not count.
+func fewestAllocs(n int, f func()) float64 {
+	fewest := math.Inf(1)
+	for range 3 {
+		runtime.GC()
+		fewest = min(fewest, testing.AllocsPerRun(1, func() {
+			for range n {
+				f()
+			}
+		}))
+	}
+	return fewest
 }
 
 // tcpSuper is a TCP/IPv4 super-frame from 10.0.0.src to 10.0.0.dst (MACs
