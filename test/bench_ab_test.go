@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -14,10 +15,11 @@ import (
 // judged by (issue 12) for builds of atmlab side by side in one run,
 // alternating: ATMLAB_BEFORE names the other build (say, main's:
 // `go build -o /tmp/atmlab-main ./cmd/atmlab` in its tree), or several as
-// name=path,name=path; the last is this tree's ("after"). Each round runs, for each build in turn, TCP at
-// 10G, UDP 1472 at 1G and UDP 1472 over OC-12c through an atm-switch, each
-// the median of its per-second intervals after a 2-second warm-up,
-// against its ceiling; ATMLAB_ROUNDS rounds (default 2). With
+// name=path,name=path; the last is this tree's ("after"). Each round
+// runs, for each build in turn, TCP at 10G one way and both ways at once,
+// UDP 1472 at 1G and UDP 1472 over OC-12c through an atm-switch, each the
+// median of its per-second intervals after a 2-second warm-up, against
+// its ceiling; ATMLAB_ROUNDS rounds (default 2). With
 // ATMLAB_PROFILE=DIR the first round's 10G labs write DIR/10g-before.prof
 // and DIR/10g-after.prof (one per build's name; atmlab up --cpuprofile). It asserts nothing and
 // runs only with ATMLAB_BENCH=1 and ATMLAB_BEFORE set.
@@ -61,6 +63,17 @@ func TestBenchAB(t *testing.T) {
 			c := ceiling(10e9, 1448, 52)
 			rows = append(rows, []string{tag, "TCP at 10G", fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("%.4f", tcp/c),
 				fmt.Sprintf("CPU %.0f%%; %s", 100*cpuBetween(b, st), superSegs(b, st))})
+			var wg sync.WaitGroup
+			var ab, ba iperf
+			wg.Add(2)
+			go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5203, 6) }()
+			go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5204, 6) }()
+			wg.Wait()
+			if ab.err != nil || ba.err != nil {
+				t.Fatal(ab.err, ba.err)
+			}
+			x, y := steady(t, ab.Received, 2), steady(t, ba.Received, 2)
+			rows = append(rows, []string{tag, "TCP at 10G both ways", fmt.Sprintf("%.0f, %.0f Mbit/s", x/1e6, y/1e6), fmt.Sprintf("%.3f, %.3f", x/c, y/c), ""})
 			r.stop()
 
 			r = up(t, strings.ReplaceAll(pairLab, "RATE", "1G"))
