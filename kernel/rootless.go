@@ -348,8 +348,11 @@ func findHolder(lab string) (h holder, recorded bool) {
 }
 
 // alive reports whether process pid runs in the user namespace ino: not
-// ended, not a zombie (which keeps its user namespace but no other), and
-// not a pid reused by an unrelated process.
+// ended, not a zombie (which keeps its user namespace but no other), not
+// a pid reused by an unrelated process, and not past the point of its exit
+// where it let go of its other namespaces, which nsenter could no longer
+// enter (a holder killed with its atmlab is there for a while, closing the
+// lab's TAPs, before it reads as a zombie).
 func alive(pid int, ino uint64) bool {
 	if n, err := userNS(pid); err != nil || n != ino {
 		return false
@@ -359,7 +362,11 @@ func alive(pid int, ino uint64) bool {
 		return false
 	}
 	_, after, _ := bytes.Cut(stat, []byte(") ")) // the state follows the command's name
-	return len(after) > 0 && after[0] != 'Z' && after[0] != 'X'
+	if len(after) == 0 || after[0] == 'Z' || after[0] == 'X' {
+		return false
+	}
+	_, err = os.Stat(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+	return err == nil
 }
 
 // execInHolder replaces this process with `atmlab exec` inside lab's holder
