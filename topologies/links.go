@@ -67,7 +67,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			a := &ATM{PHY: DefaultPHY, AAL: DefaultAAL, Encap: DefaultEncap, VCI: DefaultVCI}
 			l.ATM = a
 			d.mapping(v, key, []field{
-				{"phy", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.PHY, phyNames()...) }},
+				{"phy", false, func(key string, v *yaml.Node) { d.phy(key, v, &a.PHY) }},
 				{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.AAL, AAL5, AAL34) }},
 				{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.Encap, LLC, VCMux) }},
 				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 255, &a.VPI) }},
@@ -410,6 +410,16 @@ func oneOf[T ~string](d *decoder, key string, v *yaml.Node, into *T, allowed ...
 
 func (d *decoder) oneOf(key string, v *yaml.Node, into *string, allowed ...string) {
 	oneOf(d, key, v, into, allowed...)
+}
+
+// phy reads a PHY's name, an alias (oc3c, stm1, ...) as the table's name,
+// so that a resolved lab names it one way.
+func (d *decoder) phy(key string, v *yaml.Node, into *PHY) {
+	c := *v
+	if v.Kind == yaml.ScalarNode {
+		c.Value = phy.Canonical(v.Value)
+	}
+	oneOf(d, key, &c, into, phyNames()...)
 }
 
 // phyNames lists the PHYs a link may name, sorted.

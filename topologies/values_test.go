@@ -292,3 +292,27 @@ func TestWithVariantInMemory(t *testing.T) {
 		t.Errorf("WithVariant of a lab made in code: %v", err)
 	}
 }
+
+// The names users write for a PHY (oc3c, stm1, oc12c, stm4) are its
+// table's name in the resolved lab, in links and variants alike; a name
+// that is neither is refused with the table's names.
+func TestPHYAliases(t *testing.T) {
+	src := strings.Replace(atmLab("", ""), "atm: {phy: oc3}}", "atm: {phy: oc3c}}", 1) +
+		"variants:\n  - {name: stm4, set: [{link: \"h2:eth0\", phy: stm4}]}\n"
+	lab, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labs, err := lab.ResolveVariants(lab.Measured())
+	if err != nil || len(labs) != 2 {
+		t.Fatalf("ResolveVariants: %v %v", labs, err)
+	}
+	h1, h2 := Endpoint{"h1", "eth0"}, Endpoint{"h2", "eth0"}
+	if got := []PHY{labs[0].LinkOf(h1).ATM.PHY, labs[0].LinkOf(h2).ATM.PHY, labs[1].LinkOf(h2).ATM.PHY}; !slices.Equal(got, []PHY{"oc3", "oc3", "oc12"}) {
+		t.Errorf("PHYs %v, want [oc3 oc3 oc12]", got)
+	}
+	_, err = Parse("a.yaml", []byte(strings.Replace(atmLab("", ""), "atm: {phy: oc3}}", "atm: {phy: oc48c}}", 1)))
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:8: topology.links[0].atm.phy: "oc48c": use one of atm25, ds3, e3, oc12, oc3`) {
+		t.Errorf("Parse of phy: oc48c: %v", err)
+	}
+}

@@ -124,7 +124,7 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 			}
 			o.CPU = d.frameCPU(key, v)
 		}},
-		{"phy", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.PHY, phyNames()...) }},
+		{"phy", false, func(key string, v *yaml.Node) { d.phy(key, v, &o.PHY) }},
 		{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.AAL, AAL5, AAL34) }},
 		{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.Encap, LLC, VCMux) }},
 	})

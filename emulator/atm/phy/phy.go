@@ -47,9 +47,24 @@ func Names() []string {
 	return n
 }
 
-// Lookup returns the PHY named name or an error listing the known ones.
+// Aliases are other names users write for a PHY of the table: the
+// concatenated SONET names the literature uses (OC-3c carries ATM) and
+// their SDH twins, which map cells identically (ITU-T I.432.2).
+var Aliases = map[string]string{"oc3c": "oc3", "stm1": "oc3", "oc12c": "oc12", "stm4": "oc12"}
+
+// Canonical returns the table's name for name, which may be an alias;
+// any other name unchanged.
+func Canonical(name string) string {
+	if c, ok := Aliases[name]; ok {
+		return c
+	}
+	return name
+}
+
+// Lookup returns the PHY named name (or an alias of it) or an error
+// listing the known ones.
 func Lookup(name string) (PHY, error) {
-	p, ok := PHYs[name]
+	p, ok := PHYs[Canonical(name)]
 	if !ok {
 		return PHY{}, fmt.Errorf("unknown ATM PHY %q: use one of %s", name, strings.Join(Names(), ", "))
 	}
