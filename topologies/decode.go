@@ -56,13 +56,7 @@ func Parse(file string, data []byte) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	lab, errs := resolve(raw)
-	errs = append(errs, lab.referenceErrors()...) // every problem at once
-	if len(errs) > 0 {
-		return nil, joinByLine(errs)
-	}
-	linkDefaults(lab)
-	return lab, nil
+	return decode(raw, (*Lab).referenceErrors)
 }
 
 // Raw is a lab file's YAML tree, held in memory: Resolve makes a lab of
@@ -134,12 +128,17 @@ func Resolve(raw *Raw, variant string) (*Lab, error) {
 		}
 		return lab, nil
 	}
-	return decode(raw)
+	return decode(raw, nil)
 }
 
-// decode makes a lab of a lab file's YAML tree (its top mapping).
-func decode(raw *Raw) (*Lab, error) {
+// decode makes a lab of a lab file's YAML tree (its top mapping); more,
+// if not nil, is a further step's problems (the reference files'), so that
+// every problem comes back at once.
+func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
 	lab, errs := resolve(raw)
+	if more != nil {
+		errs = append(errs, more(lab)...)
+	}
 	if len(errs) > 0 {
 		return nil, joinByLine(errs)
 	}

@@ -3,7 +3,6 @@ package topologies
 import (
 	_ "embed"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,6 +110,3 @@ func checkSize(file string, data []byte) error {
 	}
 	return nil
 }
-
-// finite reports whether f is a number (not NaN or an infinity).
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -316,3 +316,25 @@ func TestPHYAliases(t *testing.T) {
 		t.Errorf("Parse of phy: oc48c: %v", err)
 	}
 }
+
+// Resolve touches no file system: a lab whose reference file is missing
+// resolves, and only Parse, which checks the references too, refuses it,
+// with the lab's own problems in the same error.
+func TestResolveReadsNoFiles(t *testing.T) {
+	src := "name: x\ntopology:\n  nodes: {h1: {kind: host, ipv4: 10.0.0.1/24}, h2: {kind: host, ipv4: 10.0.0.2/24}}\n  links: [{endpoints: [\"h1:eth0\", \"h2:eth0\"]}]\nreference:\n  - {test: TCP_STREAM, file: missing.json, format: iperf3, source: x}\n"
+	file := filepath.Join(t.TempDir(), "lab.yaml")
+	raw, err := Decode(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lab, err := Resolve(raw, ""); err != nil || len(lab.References) != 1 {
+		t.Fatalf("Resolve: %v, %v", lab, err)
+	}
+	if _, err := Parse(file, []byte(src)); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("Parse of a lab whose reference file is missing: %v", err)
+	}
+	bad := strings.Replace(src, "ipv4: 10.0.0.2/24", "ipv4: 10.0.0.2/33", 1)
+	if _, err := Parse(file, []byte(bad)); err == nil || !strings.Contains(err.Error(), "missing.json") || !strings.Contains(err.Error(), "10.0.0.2/33") {
+		t.Errorf("Parse of a lab with a bad address and a missing reference: %v, want both", err)
+	}
+}

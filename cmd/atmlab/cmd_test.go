@@ -293,17 +293,6 @@ func TestCaptureLuaDissector(t *testing.T) {
 	}
 }
 
-// runCtx is run with a context, as main gives one that SIGINT cancels.
-func runCtx(ctx context.Context, args ...string) (string, error) {
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	return out.String(), err
-}
-
 // TestMain lets a test run the real atmlab, main and its signal handling,
 // as a child process of the test binary.
 func TestMain(m *testing.M) {

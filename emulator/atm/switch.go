@@ -1,7 +1,6 @@
 package atm
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -27,19 +26,6 @@ const (
 	// cell, while the output queue is above a threshold.
 	EPD
 )
-
-// ParseDiscard reads "none", "ppd" or "epd".
-func ParseDiscard(s string) (Discard, error) {
-	switch s {
-	case "", "none":
-		return DiscardNone, nil
-	case "ppd":
-		return PPD, nil
-	case "epd":
-		return EPD, nil
-	}
-	return 0, fmt.Errorf("unknown discard policy %q: use none, ppd or epd", s)
-}
 
 // DefaultSwitchQueue is an atm-switch's output queue per port, in cells
 // (about 12 ms at OC-3c).
