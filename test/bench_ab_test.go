@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -63,12 +62,7 @@ func TestBenchAB(t *testing.T) {
 			c := ceiling(10e9, 1448, 52)
 			rows = append(rows, []string{tag, "TCP at 10G", fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("%.4f", tcp/c),
 				fmt.Sprintf("CPU %.0f%%; %s", 100*cpuBetween(b, st), superSegs(b, st))})
-			var wg sync.WaitGroup
-			var ab, ba iperf
-			wg.Add(2)
-			go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5203, 6) }()
-			go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5204, 6) }()
-			wg.Wait()
+			ab, ba := r.bothWays(5203, 6)
 			if ab.err != nil || ba.err != nil {
 				t.Fatal(ab.err, ba.err)
 			}

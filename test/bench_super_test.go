@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/atmlab/atmlab/control"
@@ -60,12 +59,7 @@ func TestBenchSuper(t *testing.T) {
 		st := r.stats().Loop
 		row("TCP at "+rate.name, fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("theory %.2f", c/1e6), fmt.Sprintf("%.4f", tcp/c))
 		row("  emulator (TCP at "+rate.name+")", fmt.Sprintf("CPU %.0f%%; lateness p50 %v, p99 %v", 100*cpuBetween(before, st), st.Lateness.P50, st.Lateness.P99), superSegs(before, st), "")
-		var wg sync.WaitGroup
-		var ab, ba iperf
-		wg.Add(2)
-		go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5203, 6) }()
-		go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5204, 6) }()
-		wg.Wait()
+		ab, ba := r.bothWays(5203, 6)
 		if ab.err != nil || ba.err != nil {
 			t.Fatal(ab.err, ba.err)
 		}

@@ -106,12 +106,7 @@ func TestBenchTable(t *testing.T) {
 		if rate.bps >= 1e9 {
 			// TCP both ways at once: each direction's data shares its wire
 			// with the other's ACKs.
-			var wg sync.WaitGroup
-			var ab, ba iperf
-			wg.Add(2)
-			go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5203, 6) }()
-			go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5204, 6) }()
-			wg.Wait()
+			ab, ba := r.bothWays(5203, 6)
 			if ab.err != nil || ba.err != nil {
 				t.Fatal(ab.err, ba.err)
 			}

@@ -4,7 +4,6 @@ package test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -35,12 +34,7 @@ func TestGSOGigabit(t *testing.T) {
 		t.Errorf("%d super-frames read, %d refused: the hosts' TSO is not in use", st.Loop.SuperFrames, st.Loop.GSOErrors)
 	}
 
-	var wg sync.WaitGroup
-	var ab, ba iperf
-	wg.Add(2)
-	go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5202, 6) }()
-	go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", 5203, 6) }()
-	wg.Wait()
+	ab, ba := r.bothWays(5202, 6)
 	both := r.stats()
 	for _, d := range []struct {
 		name string

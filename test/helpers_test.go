@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -252,6 +253,18 @@ func (r *running) runIperf(cli, srv, addr string, port, secs int, args ...string
 		r.t.Fatal(it.err)
 	}
 	return it
+}
+
+// bothWays runs iperf3 TCP streams h1 -> h2 (on port) and h2 -> h1 (on
+// port+1) at once for secs seconds, on a lab whose h1 and h2 are 10.0.0.1
+// and 10.0.0.2; each reports its failure in err.
+func (r *running) bothWays(port, secs int) (ab, ba iperf) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", port, secs) }()
+	go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", port+1, secs) }()
+	wg.Wait()
+	return ab, ba
 }
 
 // runIperfNoFatal is runIperf for other goroutines: it reports failure in err.
