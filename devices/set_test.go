@@ -40,19 +40,7 @@ func TestNetworkSet(t *testing.T) {
 	if rtt := echo(t, n); rtt != 20*time.Millisecond+hops {
 		t.Fatalf("RTT from the lab file %v", rtt)
 	}
-	set := func(e, from string, words ...string) []Applied {
-		t.Helper()
-		c, err := ParseChange(words)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Reset = len(words) == 0
-		a, err := n.Set(e, from, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	set := func(e, from string, words ...string) []Applied { t.Helper(); return mustSet(t, n, e, from, words...) }
 	a := set("sw1:p1", "", "delay=0")
 	if len(a) != 2 || a[0].From.String() != "h1:eth0" || a[0].Before.Impair.Delay != 10*time.Millisecond || a[1].After.Impair.Delay != 0 {
 		t.Fatalf("applied %+v", a)
@@ -130,19 +118,7 @@ func TestNetworkSetATM(t *testing.T) {
 		}
 		return at[0] - start
 	}
-	set := func(e, from string, words ...string) []Applied {
-		t.Helper()
-		c, err := ParseChange(words)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Reset = len(words) == 0
-		a, err := n.Set(e, from, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	set := func(e, from string, words ...string) []Applied { t.Helper(); return mustSet(t, n, e, from, words...) }
 	a := set("h3:eth0", "", "loss=0")
 	if len(a) != 2 || !a[0].ATM || a[0].Before.Impair.Loss != 0.001 || a[1].After.Impair.Loss != 0 || a[0].After.Rate != 40_704_000 || a[0].After.Impair.Delay != time.Millisecond {
 		t.Fatalf("applied %+v", a)
@@ -196,4 +172,20 @@ func TestNetworkSetATM(t *testing.T) {
 			t.Errorf("Set(%s, %s, %s) = %v, want %q", tc.e, tc.from, tc.words, err, tc.want)
 		}
 	}
+}
+
+// mustSet applies atmlab set's words (none: --reset) to endpoint e of n,
+// from the sending endpoint from ("" for both directions).
+func mustSet(t *testing.T, n *Network, e, from string, words ...string) []Applied {
+	t.Helper()
+	c, err := ParseChange(words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Reset = len(words) == 0
+	a, err := n.Set(e, from, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
