@@ -63,9 +63,8 @@ func (p *wirePort) Receive(f *emulator.Frame) {
 	p.rxFrames++
 	p.rxBytes += uint64(len(f.Data))
 	for _, o := range p.w.ports {
-		if o != p && o.tx != nil {
-			p.w.forwarded++
-			o.tx.Send(f)
+		if o != p && o.tx != nil && o.tx.Send(f) {
+			p.w.forwarded++ // one its buffer refused counts as the link's drop
 		}
 	}
 }

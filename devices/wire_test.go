@@ -78,3 +78,34 @@ func TestWirePortConformance(t *testing.T) {
 		return p, func(seq, n int) { q.Receive(emutest.Frame(seq, n, emutest.MACB)) } // leaves by p
 	}})
 }
+
+// A wire counts as forwarded only what its buffer took: 200 frames from
+// h1 at 100M into the 10M link overflow WireQueue, the frames it refused
+// are the link's drops, and h2 gets exactly the frames forwarded.
+func TestWireCountsDrops(t *testing.T) {
+	lab, err := topologies.Parse("wired.yaml", []byte(wireLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.New()
+	n := Build(lab, s)
+	got := 0
+	n.Hosts["h2:eth0"].Sink = func(*emulator.Frame) { got++ }
+	h1 := n.Hosts["h1:eth0"]
+	for range 200 {
+		for !h1.CanAccept() {
+			s.Step()
+		}
+		h1.Input(&emulator.Frame{Data: make([]byte, 1514)})
+	}
+	s.Run()
+	r, _ := n.Device("w1").Report(s.Now())
+	rows := map[string]emulator.PortStats{}
+	for _, row := range n.Stats() {
+		rows[row.Port] = row
+	}
+	b := rows["w1:b"]
+	if fwd := r.Counters["forwarded"]; b.Drops == 0 || fwd != uint64(got) || fwd+b.Drops != 200 || rows["w1:a"].RxFrames != 200 {
+		t.Errorf("forwarded %d, h2 got %d, w1:b dropped %d, w1:a received %d: want forwarded = got, forwarded + drops = 200, some drops", fwd, got, b.Drops, rows["w1:a"].RxFrames)
+	}
+}
