@@ -50,11 +50,7 @@ type Channel struct {
 	cfg     ChannelConfig
 	framing Framing
 	dst     Receiver
-	// dst as a TrainReceiver (nil if it is none), asserted once: a type
-	// assertion per train now and then allocates (the runtime grows its
-	// cache of the assertion's result on about one miss in a thousand).
-	trainDst TrainReceiver
-	impair   *impairState
+	impair  *impairState
 
 	queue        ring.Ring[*Frame]
 	queuedBytes  int // waiting plus in service
@@ -106,7 +102,6 @@ type Channel struct {
 // NewChannel returns a channel that delivers to dst.
 func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
 	c := &Channel{s: s, cfg: cfg, framing: cfg.Framing, dst: dst}
-	c.trainDst, _ = dst.(TrainReceiver)
 	c.lastBitAt = s.NewTimer(func() {
 		f := c.serving
 		c.serving = nil
@@ -175,7 +170,6 @@ func (c *Channel) Send(f *Frame) bool {
 			for _, p := range ps {
 				c.Send(c.carve.Cut(p))
 			}
-			f.Release() // cut: its segments are copies
 		}
 		return true
 	}
@@ -320,14 +314,15 @@ func (c *Channel) deliverDue() {
 				c.Tap(c.carve.Cut(p), p.At)
 			}
 		}
-		c.trainDst.ReceiveTrain(c.handed)
+		c.dst.(TrainReceiver).ReceiveTrain(c.handed)
 	}
 	c.schedule()
 }
 
 // trainsOut reports whether the channel hands trains on to its receiver.
 func (c *Channel) trainsOut() bool {
-	return c.trainDst != nil && !c.cfg.PerFrame && c.Tap == nil && c.trainDst.AcceptsTrains()
+	tr, ok := c.dst.(TrainReceiver)
+	return ok && !c.cfg.PerFrame && c.Tap == nil && tr.AcceptsTrains()
 }
 
 // slot is a piece queued or in service in a train, with its times.

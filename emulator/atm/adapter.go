@@ -65,8 +65,7 @@ type Adapter struct {
 	host emulator.Receiver
 	out  *CellLink
 
-	hostMAC [6]byte       // learnt from the host's first frame unless configured
-	pool    emulator.Pool // the frames it delivers, reused once the host has them
+	hostMAC [6]byte // learnt from the host's first frame unless configured
 	vcs     []*vcState
 	byMAC   map[[6]byte]*vcState
 	byIP    map[netip.Addr]*vcState
@@ -206,7 +205,6 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	a.out.flush() // the PDU leaves as one train
 	a.inFlight++
 	a.lens.Push(len(f.Data))
-	f.Release() // its cells are copies
 	return true
 }
 
@@ -315,9 +313,7 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 		a.stats.EncapErrors++
 		return
 	}
-	f := a.pool.Get(emulator.EtherHeader + len(pkt))
-	f.Born = a.s.Now()
-	d := f.Data
+	d := make([]byte, emulator.EtherHeader+len(pkt))
 	dst := a.hostMAC
 	if dst == [6]byte{} {
 		dst = [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
@@ -326,7 +322,7 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	copy(d[6:], vc.mac[:])
 	binary.BigEndian.PutUint16(d[12:], etherType)
 	copy(d[emulator.EtherHeader:], pkt)
-	a.host.Receive(f)
+	a.host.Receive(&emulator.Frame{Data: d, Born: a.s.Now()})
 }
 
 // Full implements emulator.Transmitter: the adapter's ring of PDUs is
