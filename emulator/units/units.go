@@ -31,8 +31,8 @@ var namedPHYs = map[string]BitRate{
 }
 
 // The rates a lab may use: tc's token bucket, in front of every host, takes
-// whole octets per second (1 bit/s is 0 to it) and a burst of 2 ms of line
-// rate in 32 bits.
+// whole octets per second (1 bit/s is 0 to it) and a burst in 32 bits (2 ms
+// of line rate at the fastest).
 const (
 	MinRate = Kbps
 	MaxRate = 1000 * Gbps
