@@ -266,10 +266,11 @@ func TestATMCapture(t *testing.T) {
 // Issue 4, 2: a sweep across three cell boundaries (UDP 1348/1349,
 // 1396/1397, 1444/1445 over LLC/SNAP) steps down exactly where theory says,
 // by the depth it says, and the report plots it beside the theory line.
-// Each size runs three times and the best run counts: on two shared cores a
-// stall of the emulator can only lower a run (a run above the ceiling
-// fails on its own; two runs of 3 s both fell 1.05 % short once), and a
-// wrong model is wrong every time.
+// Each size runs three times and the median run counts (a run above the
+// ceiling fails on its own): with the host's token bucket catching up
+// after a late timer, the three runs of a size read within 0.04 % of each
+// other and 0.11-0.15 % above the ceiling (netperf's figure divides by the
+// sender's time what the receiver still got after it).
 func TestATMSawtoothSweep(t *testing.T) {
 	requireRoot(t)
 	out, recs := labRun(t, `
@@ -293,7 +294,7 @@ experiments:
 	if len(recs) != 21 {
 		t.Fatalf("%d records, want 21", len(recs))
 	}
-	by := map[int]float64{}
+	runs := map[int][]float64{}
 	for _, rec := range recs {
 		want := oc3(t, atm.AAL5, rec.Size, "udp")
 		got := rec.Result.ThroughputBps
@@ -301,11 +302,13 @@ experiments:
 		if rec.Error != "" || rec.Ceiling != want || got > want*1.01 {
 			t.Errorf("UDP %d: %.2f Mbit/s, ceiling %.2f (record says %.2f), error %q", rec.Size, got/1e6, want/1e6, rec.Ceiling/1e6, rec.Error)
 		}
-		by[rec.Size] = max(by[rec.Size], got)
+		runs[rec.Size] = append(runs[rec.Size], got)
 	}
-	for size, got := range by {
-		if want := oc3(t, atm.AAL5, size, "udp"); !within(got, want, 0.01) {
-			t.Errorf("UDP %d: best of three %.2f Mbit/s, want %.2f within 1%%", size, got/1e6, want/1e6)
+	by := map[int]float64{}
+	for size, v := range runs {
+		by[size] = median(t, v)
+		if want := oc3(t, atm.AAL5, size, "udp"); !within(by[size], want, 0.01) {
+			t.Errorf("UDP %d: median of three %.2f Mbit/s, want %.2f within 1%%", size, by[size]/1e6, want/1e6)
 		}
 	}
 	for _, s := range []int{1348, 1396, 1444} {
