@@ -118,3 +118,35 @@ func TestBrowserEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// A node's own counters (the snapshot's nodes) show in its panel whatever
+// its kind, so a kind the page has no panel for, a wire, still shows
+// what it counts.
+func TestBrowserNodeCounters(t *testing.T) {
+	lab, err := topologies.Parse("w.yaml", []byte(`name: w
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    w1: {kind: wire}
+  links:
+    - {endpoints: ["h1:eth0", "w1:p1"], ethernet: {rate: 1G}}
+    - {endpoints: ["h2:eth0", "w1:p2"], ethernet: {rate: 100M}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f, addr := serve(t)
+	f.spec = lab.View()
+	f.nodes = map[string]any{"w1": map[string]any{"kind": "wire", "counters": map[string]any{"forwarded": 4321}}}
+	s.SetSource(f)
+	ctx, cancel := context.WithTimeout(headless.New(t), time.Minute)
+	defer cancel()
+	run(t, ctx, chromedp.Steps(chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-node="w1"]`)),
+		chromedp.Click(chromedp.CSS(`[data-node="w1"]`))))
+	row := run(t, ctx, chromedp.Poll[string](`[...document.querySelectorAll('#detail table.counters tr')].map(r => r.textContent).find(t => t.startsWith('forwarded')) || ''`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if row != "forwarded4321" {
+		t.Errorf("w1's panel row %q, want forwarded 4321", row)
+	}
+}

@@ -25,6 +25,7 @@ import (
 type fake struct {
 	mu      sync.Mutex
 	spec    topologies.View
+	nodes   map[string]any // the snapshot's per-node reports, if any
 	stats   int
 	changes []string
 }
@@ -43,7 +44,7 @@ func (f *fake) Stats(context.Context) (any, error) {
 				"busy_ns": int64(up) / 2, "queue_bytes": 3000, "drops": 0, "impair_drops": 0})
 		}
 	}
-	return map[string]any{"lab": f.spec.Lab, "ports": ports, "emulator": map[string]any{"uptime_ns": int64(up), "cpu": 0.1,
+	return map[string]any{"lab": f.spec.Lab, "ports": ports, "nodes": f.nodes, "emulator": map[string]any{"uptime_ns": int64(up), "cpu": 0.1,
 		"cpu_time_ns": int64(up) / 10, "veth_rtt_ns": 30000, "lateness": map[string]any{"p50_ns": 2000, "p99_ns": 9000}}}, nil
 }
 

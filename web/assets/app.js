@@ -230,7 +230,7 @@ function update(snap) {
         const util = ph && dt > 0 && l ? (h.frame_bits - ph.frame_bits) / (l.ab.rate_bps * dt) : 0;
         const coll = ph && dt > 0 ? (h.collisions - ph.collisions) / dt : 0;
         a = util; b = coll;
-        v = {utilisation: pct(util), 'collisions/s': coll.toFixed(1), 'collision events': h.collisions, frames: h.successes,
+        v = {utilisation: pct(util), 'collisions/s': coll.toFixed(1),
           deferrals: stations.reduce((s, n) => s + hd(ports[n]).deferred, 0),
           'utilisation since up': pct(h.utilization), 'collision time since up': pct(h.collision_fraction)};
       }
@@ -253,6 +253,12 @@ function update(snap) {
       a = sum((p) => r(p).forwarded || 0);
       b = sum((p) => r(p).ttl_expired || 0);
       v['forwarded/s'] = a.toFixed(0);
+    }
+    // what the device itself counts (control.Stats' nodes), whatever its
+    // kind: a kind this page draws no panel for still shows its counters
+    const own = ((st.nodes || {})[nd.name] || {}).counters || {};
+    for (const [k, x] of Object.entries(own)) {
+      if (!(k.replaceAll('_', ' ') in v)) v[k.replaceAll('_', ' ')] = x;
     }
     const hk = (st.hosts || {})[nd.name];
     if (hk) {
