@@ -184,24 +184,23 @@ func TestHubTaskII(t *testing.T) {
 		return res
 	}
 	hubTCP, swTCP := perfOf("a1", perf.TCPStream), perfOf("a2", perf.TCPStream)
-	// UDP: the better of two runs per path, since a stall of two shared cores
-	// can only lower a run (a CI run once read the switched pair 1.8 % low).
-	better := func(a, b perf.Result) perf.Result {
-		if b.ThroughputBps > a.ThroughputBps {
-			return b
-		}
-		return a
+	// UDP: the median of three runs per path, taken in turn, so that a
+	// stall of two shared cores in one run (a CI run once read the switched
+	// pair 1.8 % low) neither decides nor hides.
+	var hubRuns, swRuns []float64
+	for range 3 {
+		hubRuns = append(hubRuns, perfOf("a1", perf.UDPStream).ThroughputBps)
+		swRuns = append(swRuns, perfOf("a2", perf.UDPStream).ThroughputBps)
 	}
-	hubUDP := better(perfOf("a1", perf.UDPStream), perfOf("a1", perf.UDPStream))
-	swUDP := better(perfOf("a2", perf.UDPStream), perfOf("a2", perf.UDPStream))
+	hubUDP, swUDP := median(t, hubRuns), median(t, swRuns)
 	hubRR, swRR := perfOf("a1", perf.TCPRR), perfOf("a2", perf.TCPRR)
-	t.Logf("through the hub vs switched: TCP_STREAM %.2f vs %.2f Mbit/s; UDP_STREAM %.2f vs %.2f Mbit/s; TCP_RR %.0f vs %.0f transactions/s",
-		hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6, hubUDP.ThroughputBps/1e6, swUDP.ThroughputBps/1e6, hubRR.TransactionsPerSec, swRR.TransactionsPerSec)
+	t.Logf("through the hub vs switched: TCP_STREAM %.2f vs %.2f Mbit/s; UDP_STREAM %.2f vs %.2f Mbit/s (medians of %v and %v); TCP_RR %.0f vs %.0f transactions/s",
+		hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6, hubUDP/1e6, swUDP/1e6, mbps(hubRuns), mbps(swRuns), hubRR.TransactionsPerSec, swRR.TransactionsPerSec)
 	if hubTCP.ThroughputBps > 0.97*swTCP.ThroughputBps {
 		t.Errorf("TCP_STREAM through the hub %.2f Mbit/s, want clearly below the switched %.2f", hubTCP.ThroughputBps/1e6, swTCP.ThroughputBps/1e6)
 	}
-	if !within(hubUDP.ThroughputBps, swUDP.ThroughputBps, 0.01) {
-		t.Errorf("UDP_STREAM through the hub %.2f Mbit/s vs switched %.2f: a one-way stream should see no collisions", hubUDP.ThroughputBps/1e6, swUDP.ThroughputBps/1e6)
+	if !within(hubUDP, swUDP, 0.01) {
+		t.Errorf("UDP_STREAM through the hub %.2f Mbit/s vs switched %.2f: a one-way stream should see no collisions", hubUDP/1e6, swUDP/1e6)
 	}
 }
 
