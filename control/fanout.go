@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/google/gopacket"
@@ -87,7 +88,7 @@ func (s *Server) subscribe(ch emulator.Tapper, to chan<- captured) {
 	ch.SetTap(func(f *emulator.Frame, at time.Duration) {
 		for _, sub := range s.captures[ch] {
 			select {
-			case sub <- captured{f.Data, at}:
+			case sub <- captured{slices.Clone(f.Data), at}: // a copy: the frame's buffer is reused once it is written (emulator.Pool)
 			default: // the client is slow: its capture loses the frame, the lab does not
 			}
 		}

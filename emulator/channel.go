@@ -50,7 +50,11 @@ type Channel struct {
 	cfg     ChannelConfig
 	framing Framing
 	dst     Receiver
-	impair  *impairState
+	// dst as a TrainReceiver (nil if it is none), asserted once: a type
+	// assertion per train now and then allocates (the runtime grows its
+	// cache of the assertion's result on about one miss in a thousand).
+	trainDst TrainReceiver
+	impair   *impairState
 
 	queue        ring.Ring[*Frame]
 	queuedBytes  int // waiting plus in service
@@ -102,6 +106,7 @@ type Channel struct {
 // NewChannel returns a channel that delivers to dst.
 func NewChannel(s *sched.Scheduler, cfg ChannelConfig, dst Receiver) *Channel {
 	c := &Channel{s: s, cfg: cfg, framing: cfg.Framing, dst: dst}
+	c.trainDst, _ = dst.(TrainReceiver)
 	c.lastBitAt = s.NewTimer(func() {
 		f := c.serving
 		c.serving = nil
@@ -170,6 +175,7 @@ func (c *Channel) Send(f *Frame) bool {
 			for _, p := range ps {
 				c.Send(c.carve.Cut(p))
 			}
+			f.Release() // cut: its segments are copies
 		}
 		return true
 	}
@@ -314,15 +320,14 @@ func (c *Channel) deliverDue() {
 				c.Tap(c.carve.Cut(p), p.At)
 			}
 		}
-		c.dst.(TrainReceiver).ReceiveTrain(c.handed)
+		c.trainDst.ReceiveTrain(c.handed)
 	}
 	c.schedule()
 }
 
 // trainsOut reports whether the channel hands trains on to its receiver.
 func (c *Channel) trainsOut() bool {
-	tr, ok := c.dst.(TrainReceiver)
-	return ok && !c.cfg.PerFrame && c.Tap == nil && tr.AcceptsTrains()
+	return c.trainDst != nil && !c.cfg.PerFrame && c.Tap == nil && c.trainDst.AcceptsTrains()
 }
 
 // slot is a piece queued or in service in a train, with its times.

@@ -15,8 +15,9 @@ import "time"
 // or SunATM record, see Tapper.)
 //
 // Data is never modified after the frame is created, so a frame flooded to
-// several ports shares one buffer; a component that needs different bytes
-// makes a new Frame.
+// several ports shares one buffer (Share); a component that needs different
+// bytes makes a new Frame. A frame from a Pool goes back to it when its last
+// holder releases it (Release).
 type Frame struct {
 	Data []byte
 	ID   uint64 // unique within a network
@@ -30,6 +31,8 @@ type Frame struct {
 	// into (CutSegment). It travels as a train of Pieces; a receiver that
 	// needs wire frames gets each segment cut at its arrival.
 	GSO Super
+
+	pool *Pool // where Release returns it; nil: the garbage collector's
 }
 
 // Receiver takes frames that a channel delivers. Receive runs on the

@@ -28,6 +28,8 @@ type HostPort struct {
 	// segments of a super-frame the NIC has taken but not yet queued
 	// for TX: a TSO engine works through one descriptor at a time.
 	pending ring.Ring[*Frame]
+	txOf    Transmitter // the TX txTrain was asserted from
+	txTrain TrainSender
 	ps      []Piece
 	carve   Carver
 
@@ -75,6 +77,9 @@ func (h *HostPort) ReceiveTrain(ps []Piece) {
 		}
 		if p.K < 0 || !p.F.GSO.TCP() {
 			h.groups.Push(group{f: h.carve.Cut(p), start: p.At, at: p.At})
+			if p.K >= 0 && p.K == p.F.GSO.Segs-1 {
+				p.F.Release() // its last segment cut: the host holds copies
+			}
 			continue
 		}
 		h.groups.Push(group{f: p.F, first: p.K, n: 1, start: p.At, at: p.At})
@@ -156,7 +161,7 @@ func (h *HostPort) InputSuper(f *Frame) {
 		h.input(f)
 		return
 	}
-	if ts, ok := h.TX.(TrainSender); ok && h.CPU == nil && h.pending.Len() == 0 {
+	if ts := h.trainSender(); ts != nil && h.CPU == nil && h.pending.Len() == 0 {
 		h.ps = Pieces(h.ps[:0], f, 0) // as of now: the channel starts none earlier
 		if ok, _ := ts.SendTrain(h.ps, true); ok {
 			return
@@ -165,7 +170,18 @@ func (h *HostPort) InputSuper(f *Frame) {
 	for k := range f.GSO.Segs {
 		h.pending.Push(h.carve.Cut(Piece{f, k, 0}))
 	}
+	f.Release() // cut: its segments are copies
 	h.InputSegments(nil)
+}
+
+// trainSender returns TX as a TrainSender, or nil, asserting it only when
+// TX changed (see Channel's trainDst).
+func (h *HostPort) trainSender() TrainSender {
+	if h.TX != h.txOf {
+		h.txOf = h.TX
+		h.txTrain, _ = h.TX.(TrainSender)
+	}
+	return h.txTrain
 }
 
 // Input takes a frame from the host. It returns false if the ring was full,

@@ -85,6 +85,12 @@ func (c *Carver) Cut(p Piece) *Frame {
 	}
 	f := p.F
 	n := f.GSO.SegLen(len(f.Data), p.K)
+	if f.pool != nil { // from the super-frame's pool, released where it is written
+		out := f.pool.Get(n)
+		out.Data = CutSegment(out.Data[:0], f.Data, f.GSO, p.K)
+		out.ID, out.Born = f.ID, f.Born
+		return out
+	}
 	var d []byte
 	if n > carveBytes/8 {
 		d = make([]byte, 0, n)

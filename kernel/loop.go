@@ -90,8 +90,7 @@ type Loop struct {
 	idleCPU     time.Duration // CPU time spent polling idle
 	idleSpells  uint64        // times it began polling idle
 	polls       uint64        // epoll waits
-	buf         []byte
-	slab        slab // the frames read
+	rd          reader        // reads frames into pooled ones
 	cpuStart    time.Duration
 	wallStart   time.Time
 	sleptFor    time.Duration // the event the loop last slept towards
@@ -148,7 +147,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, s: s, start: time.Now(), taps: map[int32]*tap{}, buf: make([]byte, 65536+4096)}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, s: s, start: time.Now(), taps: map[int32]*tap{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -180,6 +179,7 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
+		f.Release() // written: the loop's reader may reuse it
 	}
 	port.SetOnSpace(func() {
 		if t.readable {
@@ -227,10 +227,14 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		if _, err := unix.Writev(fd, train); err != nil {
 			t.writeErrs++
 		}
+		if first+n == f.GSO.Segs {
+			f.Release() // its last segments written
+		}
 	})
 	port.Sink = func(f *emulator.Frame) {
 		l.released()
-		t.gro.Add(f.Data, t.write)
+		t.gro.Add(f.Data, t.write) // copies what it keeps
+		f.Release()
 		if t.gro.Holding() && !hold.Pending() {
 			hold.Reset(l.s.Now() + GROHold)
 		}
@@ -455,9 +459,9 @@ func (l *Loop) runCalls() {
 // readable, as edge-triggered epoll requires.
 func (l *Loop) read(t *tap) {
 	for t.readable && t.port.CanAccept() {
-		n, err := unix.Read(t.fd, l.buf)
-		if err != nil || n <= 0 {
-			t.readable = err == unix.EINTR
+		f, short, again := l.rd.read(t.fd, t.vnet)
+		if f == nil {
+			t.readable = again
 			return
 		}
 		l.lastBusy = l.now
@@ -465,36 +469,40 @@ func (l *Loop) read(t *tap) {
 		if t.freeAt > 0 {
 			born, t.freeAt = min(born, t.freeAt), 0 // it waited while the loop was late
 		}
+		l.nextID++
+		f.ID, f.Born = l.nextID, born
 		if t.vnet {
-			l.readSuper(t, l.buf[:n], born)
+			l.readSuper(t, f, short)
 			continue
 		}
-		l.nextID++
-		t.port.Input(l.slab.frame(l.buf[:n], l.nextID, born))
+		t.port.Input(f)
 	}
 }
+
+var errShortVNet = errors.New("read shorter than its virtio_net_hdr")
 
 // readSuper hands a frame read with its VNetHdr to the NIC whole: a
 // super-frame travels the models as a train and is cut into wire frames
 // only where one must exist (emulator.HostPort.InputSuper). One that
 // cannot be cut is dropped and counted.
-func (l *Loop) readSuper(t *tap, b []byte, born time.Duration) {
-	h, err := emulator.DecodeVNetHdr(b)
-	frame := b[emulator.VNetHdrLen:]
+func (l *Loop) readSuper(t *tap, f *emulator.Frame, short bool) {
+	h, err := emulator.DecodeVNetHdr(l.rd.hdr[:])
+	if short {
+		err = errShortVNet
+	}
 	var sp emulator.Super
 	if err == nil {
-		sp, err = emulator.PlanSuper(frame, h) // a partial checksum is completed in place
+		sp, err = emulator.PlanSuper(f.Data, h) // a partial checksum is completed in place
 	}
 	if err != nil {
 		t.gsoErrors++
+		f.Release()
 		return
 	}
 	if sp.Segs > 1 {
 		t.supers++
 		t.superSegs += uint64(sp.Segs)
 	}
-	l.nextID++
-	f := l.slab.frame(frame, l.nextID, born)
 	f.GSO = sp
 	t.port.InputSuper(f)
 }

@@ -5,8 +5,11 @@ package kernel
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"math"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/devices"
+	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -22,6 +26,13 @@ import (
 // which keep frame boundaries as a TAP does: the loop gets one end, the test
 // plays the host on the other. No root needed.
 func fakeTAPs(t testing.TB, lab string) (*Loop, *devices.Network, [2]int) {
+	t.Helper()
+	return fakeTAPsWith(t, lab, false)
+}
+
+// fakeTAPsWith is fakeTAPs; with vnet, the loop's ends are attached as
+// TAPs with IFF_VNET_HDR (AttachVNet): every frame carries a VNetHdr.
+func fakeTAPsWith(t testing.TB, lab string, vnet bool) (*Loop, *devices.Network, [2]int) {
 	t.Helper()
 	l, err := topologies.Parse("loop.yaml", []byte(lab))
 	if err != nil {
@@ -42,7 +53,11 @@ func fakeTAPs(t testing.TB, lab string) (*Loop, *devices.Network, [2]int) {
 		unix.SetNonblock(fds[1], false)
 		hostEnds[i] = fds[1]
 		loopEnd := fds[0]
-		if err := loop.Attach(loopEnd, n.Hosts[name], func() error { return unix.Close(loopEnd) }); err != nil {
+		attach := loop.Attach
+		if vnet {
+			attach = loop.AttachVNet
+		}
+		if err := attach(loopEnd, n.Hosts[name], func() error { return unix.Close(loopEnd) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -296,10 +311,12 @@ topology:
 `
 
 // Steady traffic allocates nothing per frame on the loop's path: frames
-// come from the loop's slab, a channel reuses one timer for the frame on
-// its wire, and a switch forwards without a closure. (Before: 8 allocations
-// a frame through a switch.) What remains is the slab's refill, one 32 KiB
-// block per 21 full-sized frames and one frame array per 256: 0.05 a frame.
+// are read into the loop's pool and go back to it when written, a
+// channel reuses one timer for the frame on its wire, and a switch
+// forwards without a closure. (Before: 8 allocations a frame through a
+// switch; then 0.05 a frame, the refill of a slab that was never
+// reused.) AllocsPerRun counts the whole process, the test's own
+// goroutine too, whose socket reads allocate nothing either.
 func TestLoopAllocations(t *testing.T) {
 	_, _, host := fakeTAPs(t, switchLab)
 	var frames [2][]byte
@@ -308,21 +325,95 @@ func TestLoopAllocations(t *testing.T) {
 		copy(frames[i], []byte{2, 0, 0, 0, 0, byte(2 - i), 2, 0, 0, 0, 0, byte(1 + i), 0x08, 0x00})
 	}
 	buf := make([]byte, 2000)
-	const n = 1000
+	i := 0
 	pingPong := func() {
-		for i := range n {
-			if _, err := unix.Write(host[i%2], frames[i%2]); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := readRetry(host[1-i%2], buf); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := unix.Write(host[i%2], frames[i%2]); err != nil {
+			t.Fatal(err)
 		}
+		if _, err := readRetry(host[1-i%2], buf); err != nil {
+			t.Fatal(err)
+		}
+		i++
 	}
-	pingPong() // both addresses learned, the loop's slices grown
-	if got := testing.AllocsPerRun(1, pingPong) / n; got > 0.1 {
-		t.Errorf("%.2f allocations a frame through a switch: want at most 0.1 (the slab's refill)", got)
+	for range 2000 {
+		pingPong() // both addresses learned, the loop's slices and pool grown, the runtime's type-assertion caches filled (it grows each with an allocation on about one in a thousand misses)
 	}
+	const n = 200
+	if got := fewestAllocs(n, pingPong); got != 0 {
+		t.Errorf("%v allocations in %d frames through a switch: want 0", got, n)
+	}
+}
+
+// A TCP super-frame read from a TAP with offloads crosses a switch as a
+// train and is written to the other host whole: nothing allocated per
+// super-frame, its 64 KiB buffer back in the pool after the write (before:
+// a new buffer each, 17 % of the process in garbage collection at 10G).
+func TestLoopSuperAllocations(t *testing.T) {
+	_, _, host := fakeTAPsWith(t, strings.ReplaceAll(switchLab, "1G", "10G"), true) // 44 segments within GROHold
+	const mss, segs = 1448, 44
+	var frames [2][]byte
+	for i := range frames {
+		frames[i] = tcpSuper(byte(2-i), byte(1+i), mss, segs)
+	}
+	buf := make([]byte, 70000)
+	i := 0
+	pingPong := func() {
+		if _, err := unix.Write(host[i%2], frames[i%2]); err != nil {
+			t.Fatal(err)
+		}
+		n, err := readRetry(host[1-i%2], buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(frames[i%2]) {
+			t.Fatalf("the other host read %d octets: want the super-frame whole, %d", n, len(frames[i%2]))
+		}
+		i++
+	}
+	for range 1000 {
+		pingPong() // as in TestLoopAllocations
+	}
+	const n = 100
+	if got := fewestAllocs(n, pingPong); got != 0 {
+		t.Errorf("%v allocations in %d %d-segment super-frames through a switch: want 0", got, n, segs)
+	}
+}
+
+// fewestAllocs is emulator/internal/allocs.Count: the fewest allocations
+// of the whole process in three counts of n calls of f in a row (exact:
+// testing.AllocsPerRun over one run), so that the runtime's own rare
+// ones (starting an OS thread) do not count.
+func fewestAllocs(n int, f func()) float64 {
+	fewest := math.Inf(1)
+	for range 3 {
+		runtime.GC()
+		fewest = min(fewest, testing.AllocsPerRun(1, func() {
+			for range n {
+				f()
+			}
+		}))
+	}
+	return fewest
+}
+
+// tcpSuper is a TCP/IPv4 super-frame from 10.0.0.src to 10.0.0.dst (MACs
+// 02:00:00:00:00:src and dst) of segs full segments of mss, with its
+// VNetHdr in front, as a host's kernel writes it to a TAP with TSO.
+func tcpSuper(dst, src byte, mss, segs int) []byte {
+	const hdr = 14 + 20 + 20
+	b := make([]byte, emulator.VNetHdrLen+hdr+mss*segs)
+	emulator.VNetHdr{GSOType: emulator.GSOTCPv4, HdrLen: hdr, GSOSize: uint16(mss)}.Put(b)
+	f := b[emulator.VNetHdrLen:]
+	copy(f, []byte{2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x08, 0x00})
+	ip := f[14:]
+	ip[0], ip[8], ip[9] = 0x45, 64, 6
+	binary.BigEndian.PutUint16(ip[2:], uint16(len(ip)))
+	copy(ip[12:], []byte{10, 0, 0, src, 10, 0, 0, dst})
+	tcp := ip[20:]
+	binary.BigEndian.PutUint16(tcp[0:], 40000)
+	binary.BigEndian.PutUint16(tcp[2:], 5201)
+	tcp[12], tcp[13] = 5<<4, 0x10 // ACK
+	return b
 }
 
 // BenchmarkLoopSwitch is one 1514-byte frame through the real-time loop and

@@ -66,11 +66,12 @@ topology:
 				tc.name, rss, row.TxFrames, drops, map[string]string{"ethernet": "frames", "atm": "cells"}[tc.name])
 			// Judged after a warm-up, in two ways (figures of the 100M
 			// link). While the Go runtime sizes its heap to the loop's
-			// garbage (a 32 KiB slab block every ~20 frames, 12 MB a second
-			// at this rate) RSS rises in steps, mostly in the first ~6 s
-			// (measured: 40 to 48-50 MB; the heap's arenas flat at 33.7 MB
-			// from then on, its live part 6.7-8.9 MB), and a late step of
-			// up to 5.4 MB was seen once at 8 s, 8.8 MB once in CI. A leak
+			// garbage RSS rises in steps: with the frames read carved from
+			// 32 KiB blocks that were never reused (12 MB a second at this
+			// rate) mostly in the first ~6 s (measured: 40 to 48-50 MB), a
+			// late step of up to 5.4 MB seen once at 8 s, 8.8 MB once in CI;
+			// with pooled frames the garbage is the dropped frames' 2 KiB
+			// buffers, and RSS read flat at 40.35 MB from the second second. A leak
 			// grows every second instead: one of the dropped frames adds
 			// ~12 MB a second. So the median of the per-second increments
 			// after the warm-up must be under 1 MB (a step moves one
@@ -89,9 +90,9 @@ topology:
 			if median > 1<<10 {
 				t.Errorf("memory grew by a median %d KB a second after a %d s warm-up of delay 1h at line rate (RSS each second %v KB), want flat (under 1 MB a second; a leak of the frames dropped adds ~12 MB)", median, warmUp, rss)
 			}
-			pipe := emulator.DefaultLimit * 32 // KB: one 32 KiB slab block a frame in the pipe
+			pipe := emulator.DefaultLimit * 32 // KB: at most 32 KiB a frame in the pipe (a 2 KiB pooled buffer each now)
 			if grew := slices.Max(rss[warmUp:]) - rss[warmUp-1]; grew > pipe {
-				t.Errorf("memory grew %d KB after a %d s warm-up of delay 1h at line rate (RSS each second %v KB), want under %d KB (a full pipe's frames, each pinning a 32 KiB block)", grew, warmUp, rss, pipe)
+				t.Errorf("memory grew %d KB after a %d s warm-up of delay 1h at line rate (RSS each second %v KB), want under %d KB (a full pipe's frames, each pinning at most 32 KiB)", grew, warmUp, rss, pipe)
 			}
 			if drops == 0 {
 				t.Errorf("no limit drops: the pipe did not fill (%+v)", row)

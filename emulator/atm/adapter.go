@@ -65,7 +65,8 @@ type Adapter struct {
 	host emulator.Receiver
 	out  *CellLink
 
-	hostMAC [6]byte // learnt from the host's first frame unless configured
+	hostMAC [6]byte       // learnt from the host's first frame unless configured
+	pool    emulator.Pool // the frames it delivers, reused once the host has them
 	vcs     []*vcState
 	byMAC   map[[6]byte]*vcState
 	byIP    map[netip.Addr]*vcState
@@ -205,6 +206,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	a.out.flush() // the PDU leaves as one train
 	a.inFlight++
 	a.lens.Push(len(f.Data))
+	f.Release() // its cells are copies
 	return true
 }
 
@@ -313,7 +315,9 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 		a.stats.EncapErrors++
 		return
 	}
-	d := make([]byte, emulator.EtherHeader+len(pkt))
+	f := a.pool.Get(emulator.EtherHeader + len(pkt))
+	f.Born = a.s.Now()
+	d := f.Data
 	dst := a.hostMAC
 	if dst == [6]byte{} {
 		dst = [6]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
@@ -322,7 +326,7 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	copy(d[6:], vc.mac[:])
 	binary.BigEndian.PutUint16(d[12:], etherType)
 	copy(d[emulator.EtherHeader:], pkt)
-	a.host.Receive(&emulator.Frame{Data: d, Born: a.s.Now()})
+	a.host.Receive(f)
 }
 
 // Full implements emulator.Transmitter: the adapter's ring of PDUs is

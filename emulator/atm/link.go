@@ -89,7 +89,10 @@ type CellLink struct {
 	s   *sched.Scheduler
 	cfg LinkConfig
 	dst CellReceiver
-	rng *rand.Rand
+	// dst as a TrainReceiver (nil if it is none), asserted once: see
+	// emulator.Channel's trainDst.
+	trainDst TrainReceiver
+	rng      *rand.Rand
 
 	nextSlot int64                    // the first slot not yet used
 	lastAt   time.Duration            // arrival of the last cell not lost
@@ -142,6 +145,7 @@ var linkRanks atomic.Uint64
 // NewCellLink returns a link direction that delivers to dst.
 func NewCellLink(s *sched.Scheduler, cfg LinkConfig, dst CellReceiver) *CellLink {
 	l := &CellLink{s: s, cfg: cfg, dst: dst, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6365_6c6c))}
+	l.trainDst, _ = dst.(TrainReceiver)
 	l.tx = s.NewTimer(l.departed)
 	l.pipeTick = s.NewTimer(l.arrive)
 	l.tick = s.NewTimer(l.run)
@@ -249,8 +253,7 @@ func (l *CellLink) flush() {
 
 // trains reports whether the link hands its cells on in trains.
 func (l *CellLink) trains() bool {
-	tr, ok := l.dst.(TrainReceiver)
-	return ok && !l.cfg.PerCell && tr.AcceptsTrains()
+	return l.trainDst != nil && !l.cfg.PerCell && l.trainDst.AcceptsTrains()
 }
 
 // schedule sets the timer to the next departure of a train's last cell or
@@ -319,7 +322,7 @@ func (l *CellLink) run() {
 				t.see(&l.train[i].Cell, l.train[i].At)
 			}
 		}
-		l.dst.(TrainReceiver).ReceiveTrain(l.train)
+		l.trainDst.ReceiveTrain(l.train)
 	}
 	l.schedule()
 }

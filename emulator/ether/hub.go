@@ -306,6 +306,7 @@ func (h *Hub) finish(x *transmission) {
 		st.attempts = 0
 		st.txFrames++
 		st.txBytes += uint64(len(x.frame.Data))
+		x.frame.Share() // every other station receives it
 		for _, o := range h.stations {
 			if o != st {
 				o.deliverAt(x.end+h.tau(st, o), x.frame)

@@ -109,6 +109,7 @@ func (sw *Switch) forward(in *SwitchPort, f *emulator.Frame, dst MAC) {
 			return
 		}
 	}
+	f.Share() // every other port holds it
 	for _, out := range sw.ports {
 		if out != in {
 			out.transmit(f)
@@ -121,6 +122,7 @@ type SwitchPort struct {
 	sw       *Switch
 	name     string
 	tx       emulator.Transmitter
+	trainTX  emulator.TrainSender // tx as one, asserted once (see emulator.Channel's trainDst)
 	rxFrames uint64
 	rxBytes  uint64
 	rxErrors uint64
@@ -193,18 +195,21 @@ func (p *SwitchPort) ReceiveTrain(ps []emulator.Piece) {
 	if len(fw) == 0 || out.tx == nil {
 		return
 	}
-	if ts, ok := out.tx.(emulator.TrainSender); ok {
+	if ts := out.trainTX; ts != nil {
 		if ok, _ := ts.SendTrain(fw, false); ok {
 			return
 		}
 	}
+	// The closure's own copy: capturing out, assigned in a loop above,
+	// moved it to the heap on every train.
+	tx := out.tx
 	for _, pc := range fw { // frame by frame, each at its time
 		f := sw.carve.Cut(pc)
 		if pc.At <= sw.s.Now() {
-			out.tx.Send(f)
+			tx.Send(f)
 			continue
 		}
-		sw.s.At(pc.At, func() { out.tx.Send(f) })
+		sw.s.At(pc.At, func() { tx.Send(f) })
 	}
 }
 
@@ -218,7 +223,10 @@ func (p *SwitchPort) transmit(f *emulator.Frame) {
 func (p *SwitchPort) PortName() string { return p.name }
 
 // SetTX implements emulator.Port.
-func (p *SwitchPort) SetTX(t emulator.Transmitter) { p.tx = t }
+func (p *SwitchPort) SetTX(t emulator.Transmitter) {
+	p.tx = t
+	p.trainTX, _ = t.(emulator.TrainSender)
+}
 
 // Stats implements emulator.Port.
 func (p *SwitchPort) Stats() emulator.PortStats {

@@ -1,0 +1,97 @@
+//go:build integration
+
+package test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBenchAB measures the rows a change to the real-time engine is
+// judged by (issue 12) for builds of atmlab side by side in one run,
+// alternating: ATMLAB_BEFORE names the other build (say, main's:
+// `go build -o /tmp/atmlab-main ./cmd/atmlab` in its tree), or several as
+// name=path,name=path; the last is this tree's ("after"). Each round
+// runs, for each build in turn, TCP at 10G one way and both ways at once,
+// UDP 1472 at 1G and UDP 1472 over OC-12c through an atm-switch, each the
+// median of its per-second intervals after a 2-second warm-up, against
+// its ceiling; ATMLAB_ROUNDS rounds (default 2). With
+// ATMLAB_PROFILE=DIR the first round's 10G labs write DIR/10g-before.prof
+// and DIR/10g-after.prof (one per build's name; atmlab up --cpuprofile). It asserts nothing and
+// runs only with ATMLAB_BENCH=1 and ATMLAB_BEFORE set.
+func TestBenchAB(t *testing.T) {
+	before := os.Getenv("ATMLAB_BEFORE")
+	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
+	}
+	requireRoot(t, "iperf3")
+	rounds := 2
+	if n, err := strconv.Atoi(os.Getenv("ATMLAB_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	after := atmlab
+	defer func() { atmlab = after }()
+	type build struct{ name, bin string }
+	var builds []build
+	for _, b := range strings.Split(before, ",") {
+		name, bin, ok := strings.Cut(b, "=")
+		if !ok {
+			name, bin = "before", b
+		}
+		builds = append(builds, build{name, bin})
+	}
+	builds = append(builds, build{"after", after})
+	var rows [][]string
+	for round := range rounds {
+		for _, build := range builds {
+			atmlab = build.bin
+			var prof []string
+			if dir := os.Getenv("ATMLAB_PROFILE"); dir != "" && round == 0 {
+				prof = []string{"--cpuprofile", dir + "/10g-" + build.name + ".prof"}
+			}
+			tag := fmt.Sprintf("%d %s", round+1, build.name)
+
+			r := up(t, strings.ReplaceAll(pairLab, "RATE", "10G"), prof...)
+			r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+			b := r.stats().Loop
+			tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 6).Received, 2)
+			st := r.stats().Loop
+			c := ceiling(10e9, 1448, 52)
+			rows = append(rows, []string{tag, "TCP at 10G", fmt.Sprintf("%.2f Mbit/s", tcp/1e6), fmt.Sprintf("%.4f", tcp/c),
+				fmt.Sprintf("CPU %.0f%%; %s", 100*cpuBetween(b, st), superSegs(b, st))})
+			ab, ba := r.bothWays(5203, 6)
+			if ab.err != nil || ba.err != nil {
+				t.Fatal(ab.err, ba.err)
+			}
+			x, y := steady(t, ab.Received, 2), steady(t, ba.Received, 2)
+			rows = append(rows, []string{tag, "TCP at 10G both ways", fmt.Sprintf("%.0f, %.0f Mbit/s", x/1e6, y/1e6), fmt.Sprintf("%.3f, %.3f", x/c, y/c), ""})
+			r.stop()
+
+			r = up(t, strings.ReplaceAll(pairLab, "RATE", "1G"))
+			r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+			b = r.stats().Loop
+			udp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6, "-u", "-b", "1500M", "-l", "1472").Received, 2)
+			st = r.stats().Loop
+			u := ceiling(1e9, 1472, 28)
+			rows = append(rows, []string{tag, "UDP 1472 at 1G", fmt.Sprintf("%.2f Mbit/s", udp/1e6), fmt.Sprintf("%.4f", udp/u),
+				fmt.Sprintf("CPU %.0f%%; lateness p50 %v", 100*cpuBetween(b, st), st.Lateness.P50)})
+			r.stop()
+
+			r = up(t, strings.ReplaceAll(strings.ReplaceAll(atmSwitchLab, "phy: oc3", "phy: oc12"), "CLR", "0%"))
+			r.exec("h1", "ping", "-c", "1", "10.0.0.2")
+			b = r.stats().Loop
+			udp = steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 6, "-u", "-b", "2G", "-l", "1472").Received, 2)
+			st = r.stats().Loop
+			u = oc(t, "oc12", 1472, "udp")
+			rows = append(rows, []string{tag, "UDP 1472 over OC-12c", fmt.Sprintf("%.2f Mbit/s", udp/1e6), fmt.Sprintf("%.4f", udp/u),
+				fmt.Sprintf("CPU %.0f%%; lateness p50 %v", 100*cpuBetween(b, st), st.Lateness.P50)})
+			r.stop()
+		}
+	}
+	for _, r := range rows {
+		fmt.Printf("%-10s %-22s %-18s %-8s %s\n", r[0], r[1], r[2], r[3], r[4])
+	}
+}
