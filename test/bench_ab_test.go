@@ -28,22 +28,7 @@ func TestBenchAB(t *testing.T) {
 		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
 	}
 	requireRoot(t, "iperf3")
-	rounds := 2
-	if n, err := strconv.Atoi(os.Getenv("ATMLAB_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
-	after := atmlab
-	defer func() { atmlab = after }()
-	type build struct{ name, bin string }
-	var builds []build
-	for _, b := range strings.Split(before, ",") {
-		name, bin, ok := strings.Cut(b, "=")
-		if !ok {
-			name, bin = "before", b
-		}
-		builds = append(builds, build{name, bin})
-	}
-	builds = append(builds, build{"after", after})
+	builds, rounds := abBuilds(t, before, 2)
 	var rows [][]string
 	for round := range rounds {
 		for _, build := range builds {
@@ -94,4 +79,29 @@ func TestBenchAB(t *testing.T) {
 	for _, r := range rows {
 		fmt.Printf("%-10s %-22s %-18s %-8s %s\n", r[0], r[1], r[2], r[3], r[4])
 	}
+}
+
+// build is a build of atmlab that an A/B benchmark runs: its name in the
+// rows, and its binary.
+type build struct{ name, bin string }
+
+// abBuilds returns the builds ATMLAB_BEFORE names (path, or
+// name=path,name=path), then this tree's ("after"), and ATMLAB_ROUNDS
+// (rounds unless set). The benchmark sets atmlab to each build's binary
+// in turn; it is this tree's again when the test ends.
+func abBuilds(t *testing.T, before string, rounds int) ([]build, int) {
+	if n, err := strconv.Atoi(os.Getenv("ATMLAB_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	after := atmlab
+	t.Cleanup(func() { atmlab = after })
+	var builds []build
+	for _, b := range strings.Split(before, ",") {
+		name, bin, ok := strings.Cut(b, "=")
+		if !ok {
+			name, bin = "before", b
+		}
+		builds = append(builds, build{name, bin})
+	}
+	return append(builds, build{"after", after}), rounds
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,23 +29,8 @@ func TestDelayAB(t *testing.T) {
 		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
 	}
 	requireRoot(t, "iperf3", "ping")
-	rounds := 3
-	if n, err := strconv.Atoi(os.Getenv("ATMLAB_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	builds, rounds := abBuilds(t, before, 3)
 	busy, _ := strconv.Atoi(os.Getenv("ATMLAB_BUSY"))
-	after := atmlab
-	defer func() { atmlab = after }()
-	type build struct{ name, bin string }
-	var builds []build
-	for _, b := range strings.Split(before, ",") {
-		name, bin, ok := strings.Cut(b, "=")
-		if !ok {
-			name, bin = "before", b
-		}
-		builds = append(builds, build{name, bin})
-	}
-	builds = append(builds, build{"after", after})
 	var rows []string
 	for round := range rounds {
 		for _, b := range builds {
