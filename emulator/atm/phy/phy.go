@@ -47,15 +47,15 @@ func Names() []string {
 	return n
 }
 
-// Aliases are other names users write for a PHY of the table: the
+// aliases are other names users write for a PHY of the table: the
 // concatenated SONET names the literature uses (OC-3c carries ATM) and
 // their SDH twins, which map cells identically (ITU-T I.432.2).
-var Aliases = map[string]string{"oc3c": "oc3", "stm1": "oc3", "oc12c": "oc12", "stm4": "oc12"}
+var aliases = map[string]string{"oc3c": "oc3", "stm1": "oc3", "oc12c": "oc12", "stm4": "oc12"}
 
 // Canonical returns the table's name for name, which may be an alias;
 // any other name unchanged.
 func Canonical(name string) string {
-	if c, ok := Aliases[name]; ok {
+	if c, ok := aliases[name]; ok {
 		return c
 	}
 	return name
