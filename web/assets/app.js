@@ -258,7 +258,8 @@ function update(snap) {
     // kind: a kind this page draws no panel for still shows its counters
     const own = ((st.nodes || {})[nd.name] || {}).counters || {};
     for (const [k, x] of Object.entries(own)) {
-      if (!(k.replaceAll('_', ' ') in v)) v[k.replaceAll('_', ' ')] = x;
+      const name = k.replaceAll('_', ' ');
+      if (!(name in v)) v[name] = x;
     }
     const hk = (st.hosts || {})[nd.name];
     if (hk) {
