@@ -21,8 +21,11 @@ import (
 // emulator's added latency over a plain veth pair (ping, TCP_RR, UDP_RR,
 // TCP_RR over a delay), unpaced 64-byte frames and TCP, OC-3c UDP at 200 and
 // 293 B three times each, and 1 GbE UDP one way and both ways, each beside
-// its counterpart measured in the same run. It asserts
-// nothing and runs only with ATMLAB_BENCH=1.
+// its counterpart measured in the same run. The latency and unpaced rows
+// also give the floor of the architecture: the same measurements through a
+// bare TAP-to-TAP relay (test/relay), which no emulator with TAP hosts can
+// beat on the same machine. It asserts nothing and runs only with
+// ATMLAB_BENCH=1.
 func TestBenchLoop(t *testing.T) {
 	if os.Getenv("ATMLAB_BENCH") == "" {
 		t.Skip("benchmark: run with ATMLAB_BENCH=1 (make bench)")
@@ -37,6 +40,17 @@ func TestBenchLoop(t *testing.T) {
 		return time.Duration(total-gap) * 80 * time.Nanosecond
 	}
 
+	// The floor: the same measurements through a bare TAP-to-TAP relay
+	// (test/relay), first spinning, then sleeping in read, each alone on
+	// the machine.
+	var floor [2]floorRun
+	for i, block := range []bool{false, true} {
+		r, stop := relayPair(t, block)
+		r.exec("h1", "ping", "-c", "1", "10.8.0.2")
+		floor[i] = measureFloor(t, r, "10.8.0.2")
+		stop()
+	}
+	spin, block := floor[0], floor[1]
 	veth := vethPair(t)
 	sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
 	sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
@@ -46,34 +60,25 @@ func TestBenchLoop(t *testing.T) {
 	vp, ep := pingRTT(t, veth, "10.9.0.2"), pingRTT(t, sw, "10.0.0.2")
 	model := 4 * hop(98)
 	row("added RTT, ping through a 100M switch (median of 200)", fmt.Sprintf("%.1f µs", us(ep)),
-		fmt.Sprintf("veth %.1f µs + model %.1f µs", us(vp), us(model)), fmt.Sprintf("%+.1f µs", us(ep-vp-model)))
+		fmt.Sprintf("veth %.1f µs, bare relay %.1f µs (sleeping %.1f), + model %.1f µs", us(vp), us(spin.ping), us(block.ping), us(model)),
+		fmt.Sprintf("%+.1f µs (relay %+.1f)", us(ep-vp-model), us(spin.ping-vp)))
 
-	// TCP_RR 1 byte: 67-byte frames (TCP timestamps), four hops a transaction.
+	// TCP_RR 1 byte: 67-byte frames (TCP timestamps), four hops a
+	// transaction; UDP_RR 1 byte: 43-byte frames padded to the 64-byte
+	// minimum. Each path's rate is scaled by the model's time on the wire.
 	for _, r := range []*running{veth, sw} {
 		r.start("h2", atmlab, "perf", "server")
 	}
 	time.Sleep(300 * time.Millisecond)
-	rrTest := func(r *running, addr, test string) float64 {
-		res, err := r.perfJSON("h1", "-H", addr, "-t", test, "-l", "5", "-i", "1s")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v []float64
-		for _, iv := range res.Intervals[min(1, len(res.Intervals)):] {
-			v = append(v, iv.TransactionsPerSec)
-		}
-		return median(t, v)
-	}
-	rr := func(r *running, addr string) float64 { return rrTest(r, addr, "TCP_RR") }
-	vr, er := rr(veth, "10.9.0.2"), rr(sw, "10.0.0.2")
-	scaled := 1 / (1/vr + (4 * hop(67)).Seconds())
+	scale := func(rate float64, frame int) float64 { return 1 / (1/rate + (4 * hop(frame)).Seconds()) }
+	vr, er := rrRate(t, veth, "10.9.0.2", "TCP_RR"), rrRate(t, sw, "10.0.0.2", "TCP_RR")
 	row("TCP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", er),
-		fmt.Sprintf("veth %.0f/s, scaled by the model %.0f/s", vr, scaled), fmt.Sprintf("%.3f", er/scaled))
-	// UDP_RR 1 byte: 43-byte frames padded to the 64-byte minimum.
-	vu, eu := rrTest(veth, "10.9.0.2", "UDP_RR"), rrTest(sw, "10.0.0.2", "UDP_RR")
-	scaled = 1 / (1/vu + (4 * hop(60)).Seconds())
+		fmt.Sprintf("veth %.0f/s, bare relay %.0f/s (sleeping %.0f); scaled by the model %.0f/s and %.0f/s", vr, spin.tcpRR, block.tcpRR, scale(vr, 67), scale(spin.tcpRR, 67)),
+		fmt.Sprintf("%.3f (relay %.3f)", er/scale(vr, 67), scale(spin.tcpRR, 67)/scale(vr, 67)))
+	vu, eu := rrRate(t, veth, "10.9.0.2", "UDP_RR"), rrRate(t, sw, "10.0.0.2", "UDP_RR")
 	row("UDP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", eu),
-		fmt.Sprintf("veth %.0f/s, scaled by the model %.0f/s", vu, scaled), fmt.Sprintf("%.3f", eu/scaled))
+		fmt.Sprintf("veth %.0f/s, bare relay %.0f/s (sleeping %.0f); scaled by the model %.0f/s and %.0f/s", vu, spin.udpRR, block.udpRR, scale(vu, 60), scale(spin.udpRR, 60)),
+		fmt.Sprintf("%.3f (relay %.3f)", eu/scale(vu, 60), scale(spin.udpRR, 60)/scale(vu, 60)))
 	st := sw.stats().Loop
 	row("release lateness, 100M switch (ping and RR)", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
 	sw.stop()
@@ -84,22 +89,24 @@ func TestBenchLoop(t *testing.T) {
       impair: {delay: 5ms}`, 1))
 	d.start("h2", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
-	dr := rr(d, "10.0.0.2")
+	dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
 	added := 1/dr - 1/er
 	row("TCP_RR 1 B over delay 5ms: added time a transaction", fmt.Sprintf("%.3f ms", added*1e3), "model 10.000 ms (the delay twice; serialization is in both)", fmt.Sprintf("%.4f", added/10e-3))
 	d.stop()
 
-	// Unpaced 64-byte frames (18-byte UDP payload), one hop at 100G.
+	// Unpaced 64-byte frames (18-byte UDP payload) and TCP, one hop at 100G.
 	u := up(t, strings.ReplaceAll(pairLab, "RATE", "100G"))
 	u.exec("h1", "ping", "-c", "1", "10.0.0.2")
 	e := steady(t, u.runIperf("h1", "h2", "10.0.0.2", 5201, 5, "-u", "-b", "0", "-l", "18").PPS, 1)
-	before := u.stats().Loop
 	v := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5201, 5, "-u", "-b", "0", "-l", "18").PPS, 1)
-	_ = before
-	row("forwarding 64-byte frames, unpaced", fmt.Sprintf("%.0f kframes/s", e/1e3), fmt.Sprintf("veth %.0f kframes/s", v/1e3), fmt.Sprintf("%.2f", e/v))
+	row("forwarding 64-byte frames, unpaced", fmt.Sprintf("%.0f kframes/s", e/1e3),
+		fmt.Sprintf("veth %.0f kframes/s, bare relay %.0f (sleeping %.0f)", v/1e3, spin.frames/1e3, block.frames/1e3),
+		fmt.Sprintf("%.2f (relay %.2f, %.2f)", e/v, spin.frames/v, block.frames/v))
 	et := steady(t, u.runIperf("h1", "h2", "10.0.0.2", 5202, 5).Received, 1)
 	vt := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5202, 5).Received, 1)
-	row("forwarding TCP, unpaced", fmt.Sprintf("%.0f Mbit/s", et/1e6), fmt.Sprintf("veth %.0f Mbit/s", vt/1e6), fmt.Sprintf("%.2f", et/vt))
+	row("forwarding TCP, unpaced", fmt.Sprintf("%.0f Mbit/s", et/1e6),
+		fmt.Sprintf("veth %.0f Mbit/s, bare relay %.0f (sleeping %.0f)", vt/1e6, spin.tcp/1e6, block.tcp/1e6),
+		fmt.Sprintf("%.2f (relay %.2f, %.2f)", et/vt, spin.tcp/vt, block.tcp/vt))
 	u.stop()
 
 	// OC-3c AAL5 through an atm-switch at 200 and 293 B (5 and 7 cells
@@ -154,6 +161,38 @@ func TestBenchLoop(t *testing.T) {
 	for _, r := range rows {
 		fmt.Println("| " + strings.Join(r, " | ") + " |")
 	}
+}
+
+// floorRun is what a path between two hosts carries without a model.
+type floorRun struct {
+	ping         time.Duration // median RTT
+	tcpRR, udpRR float64       // 1-byte transactions/s
+	frames, tcp  float64       // unpaced 64-byte frames/s and TCP bits/s
+}
+
+// measureFloor takes TestBenchLoop's measurements on r, whose h2 is addr.
+func measureFloor(t *testing.T, r *running, addr string) floorRun {
+	f := floorRun{ping: pingRTT(t, r, addr)}
+	r.start("h2", atmlab, "perf", "server")
+	time.Sleep(300 * time.Millisecond)
+	f.tcpRR, f.udpRR = rrRate(t, r, addr, "TCP_RR"), rrRate(t, r, addr, "UDP_RR")
+	f.frames = steady(t, r.runIperf("h1", "h2", addr, 5201, 5, "-u", "-b", "0", "-l", "18").PPS, 1)
+	f.tcp = steady(t, r.runIperf("h1", "h2", addr, 5202, 5).Received, 1)
+	return f
+}
+
+// rrRate is the median of a 5-second RR test's seconds after the first.
+func rrRate(t *testing.T, r *running, addr, test string) float64 {
+	t.Helper()
+	res, err := r.perfJSON("h1", "-H", addr, "-t", test, "-l", "5", "-i", "1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v []float64
+	for _, iv := range res.Intervals[min(1, len(res.Intervals)):] {
+		v = append(v, iv.TransactionsPerSec)
+	}
+	return median(t, v)
 }
 
 // atmPairLab is two hosts through an atm-switch on OC-3c.

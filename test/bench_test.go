@@ -3,11 +3,13 @@
 package test
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -313,6 +315,53 @@ func vethPair(t *testing.T) *running {
 		sh("-n", ns, "link", "set", "lo", "up")
 	}
 	return &running{t: t, name: name, veth: true}
+}
+
+// relayPair is two namespaces joined by test/relay, a bare TAP-to-TAP
+// forwarder (10.8.0.1 and .2 on atmlabr0): the floor of any emulator whose
+// hosts sit behind TAPs. With block its two threads sleep in read; without,
+// one thread spins, as atmlab's loop does under traffic, and takes a whole
+// core while it runs: call stop before measuring anything else.
+func relayPair(t *testing.T, block bool) (r *running, stop func()) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "relay")
+	if out, err := exec.Command("go", "build", "-o", bin, "./relay").CombinedOutput(); err != nil {
+		t.Fatalf("build relay: %v\n%s", err, out)
+	}
+	name := labName()
+	a, b := name+"-h1", name+"-h2"
+	for _, ns := range []string{a, b} {
+		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+			t.Fatalf("ip netns add %s: %v %s", ns, err, out)
+		}
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	args := []string{a, b}
+	if block {
+		args = append([]string{"-block"}, args...)
+	}
+	cmd := exec.Command(bin, args...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = sync.OnceFunc(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(stop)
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("relay: %q %v", line, err)
+	}
+	for i, ns := range []string{a, b} {
+		for _, args := range [][]string{
+			{"addr", "add", fmt.Sprintf("10.8.0.%d/24", i+1), "dev", "atmlabr0"},
+			{"link", "set", "atmlabr0", "up"},
+			{"link", "set", "lo", "up"},
+		} {
+			if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("ip -n %s %s: %v %s", ns, strings.Join(args, " "), err, out)
+			}
+		}
+	}
+	return &running{t: t, name: name, veth: true}, stop
 }
 
 // oc is the ceiling of a Classical IP over ATM path on phy (AAL5, LLC/SNAP,
