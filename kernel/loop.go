@@ -140,6 +140,7 @@ type tap struct {
 	vnet      bool
 	gsoErrors uint64             // super-frames that could not be cut, dropped
 	gro       emulator.Coalescer // frames released this pass, joined
+	mod       *moderator         // other frames under load, batched
 	write     func(h emulator.VNetHdr, data []byte)
 	supers    uint64 // super-frames read (more than one wire frame)
 	superSegs uint64 // the wire frames they became
@@ -174,12 +175,22 @@ func (l *Loop) Now() time.Duration { return time.Since(l.start) }
 // NIC ring has room. closeFn is called when the loop closes. Call before Run.
 func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) error {
 	t := &tap{fd: fd, port: port, close: closeFn}
-	port.Sink = func(f *emulator.Frame) {
-		l.released()
+	write := func(f *emulator.Frame) {
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
 		f.Release() // written: the loop's reader may reuse it
+	}
+	t.mod = newModerator(l.s, write)
+	port.Sink = func(f *emulator.Frame) {
+		l.released()
+		if !isTCP(f.Data) {
+			t.mod.deliver(f)
+			return
+		}
+		t.mod.flush()
+		t.mod.passed(l.s.Now())
+		write(f)
 	}
 	port.SetOnSpace(func() {
 		if t.readable {
@@ -220,7 +231,9 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	train := [][]byte{hdr[:], nil, nil}
 	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
 		l.released()
-		t.gro.Flush(t.write) // what it holds came first
+		t.mod.flush()
+		t.mod.passed(l.s.Now())
+		t.gro.Flush(t.write) // what they hold came first
 		h, hd, payload := emulator.SuperRange(head[:], f.Data, f.GSO, first, n)
 		h.Put(hdr[:])
 		train[1], train[2] = hd, payload
@@ -231,8 +244,18 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 			f.Release() // its last segments written
 		}
 	})
+	t.mod = newModerator(l.s, func(f *emulator.Frame) {
+		t.write(emulator.VNetHdr{}, f.Data) // complete, nothing to do
+		f.Release()
+	})
 	port.Sink = func(f *emulator.Frame) {
 		l.released()
+		if !isTCP(f.Data) {
+			t.mod.deliver(f)
+			return
+		}
+		t.mod.flush()
+		t.mod.passed(l.s.Now())
 		t.gro.Add(f.Data, t.write) // copies what it keeps
 		f.Release()
 		if t.gro.Holding() && !hold.Pending() {
