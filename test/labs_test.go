@@ -160,7 +160,8 @@ func TestSeedPraktikum(t *testing.T) {
 		}
 	}
 	if r := atm / eth; r < 1.3 || r > 1.55 {
-		t.Errorf("ATM / Ethernet TCP = %.2f, want about 1.43", r)
+		t.Errorf("ATM / Ethernet TCP = %.2f, want about 1.43; the points: %s; %s", r,
+			pointHealth(recs, "base", "task4-atm", perf.TCPStream, 1460), pointHealth(recs, "base", "task2-switched", perf.TCPStream, 1460))
 	}
 }
 
