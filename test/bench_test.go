@@ -314,7 +314,7 @@ func vethPair(t *testing.T) *running {
 		sh("-n", ns, "link", "set", dev, "up")
 		sh("-n", ns, "link", "set", "lo", "up")
 	}
-	return &running{t: t, name: name, veth: true}
+	return &running{t: t, name: name, veth: true, subnet: "10.9.0."}
 }
 
 // relayPair is two namespaces joined by test/relay, a bare TAP-to-TAP
@@ -361,7 +361,7 @@ func relayPair(t *testing.T, block bool) (r *running, stop func()) {
 			}
 		}
 	}
-	return &running{t: t, name: name, veth: true}, stop
+	return &running{t: t, name: name, veth: true, subnet: "10.8.0."}, stop
 }
 
 // oc is the ceiling of a Classical IP over ATM path on phy (AAL5, LLC/SNAP,

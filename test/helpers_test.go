@@ -83,6 +83,7 @@ type running struct {
 	stderr bytes.Buffer
 	done   chan error
 	veth   bool     // plain namespaces, not a lab: commands run by ip netns exec
+	subnet string   // h1 and h2 are its .1 and .2 (10.0.0. unless set)
 	lines  []string // what up printed on stdout up to its ready line
 }
 
@@ -199,6 +200,14 @@ func (r *running) start(node string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// addr is the address of h1 or h2.
+func (r *running) addr(host string) string {
+	if r.subnet == "" {
+		return "10.0.0." + host[1:]
+	}
+	return r.subnet + host[1:]
+}
+
 // command runs args inside node.
 func (r *running) command(node string, args ...string) *exec.Cmd {
 	if r.veth {
@@ -255,14 +264,14 @@ func (r *running) runIperf(cli, srv, addr string, port, secs int, args ...string
 	return it
 }
 
-// bothWays runs iperf3 TCP streams h1 -> h2 (on port) and h2 -> h1 (on
-// port+1) at once for secs seconds, on a lab whose h1 and h2 are 10.0.0.1
-// and 10.0.0.2; each reports its failure in err.
-func (r *running) bothWays(port, secs int) (ab, ba iperf) {
+// bothWays runs iperf3 streams h1 -> h2 (on port) and h2 -> h1 (on
+// port+1) at once for secs seconds, with extra client args (none: TCP);
+// each reports its failure in err.
+func (r *running) bothWays(port, secs int, args ...string) (ab, ba iperf) {
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", "10.0.0.2", port, secs) }()
-	go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", "10.0.0.1", port+1, secs) }()
+	go func() { defer wg.Done(); ab = r.runIperfNoFatal("h1", "h2", r.addr("h2"), port, secs, args...) }()
+	go func() { defer wg.Done(); ba = r.runIperfNoFatal("h2", "h1", r.addr("h1"), port+1, secs, args...) }()
 	wg.Wait()
 	return ab, ba
 }
