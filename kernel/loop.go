@@ -184,12 +184,9 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	t.mod = newModerator(l.s, write)
 	port.Sink = func(f *emulator.Frame) {
 		l.released()
-		if !isTCP(f.Data) {
-			t.mod.deliver(f)
+		if t.mod.sink(f) {
 			return
 		}
-		t.mod.flush()
-		t.mod.passed(l.s.Now())
 		write(f)
 	}
 	port.SetOnSpace(func() {
@@ -231,8 +228,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	train := [][]byte{hdr[:], nil, nil}
 	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
 		l.released()
-		t.mod.flush()
-		t.mod.passed(l.s.Now())
+		t.mod.tcp()
 		t.gro.Flush(t.write) // what they hold came first
 		h, hd, payload := emulator.SuperRange(head[:], f.Data, f.GSO, first, n)
 		h.Put(hdr[:])
@@ -250,12 +246,9 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	})
 	port.Sink = func(f *emulator.Frame) {
 		l.released()
-		if !isTCP(f.Data) {
-			t.mod.deliver(f)
+		if t.mod.sink(f) {
 			return
 		}
-		t.mod.flush()
-		t.mod.passed(l.s.Now())
 		t.gro.Add(f.Data, t.write) // copies what it keeps
 		f.Release()
 		if t.gro.Holding() && !hold.Pending() {

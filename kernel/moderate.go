@@ -42,11 +42,30 @@ func newModerator(s *sched.Scheduler, write func(*emulator.Frame)) *moderator {
 	return m
 }
 
+// sink takes a frame that reached the port. What is not TCP it hands over,
+// now or later, and reports true; before TCP it hands over what it holds
+// and reports false: the caller delivers the frame its own way.
+func (m *moderator) sink(f *emulator.Frame) bool {
+	if !isTCP(f.Data) {
+		m.deliver(f)
+		return true
+	}
+	m.tcp()
+	return false
+}
+
+// tcp hands over what is held before a TCP frame, which makes the port
+// busy too.
+func (m *moderator) tcp() {
+	m.flush()
+	m.last, m.seen = m.s.Now(), true
+}
+
 // deliver hands f to the host now, or holds it (see ModerateGap).
 func (m *moderator) deliver(f *emulator.Frame) {
 	now := m.s.Now()
 	busy := m.seen && now-m.last < ModerateGap
-	m.passed(now)
+	m.last, m.seen = now, true
 	if !busy && len(m.pending) == 0 {
 		m.write(f)
 		return
@@ -58,10 +77,6 @@ func (m *moderator) deliver(f *emulator.Frame) {
 		m.hold.Reset(now + GROHold)
 	}
 }
-
-// passed notes a frame that reached the port without the moderator (TCP):
-// it makes the port busy too.
-func (m *moderator) passed(now time.Duration) { m.last, m.seen = now, true }
 
 // flush hands over what is held, in order.
 func (m *moderator) flush() {

@@ -37,13 +37,13 @@ func TestModerator(t *testing.T) {
 			m := newModerator(s, func(f *emulator.Frame) { got = append(got, s.Now()) })
 			for i, at := range tc.arrive {
 				s.At(at, func() {
+					f := &emulator.Frame{Data: make([]byte, 34)}
 					if tc.tcp[i] {
-						m.flush()
-						m.passed(s.Now())
-						got = append(got, s.Now())
-						return
+						f.Data[12], f.Data[23] = 0x08, 6
 					}
-					m.deliver(&emulator.Frame{})
+					if !m.sink(f) {
+						got = append(got, s.Now()) // the caller's own TCP path
+					}
 				})
 			}
 			s.Run()
