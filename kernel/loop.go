@@ -356,7 +356,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		if scheduled && next <= now && budget > 0 {
 			continue // due already: run it without polling
 		}
-		timeout := -1
+		timeout, quiet := -1, false
 		if budget <= 0 {
 			timeout = 0 // behind: serve epoll, then go on
 		} else if scheduled {
@@ -372,12 +372,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			}
 		} else if now < l.lingerUntil {
 			timeout = 0
-		} else if quiet := now - l.lastBusy; quiet < l.IdleSpin {
-			timeout = 0
-			if quiet >= idleAfter {
-				l.setIdle(true)
-				unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			}
+		} else if since := now - l.lastBusy; since < l.IdleSpin {
+			timeout, quiet = 0, since >= idleAfter
 		}
 		if timeout != 0 {
 			l.setIdle(false)
@@ -391,6 +387,12 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.polls++
 		if n > 0 {
 			l.setIdle(false)
+		} else if quiet {
+			// Idle only once a poll found nothing: a frame written while
+			// the loop's thread was off its core (a VM's stolen time) finds
+			// it busy, not yielding.
+			l.setIdle(true)
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			return err
