@@ -186,6 +186,7 @@ topology:
   - {name: a, from: h1, to: h1, tests: [TCP_RR]}
   - {name: b, from: h1, to: h2, tests: [TCP_RR], virtual: atmlab}
   - {name: c, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], virtual: netperf}
+  - {name: d, from: h1, to: h2, tests: [TCP_RR], quick: {repetitions: 0}}
 `))
 	for _, want := range []string{
 		`bad.yaml:19: experiments[2].virtual: only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:`,
@@ -196,6 +197,7 @@ topology:
 		`bad.yaml:16: experiments[0].tool: "netperf": use atmlab, iperf3, iperf`,
 		`bad.yaml:17: experiments[0].colour: unknown key`,
 		`bad.yaml:18: experiments[1].name: experiment "a" is defined twice`,
+		`bad.yaml:21: experiments[4].quick.repetitions: want a whole number from 1 to 1000, got "0"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("errors lack %q; got:\n%v", want, err)

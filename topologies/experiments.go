@@ -37,11 +37,12 @@ type Experiment struct {
 // Quick replaces parts of an experiment in a quick run (lab run --quick);
 // what it leaves unset the default rule shrinks.
 type Quick struct {
-	Tests    []string
-	Sizes    []int
-	SockBufs []int
-	Variants []string
-	Duration time.Duration
+	Tests       []string
+	Sizes       []int
+	SockBufs    []int
+	Variants    []string
+	Duration    time.Duration
+	Repetitions int // 0: once, so that a claim resting on the point can outvote a stall of the machine
 }
 
 // Confidence is an experiment's confidence: netperf's -I LEVEL,WIDTH with
@@ -120,6 +121,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 					{"sockbufs", false, func(key string, v *yaml.Node) { q.SockBufs = d.intList(key, v, 0, 64<<20) }},
 					{"variants", false, func(key string, v *yaml.Node) { q.Variants = d.nameList(key, v) }},
 					{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
+					{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &q.Repetitions) }},
 				})
 			}},
 			{"confidence", false, func(key string, v *yaml.Node) { e.Confidence = d.confidence(key, v) }},

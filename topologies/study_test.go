@@ -27,7 +27,7 @@ experiments:
     tests: [TCP_RR, UDP_RR]
     sizes: [1, 64, 1024]
     variants: [slow]
-    quick: {tests: [TCP_RR], sizes: [1], variants: [slow], duration: 1s}
+    quick: {tests: [TCP_RR], sizes: [1], variants: [slow], duration: 1s, repetitions: 3}
 variants:
   - name: slow
     set: [{node: h1, cpu: {per_packet: 50us, rate: 64M}}]
@@ -103,7 +103,7 @@ func TestExperimentVariantsAndCPUOverride(t *testing.T) {
 		t.Fatalf("slow h1 cpu = %+v", c)
 	}
 	q := slow.Experiments[1].Quick
-	if q == nil || q.Duration != time.Second || q.Tests[0] != "TCP_RR" || q.Variants[0] != "slow" {
+	if q == nil || q.Duration != time.Second || q.Tests[0] != "TCP_RR" || q.Variants[0] != "slow" || q.Repetitions != 3 {
 		t.Fatalf("quick = %+v", q)
 	}
 	// An empty cpu: in a variant removes a host's limit.

@@ -32,7 +32,7 @@ func Quicken(lab *topologies.Lab, variant string) {
 		if q.Tests != nil {
 			e.Tests = q.Tests
 		}
-		e.Repetitions = 1
+		e.Repetitions = cmp.Or(q.Repetitions, 1)
 		e.Duration = cmp.Or(q.Duration, min(e.Duration, 2*time.Second))
 	}
 }

@@ -20,7 +20,7 @@ topology:
     - {endpoints: ["h1:eth0", "h2:eth0"]}
 experiments:
   - {name: sweep, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1, 2, 3, 4, 5], sockbufs: [0, 8192], repetitions: 3, duration: 10s}
-  - {name: rr, from: h1, to: h2, tests: [TCP_RR, UDP_RR], sizes: [1, 64], quick: {tests: [UDP_RR], sizes: [64], variants: [slow], duration: 1s}}
+  - {name: rr, from: h1, to: h2, tests: [TCP_RR, UDP_RR], sizes: [1, 64], quick: {tests: [UDP_RR], sizes: [64], variants: [slow], duration: 1s, repetitions: 3}}
 variants:
   - {name: slow, set: [{link: "h1:eth0", delay: 1ms}]}
 `
@@ -42,7 +42,7 @@ variants:
 	slow, _ := lab.WithVariant("slow")
 	Quicken(slow, "slow")
 	rr := slow.Experiments[1]
-	if len(slow.Experiments) != 2 || !slices.Equal(rr.Tests, []string{"UDP_RR"}) || !slices.Equal(rr.Sizes, []int{64}) || rr.Duration != time.Second {
+	if len(slow.Experiments) != 2 || !slices.Equal(rr.Tests, []string{"UDP_RR"}) || !slices.Equal(rr.Sizes, []int{64}) || rr.Duration != time.Second || rr.Repetitions != 3 {
 		t.Fatalf("quick: gave %+v", rr)
 	}
 }
