@@ -3,6 +3,7 @@ package netstat
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // /proc/net/snmp as Linux 6.18 writes it (Ip and Icmp lines cut).
@@ -77,5 +78,35 @@ func FuzzParse(f *testing.F) {
 	f.Add(sample)
 	f.Fuzz(func(t *testing.T, s string) {
 		Parse(strings.NewReader(s)) // never panics
+	})
+}
+
+// This machine's /proc/stat, cut after the per-CPU lines.
+const statSample = `cpu  77166 552 38356 1103593 718 0 3037 6016 0 0
+cpu0 38000 300 19000 551000 400 0 1500 3000 0 0
+cpu1 39166 252 19356 552593 318 0 1537 3016 0 0
+intr 123456 0 0
+`
+
+func TestParseSteal(t *testing.T) {
+	if d, err := ParseSteal(strings.NewReader(statSample)); err != nil || d != 60160*time.Millisecond {
+		t.Errorf("ParseSteal = %v, %v; want 1m0.16s (6016 ticks of 10 ms)", d, err)
+	}
+	for _, bad := range []string{"", "cpu 1 2 3 4 5 6 7\n", "cpu 1 2 3 4 5 6 7 x 0 0\n", "cpu 1 2 3 4 5 6 7 99999999999999999 0 0\n", "intr 1 2\n"} {
+		if d, err := ParseSteal(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseSteal(%q) = %v, no error", bad, d)
+		}
+	}
+	if d, err := Steal(); err != nil || d < 0 {
+		t.Errorf("Steal() = %v, %v on this machine", d, err)
+	}
+}
+
+func FuzzParseSteal(f *testing.F) {
+	f.Add(statSample)
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseSteal(strings.NewReader(s)); err == nil && d < 0 {
+			t.Errorf("ParseSteal(%q) = %v", s, d)
+		}
 	})
 }

@@ -4,6 +4,7 @@ package test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -230,12 +231,18 @@ func pingRTT(t *testing.T, r *running, addr string) time.Duration {
 	return time.Duration(median(t, v) * 1e6)
 }
 
+// median is the median of v, leaving out the seconds the hypervisor stole
+// (NaN, dropStolen).
 func median(t *testing.T, v []float64) float64 {
 	t.Helper()
 	if len(v) == 0 {
 		t.Fatal("no samples")
 	}
-	v = slices.Clone(v)
+	n := len(v)
+	v = slices.DeleteFunc(slices.Clone(v), math.IsNaN)
+	if len(v) == 0 {
+		t.Fatalf("all %d samples were taken while the machine's hypervisor took more than %.0f %% of its CPU (/proc/stat steal)", n, 100*maxSteal)
+	}
 	slices.Sort(v)
 	return v[len(v)/2]
 }

@@ -131,7 +131,7 @@ func TestLabRunSweep(t *testing.T) {
 		if r.Error != "" || r.Result.ThroughputBps > r.Ceiling*1.01 || (r.Flag == "" && !within(r.Result.ThroughputBps, r.Ceiling, 0.02)) {
 			t.Errorf("UDP %d B: %.2f Mbit/s, ceiling %.2f, flag %q, error %q", r.Size, r.Result.ThroughputBps/1e6, r.Ceiling/1e6, r.Flag, r.Error)
 		}
-		if r.Size >= 1000 && r.Flag != "" {
+		if r.Size >= 1000 && r.Flag != "" && r.Steal <= labrun.MaxSteal { // a stolen point is flagged for that (TestJudgeSteal)
 			t.Errorf("UDP %d B: flagged %q; large datagrams should reach the ceiling", r.Size, r.Flag)
 		}
 		if r.Flag != "" {

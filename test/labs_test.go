@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,21 +113,34 @@ func lineWith(text, prefix string) string {
 	return ""
 }
 
-// mean is the mean figure of the records of one variant, experiment, test,
-// tool and size (0: any).
-func mean(recs []labrun.Record, variant, exp, test, tool string, size int) float64 {
-	var sum, n float64
+// figure is the median figure of the records of one variant, experiment,
+// test, tool and size (0: any): where a quick run repeats a point, a stall
+// of the machine in one run is outvoted, not averaged in. Records during
+// which the machine's hypervisor took its CPU (labrun.MaxSteal) are left
+// out; when that leaves none the test fails, saying so.
+func figure(t *testing.T, recs []labrun.Record, variant, exp, test, tool string, size int) float64 {
+	t.Helper()
+	var figs []float64
+	stolen := 0
 	for _, r := range recs {
 		if cmp.Or(r.Variant, "base") == variant && r.Experiment == exp && r.Test == test && r.Tool == tool &&
 			(size == 0 || r.Size == size) && r.Error == "" && r.Result.Error == "" {
-			sum += r.Result.Figure()
-			n++
+			if r.Steal > labrun.MaxSteal {
+				stolen++
+				continue
+			}
+			figs = append(figs, r.Result.Figure())
 		}
 	}
-	if n == 0 {
-		return 0
+	if stolen > 0 {
+		t.Logf("%s %s %s %d: %d of %d runs left out, the hypervisor took more than %.0f %% of the machine", variant, exp, test, size, stolen, stolen+len(figs), 100*labrun.MaxSteal)
 	}
-	return sum / n
+	if len(figs) == 0 {
+		t.Fatalf("%s %s %s %s %d: no run to judge (%d left out for steal)", variant, exp, test, tool, size, stolen)
+	}
+	slices.Sort(figs)
+	n := len(figs)
+	return (figs[(n-1)/2] + figs[n/2]) / 2
 }
 
 // The praktikum's shapes (issue 7): via the hub (Amsel1 as the study's NT
@@ -135,10 +149,14 @@ func mean(recs []labrun.Record, variant, exp, test, tool string, size int) float
 // stream below Task II's by about the study's share with the study's PCs,
 // by half with today's; Task IV's ATM above Fast Ethernet. The margins are
 // wider than the report's claims: they judge the shape, not the noise.
+// The switched and ATM stream points run three times in the quick run and
+// the test judges their median: single one-second points read 61.6 Mbit/s
+// switched and 113.9 over ATM (against 93.5 and 134) in CI rehearsals, when
+// the machine stalled the emulator (release lateness p99 10.5 ms).
 func TestSeedPraktikum(t *testing.T) {
 	recs := seedLab(t, "praktikum")
 	m := func(variant, exp, test string, size int) float64 {
-		return mean(recs, variant, exp, test, "atmlab", size)
+		return figure(t, recs, variant, exp, test, "atmlab", size)
 	}
 	udpHub, udpSw := m("amsel1-nt", "task2-hub", perf.UDPStream, 512), m("base", "task2-switched", perf.UDPStream, 512)
 	t3, t2 := m("study-pcs", "task3-shared", perf.TCPStream, 1460), m("study-pcs", "task2-switched", perf.TCPStream, 1460)
@@ -170,8 +188,8 @@ func TestSeedPraktikum(t *testing.T) {
 // measures again when a stall of this machine spoils a point).
 func TestSeedCERNET(t *testing.T) {
 	recs := seedLab(t, "cernet-atm")
-	limited := mean(recs, "base", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
-	aal34 := mean(recs, "aal34", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
+	limited := figure(t, recs, "base", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
+	aal34 := figure(t, recs, "aal34", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
 	// s1 copies each 9166-octet Ethernet frame (9124 + UDP, IP and Ethernet
 	// headers) at its copy rate, 77 Mbit/s.
 	lab, err := topologies.Load(filepath.Join("..", "topologies", "cernet-atm.yaml"))
@@ -189,7 +207,7 @@ func TestSeedCERNET(t *testing.T) {
 // than IP as in the study.
 func TestSeedGNS3(t *testing.T) {
 	recs := seedLab(t, "gns3-mpls")
-	mpls, ip := mean(recs, "base", "routed", perf.UDPStream, "iperf3", 0), mean(recs, "ip", "routed", perf.UDPStream, "iperf3", 0)
+	mpls, ip := figure(t, recs, "base", "routed", perf.UDPStream, "iperf3", 0), figure(t, recs, "ip", "routed", perf.UDPStream, "iperf3", 0)
 	t.Logf("iperf3 UDP: MPLS %.1f, IP %.1f Mbit/s (%+.1f %%)", mpls/1e6, ip/1e6, 100*(mpls-ip)/ip)
 	if !(mpls < ip) || !within(ip, 133.5e6, 0.06) {
 		t.Errorf("MPLS %.1f, IP %.1f Mbit/s: want MPLS below IP, IP about 133.5", mpls/1e6, ip/1e6)
@@ -200,7 +218,7 @@ func TestSeedGNS3(t *testing.T) {
 func TestSeedSandia(t *testing.T) {
 	recs := seedLab(t, "sandia-wan")
 	for _, tool := range []string{"atmlab", "iperf3", "iperf"} {
-		v := mean(recs, "base", "tcp-"+tool, perf.TCPStream, tool, 0)
+		v := figure(t, recs, "base", "tcp-"+tool, perf.TCPStream, tool, 0)
 		t.Logf("%s TCP %.1f Mbit/s", tool, v/1e6)
 		if v < 900e6 {
 			t.Errorf("%s TCP %.1f Mbit/s: want grade A (900 or more) on an emulated 1 Gb/s path", tool, v/1e6)

@@ -4,6 +4,7 @@ package test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -379,6 +380,10 @@ func tapDrops(t *testing.T, r *running, host string) int {
 func mbps(v []float64) string {
 	var s []string
 	for _, x := range v {
+		if math.IsNaN(x) {
+			s = append(s, "stolen") // dropStolen
+			continue
+		}
 		s = append(s, fmt.Sprintf("%.2f", x/1e6))
 	}
 	return "[" + strings.Join(s, " ") + "]"

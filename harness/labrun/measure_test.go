@@ -99,3 +99,61 @@ func TestMeasureLateness(t *testing.T) {
 		t.Errorf("CSV %v under %v: want lateness 4.0, 8xx, 9xx µs", row, CSVHeader)
 	}
 }
+
+// A point during which the hypervisor took more than MaxSteal of the
+// machine is flagged for that first: it is the cause of the rest.
+func TestJudgeSteal(t *testing.T) {
+	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Lab: lab, Self: "atmlab"}
+	p := Points(lab)[0]
+	for _, tc := range []struct {
+		steal float64
+		flag  string
+	}{
+		{0.3, "the machine's hypervisor took 30% of its CPU during this point"},
+		{MaxSteal, "hosts dropped 5 frames"},
+		{0, "hosts dropped 5 frames"},
+	} {
+		rec := Record{Point: p, Steal: tc.steal, HostDrops: 5}
+		r.judge(p, &rec)
+		if !strings.HasPrefix(rec.Flag, tc.flag) {
+			t.Errorf("steal %v: flag %q, want it to begin %q", tc.steal, rec.Flag, tc.flag)
+		}
+	}
+}
+
+// A point the hypervisor stole from is measured again, at most
+// StealRetakes times, and its record says how often; one it did not
+// steal from is measured once.
+func TestMeasureRetakesStolen(t *testing.T) {
+	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Points(lab)[0]
+	for _, tc := range []struct {
+		stolen   int // measurements the hypervisor steals from, from the first
+		retakes  int
+		measured int
+	}{{0, 0, 1}, {1, 1, 2}, {2, 2, 3}, {5, StealRetakes, StealRetakes + 1}} {
+		var steal time.Duration
+		reads := 0
+		env := &queryEnv{answers: make([]error, 2*(StealRetakes+1))}
+		r := &Runner{Lab: lab, Env: env, Self: "atmlab", Steal: func() (time.Duration, error) {
+			// Two reads a measurement, before and after: a stolen one
+			// loses a whole second of each CPU, far above MaxSteal.
+			if reads%2 == 1 && reads/2 < tc.stolen {
+				steal += 100 * time.Second
+			}
+			reads++
+			return steal, nil
+		}}
+		rec := r.measureUnstolen(context.Background(), p)
+		if rec.StealRetakes != tc.retakes || reads != 2*tc.measured || (rec.Steal > MaxSteal) != (tc.stolen > StealRetakes) {
+			t.Errorf("%d stolen: %d retakes, %d measurements, steal %.2f; want %d retakes, %d measurements", tc.stolen, rec.StealRetakes, reads/2, rec.Steal, tc.retakes, tc.measured)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limi
 		}
 		k := key{r.Size, r.SockBuf}
 		sums[k] = [2]float64{sums[k][0] + r.Result.Figure(), sums[k][1] + 1}
-		flagged[k] = flagged[k] || r.HostDrops > 0 || r.EmulatorCPU > 0.9
+		flagged[k] = flagged[k] || r.HostDrops > 0 || r.EmulatorCPU > 0.9 || r.Steal > labrun.MaxSteal
 	}
 	for k, sn := range sums {
 		if m := sn[0] / sn[1]; m > mean {
