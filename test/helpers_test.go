@@ -14,6 +14,7 @@ package test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -259,8 +260,8 @@ type iperf struct {
 // runIperf runs an iperf3 server on srv (port) and a client on cli for
 // secs seconds with extra client args, and returns the receiver's view.
 // A run the hypervisor stole more than half the seconds of (beyond a
-// 2-second warm-up) is run again, at most twice, as a lab run retakes a
-// stolen point (labrun.StealRetakes).
+// 2-second warm-up) is run again, at most twice, once a second passes
+// unstolen, as a lab run retakes a stolen point (labrun.StealRetakes).
 func (r *running) runIperf(cli, srv, addr string, port, secs int, args ...string) iperf {
 	r.t.Helper()
 	var it iperf
@@ -273,6 +274,7 @@ func (r *running) runIperf(cli, srv, addr string, port, secs int, args ...string
 			return it
 		}
 		r.t.Logf("iperf3 %s -> %s: the hypervisor took the machine in %d of %d seconds (%v): measuring again", cli, srv, it.Stolen, len(it.Received), mbps(it.Received))
+		labrun.AwaitUnstolen(context.Background(), nil, time.Second, labrun.StealWait)
 	}
 }
 

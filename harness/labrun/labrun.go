@@ -171,7 +171,8 @@ type Runner struct {
 	Shard        Shard         // the part of the campaign to measure; zero: all of it
 	// Steal reads the machine's steal time (nil: netstat.Steal); a test
 	// sets it to play a hypervisor.
-	Steal func() (time.Duration, error)
+	Steal         func() (time.Duration, error)
+	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
 }
 
 // Run measures every point in order. It returns the records so far when
@@ -248,10 +249,48 @@ func (r *Runner) progress(done, total int, start time.Time, p Point) {
 func (r *Runner) measureUnstolen(ctx context.Context, p Point) Record {
 	rec := r.measure(ctx, p)
 	for n := 1; n <= StealRetakes && rec.Steal > MaxSteal && ctx.Err() == nil; n++ {
+		if r.awaitUnstolen != nil {
+			r.awaitUnstolen(ctx)
+		} else {
+			AwaitUnstolen(ctx, r.Steal, time.Second, StealWait)
+		}
 		rec = r.measure(ctx, p)
 		rec.StealRetakes = n
 	}
 	return rec
+}
+
+// StealWait is the longest a retake waits for the hypervisor to give the
+// machine back (AwaitUnstolen): its bursts here lasted tens of seconds.
+const StealWait = 30 * time.Second
+
+// AwaitUnstolen waits until the hypervisor took no more than MaxSteal of
+// the machine over a whole window, for at most max (or until ctx ends);
+// steal nil reads netstat.Steal. It reports whether the machine was quiet.
+func AwaitUnstolen(ctx context.Context, steal func() (time.Duration, error), window, max time.Duration) bool {
+	if steal == nil {
+		steal = netstat.Steal
+	}
+	deadline := time.Now().Add(max)
+	for {
+		s0, err := steal()
+		t0 := time.Now()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(window):
+		}
+		s1, err1 := steal()
+		if err != nil || err1 != nil {
+			return false // no steal to see: nothing to wait for
+		}
+		if float64(s1-s0)/float64(time.Since(t0))/float64(runtime.NumCPU()) <= MaxSteal {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // measure runs one point, with its background load if any, and flags it

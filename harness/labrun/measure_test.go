@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -142,7 +143,8 @@ func TestMeasureRetakesStolen(t *testing.T) {
 		var steal time.Duration
 		reads := 0
 		env := &queryEnv{answers: make([]error, 2*(StealRetakes+1))}
-		r := &Runner{Lab: lab, Env: env, Self: "atmlab", Steal: func() (time.Duration, error) {
+		waits := 0
+		r := &Runner{Lab: lab, Env: env, Self: "atmlab", awaitUnstolen: func(context.Context) { waits++ }, Steal: func() (time.Duration, error) {
 			// Two reads a measurement, before and after: a stolen one
 			// loses a whole second of each CPU, far above MaxSteal.
 			if reads%2 == 1 && reads/2 < tc.stolen {
@@ -152,8 +154,32 @@ func TestMeasureRetakesStolen(t *testing.T) {
 			return steal, nil
 		}}
 		rec := r.measureUnstolen(context.Background(), p)
-		if rec.StealRetakes != tc.retakes || reads != 2*tc.measured || (rec.Steal > MaxSteal) != (tc.stolen > StealRetakes) {
-			t.Errorf("%d stolen: %d retakes, %d measurements, steal %.2f; want %d retakes, %d measurements", tc.stolen, rec.StealRetakes, reads/2, rec.Steal, tc.retakes, tc.measured)
+		if rec.StealRetakes != tc.retakes || reads != 2*tc.measured || waits != tc.retakes || (rec.Steal > MaxSteal) != (tc.stolen > StealRetakes) {
+			t.Errorf("%d stolen: %d retakes, %d measurements, %d waits, steal %.2f; want %d retakes, %d measurements", tc.stolen, rec.StealRetakes, reads/2, waits, rec.Steal, tc.retakes, tc.measured)
 		}
+	}
+}
+
+// AwaitUnstolen returns once a window passes with no more than MaxSteal
+// taken, and gives up at its limit while the steal goes on.
+func TestAwaitUnstolen(t *testing.T) {
+	var steal time.Duration
+	stolen := 3 // windows the hypervisor takes half the machine in
+	reads := 0
+	clock := func() (time.Duration, error) {
+		if reads%2 == 1 && stolen > 0 {
+			steal += 10 * time.Millisecond * time.Duration(runtime.NumCPU()) // half of a 20 ms window
+			stolen--
+		}
+		reads++
+		return steal, nil
+	}
+	if !AwaitUnstolen(context.Background(), clock, 20*time.Millisecond, time.Second) || reads != 8 {
+		t.Errorf("after three stolen windows: %d reads, want 8 (four windows)", reads)
+	}
+	stolen, reads = 1000, 0
+	start := time.Now()
+	if AwaitUnstolen(context.Background(), clock, 20*time.Millisecond, 100*time.Millisecond) || time.Since(start) > time.Second {
+		t.Errorf("steal that goes on: waited %v and said quiet", time.Since(start))
 	}
 }
