@@ -242,37 +242,46 @@ topology:
 		loop.Query(context.Background(), func() { n = loop.idleSpells })
 		return n
 	}
-	// Let it go idle once (quiet since start), so the count starts there.
-	time.Sleep(10 * time.Millisecond)
-	before := spells()
 	const frames = 500
 	buf := make([]byte, 2000)
-	// slow counts the frames whose round, from its write to the next
-	// frame's write, was long enough (with a margin) that the loop may
-	// have seen idleAfter pass with nothing to do: the test's thread off
-	// its core, or woken late by the frame it waited for, which on a busy
+	// exchange sends frames back and forth and counts the idle spells the
+	// loop began meanwhile, and the frames whose round, from its write to
+	// the next frame's write, was long enough that the loop may have seen
+	// idleAfter pass with nothing to do (slow): the test's thread off its
+	// core, or woken late by the frame it waited for, which on a busy
 	// machine (CI runs packages side by side) happened to 29 of 500.
-	slow := 0
-	var wrote time.Time
-	for i := range frames {
-		if _, err := unix.Write(host[i%2], make([]byte, 60)); err != nil {
-			t.Fatal(err)
+	exchange := func() (got uint64, slow int) {
+		// Let it go idle once, so the count starts there.
+		time.Sleep(10 * time.Millisecond)
+		before := spells()
+		var wrote time.Time
+		for i := range frames {
+			if _, err := unix.Write(host[i%2], make([]byte, 60)); err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 && time.Since(wrote) > idleAfter {
+				slow++
+			}
+			wrote = time.Now()
+			if _, err := readRetry(host[1-i%2], buf); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if i > 0 && time.Since(wrote) > idleAfter {
-			slow++
-		}
-		wrote = time.Now()
-		if _, err := readRetry(host[1-i%2], buf); err != nil {
-			t.Fatal(err)
-		}
+		return spells() - before, slow
 	}
-	// Each slow round may begin a spell; every frame began one before.
-	got := spells() - before
-	if allowed := uint64(slow + frames/50); got > allowed {
-		t.Errorf("%d idle spells for %d frames back to back, %d rounds over %v: want at most %d", got, frames, slow, idleAfter, allowed)
+	// With more than a quarter of the rounds slow the test cannot tell a
+	// spell per frame from none: it exchanges again, at most twice.
+	got, slow := exchange()
+	for try := 0; try < 2 && slow > frames/4; try++ {
+		t.Logf("%d of %d rounds over %v: the test's thread was too slow; again", slow, frames, idleAfter)
+		got, slow = exchange()
 	}
 	if slow > frames/4 {
-		t.Errorf("%d of %d rounds over %v: the test's thread was too slow to tell a spell per frame from none", slow, frames, idleAfter)
+		t.Fatalf("%d of %d rounds over %v three times: the test's thread was too slow to tell a spell per frame from none", slow, frames, idleAfter)
+	}
+	// Each slow round may begin a spell; every frame began one before.
+	if allowed := uint64(slow + frames/50); got > allowed {
+		t.Errorf("%d idle spells for %d frames back to back, %d rounds over %v: want at most %d", got, frames, slow, idleAfter, allowed)
 	}
 	t.Logf("%d idle spells, %d slow rounds, %d frames", got, slow, frames)
 }
