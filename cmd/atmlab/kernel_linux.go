@@ -24,6 +24,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/kernel"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/web"
 )
@@ -139,6 +140,7 @@ func runVariant(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, live
 	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
 	r.Env = labEnv{k: k, self: r.Self}
 	r.VethRTT = k.Loop.VethRTT
+	r.Steal = netstat.Steal
 	recs, err := r.Run(ctx)
 	return len(recs), err
 }

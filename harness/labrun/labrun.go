@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -169,8 +170,9 @@ type Runner struct {
 	Clock, Stack string
 	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
 	Shard        Shard         // the part of the campaign to measure; zero: all of it
-	// Steal reads the machine's steal time (nil: netstat.Steal); a test
-	// sets it to play a hypervisor.
+	// Steal reads the machine's steal time (netstat.Steal for a lab on
+	// this machine; a test's stand-in plays a hypervisor). nil: no steal
+	// is recorded, and no point is measured again for it.
 	Steal         func() (time.Duration, error)
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
 }
@@ -325,7 +327,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	h0, qerr := r.Env.Emulator(ctx)
 	steal := r.Steal
 	if steal == nil {
-		steal = netstat.Steal
+		steal = func() (time.Duration, error) { return 0, errors.New("no steal clock") }
 	}
 	s0, serr := steal()
 	t0 := time.Now()
