@@ -152,10 +152,14 @@ topology:
 	if drops == 0 {
 		t.Error("no drops counted at the congested port")
 	}
-	// Every datagram iperf3 lost was a switch drop; the few other drops are
-	// the control connections' TCP segments, which TCP resent.
-	if uint64(lost) > drops || drops-uint64(lost) > 50 {
-		t.Errorf("iperf3 lost %d datagrams but the switch dropped %d frames", lost, drops)
+	// Every datagram iperf3 lost was a switch drop or one h3's own kernel
+	// dropped (a full receive buffer while iperf3 lost its core: 2 of
+	// 16,639 in a CI rehearsal); the few other switch drops are the
+	// control connections' TCP segments, which TCP resent.
+	in := after.Hosts["h3"].Sub(before.Hosts["h3"])
+	inHost := in.UDPInErrors + in.IfaceRxDrops
+	if uint64(lost) > drops+inHost || drops-min(drops, uint64(lost)) > 50 {
+		t.Errorf("iperf3 lost %d datagrams but the switch dropped %d frames and h3's kernel %d", lost, drops, inHost)
 	}
 }
 
