@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -166,6 +167,15 @@ func ParseSteal(r io.Reader) (time.Duration, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("netstat: /proc/stat: no cpu line")
+}
+
+// StealShare is the share of the whole machine (all its CPUs) that steal
+// time stolen over elapsed is: 1 when no vCPU ran at all.
+func StealShare(stolen, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(stolen) / float64(elapsed) / float64(runtime.NumCPU())
 }
 
 // Steal is the machine's steal time now (ParseSteal of /proc/stat).

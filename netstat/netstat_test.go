@@ -1,6 +1,7 @@
 package netstat
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,12 @@ func TestParseSteal(t *testing.T) {
 		if d, err := ParseSteal(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseSteal(%q) = %v, no error", bad, d)
 		}
+	}
+	if got := StealShare(time.Duration(runtime.NumCPU())*time.Second, 2*time.Second); got != 0.5 {
+		t.Errorf("StealShare of a second of each CPU in two = %v, want 0.5", got)
+	}
+	if got := StealShare(time.Second, 0); got != 0 {
+		t.Errorf("StealShare over no time = %v, want 0", got)
 	}
 	if d, err := Steal(); err != nil || d < 0 {
 		t.Errorf("Steal() = %v, %v on this machine", d, err)

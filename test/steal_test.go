@@ -91,7 +91,7 @@ func (c *stealClock) share(from, to time.Duration) float64 {
 	if k <= i {
 		return 0
 	}
-	return float64(c.steal[k]-c.steal[i]) / float64(c.at[k]-c.at[i]) / float64(runtime.NumCPU())
+	return netstat.StealShare(c.steal[k]-c.steal[i], c.at[k]-c.at[i])
 }
 
 // dropStolen sets to NaN each per-second interval (of secs seconds each,
