@@ -37,7 +37,7 @@ unit:
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/atmlab
 
 integration: deps
-	$(GO) test -tags integration -p 1 -count=1 -timeout 20m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
+	$(GO) test -tags integration -p 1 -count=1 -timeout 40m -v ./test/... 2>&1 | grep -v '^=== ' ; exit $${PIPESTATUS[0]}
 
 bench: deps build
 	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... ./kernel/ 2>/dev/null | grep -E '^Benchmark' || true

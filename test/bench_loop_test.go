@@ -241,7 +241,7 @@ func median(t *testing.T, v []float64) float64 {
 	n := len(v)
 	v = slices.DeleteFunc(slices.Clone(v), math.IsNaN)
 	if len(v) == 0 {
-		t.Fatalf("all %d samples were taken while the machine's hypervisor took more than %.0f %% of its CPU (/proc/stat steal)", n, 100*maxSteal)
+		notJudged(t, "all %d samples were taken while the hypervisor took more than %.0f %% of the machine's CPU (/proc/stat steal)", n, 100*quietSteal)
 	}
 	slices.Sort(v)
 	return v[len(v)/2]

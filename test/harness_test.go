@@ -4,8 +4,8 @@ package test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -21,27 +21,26 @@ import (
 	"github.com/atmlab/atmlab/harness/theory"
 )
 
-// perfJSON runs atmlab perf client in a host and decodes its result. A
-// run during which the hypervisor took more than labrun.MaxSteal of the
-// machine is run again, at most twice, once a second passes unstolen, as
-// a lab run retakes a stolen point.
-func (r *running) perfJSON(from string, args ...string) (perf.Result, error) {
-	for try := 0; ; try++ {
+// perfJSON runs atmlab perf client in a host and decodes its result,
+// once the machine is quiet and again while the hypervisor stole any of
+// its seconds (quietRun).
+func (r *running) perfJSON(from string, args ...string) (res perf.Result, err error) {
+	quietRun(r.t, fmt.Sprintf("atmlab perf client %v", args), func() (int, int) {
 		steal := watchSteal()
 		cmd := r.command(from, append([]string{atmlab, "perf", "client", "-o", "json"}, args...)...)
-		out, err := cmd.Output() // stdout only: the JSON, even when the test failed
+		var out []byte
+		out, err = cmd.Output() // stdout only: the JSON, even when the test failed
 		steal.stop()
-		var res perf.Result
+		res = perf.Result{}
 		if jerr := json.Unmarshal(out, &res); jerr != nil && err == nil {
 			err = jerr
 		}
-		share := steal.share(0, time.Since(steal.start))
-		if err != nil || share <= maxSteal || try == labrun.StealRetakes {
-			return res, err
+		if err != nil {
+			return 0, 0 // the caller fails on it
 		}
-		r.t.Logf("atmlab perf client %v: the hypervisor took %.0f %% of the machine: measuring again", args, 100*share)
-		labrun.AwaitUnstolen(context.Background(), nil, time.Second, labrun.StealWait)
-	}
+		return steal.stolenSeconds()
+	})
+	return res, err
 }
 
 // 1: atmlab's own tests agree with iperf3 and with the ceiling atmlab calc
@@ -286,9 +285,11 @@ func TestLabRunConfidence(t *testing.T) {
 
 // labRun writes lab (NAME replaced by a fresh lab name), runs `atmlab lab
 // run` on it, checks that nothing of the lab remains, and returns the output
-// folder and its records.
+// folder and its records. It starts once the machine is quiet, or after
+// waiting for that in vain: the lab run retakes its stolen points itself.
 func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) {
 	t.Helper()
+	awaitQuiet(t)
 	name := labName()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "lab.yaml")

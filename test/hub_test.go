@@ -3,7 +3,6 @@
 package test
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -49,20 +48,25 @@ func TestHubOneSender(t *testing.T) {
 	requireRoot(t, "iperf3")
 	r := up(t, hubLab)
 	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
-	res := make(chan iperf, 1)
-	go func() { res <- r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5201, 10, "-u", "-b", "150M", "-l", "1472") }()
 	// Count collisions in the steady state only: when the test ends,
 	// iperf3's control connection answers while data still drains, and it
 	// shares the medium too. (Under load `atmlab stats` takes about a
 	// second to start, so the samples leave room.)
-	time.Sleep(2 * time.Second)
-	c0, _ := halfDuplex(t, r, "h1:eth0")
-	time.Sleep(2 * time.Second)
-	c1, _ := halfDuplex(t, r, "h1:eth0")
-	udp := <-res
-	if udp.err != nil {
-		t.Fatal(udp.err)
-	}
+	var udp iperf
+	var c0, c1 uint64
+	quietRun(t, "UDP through a hub", func() (int, int) {
+		res := make(chan iperf, 1)
+		go func() { res <- r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5201, 10, "-u", "-b", "150M", "-l", "1472") }()
+		time.Sleep(2 * time.Second)
+		c0, _ = halfDuplex(t, r, "h1:eth0")
+		time.Sleep(2 * time.Second)
+		c1, _ = halfDuplex(t, r, "h1:eth0")
+		udp = <-res
+		if udp.err != nil {
+			t.Fatal(udp.err)
+		}
+		return udp.Stolen, len(udp.Received)
+	})
 	got, want := steady(t, udp.Received, 2), ceiling(100e6, 1472, 28)
 	t.Logf("UDP 1472 through a hub: %.2f Mbit/s (median of %v), ceiling %.2f, %d collisions in the steady state", got/1e6, mbps(udp.Received), want/1e6, c1-c0)
 	if !within(got, want, 0.01) {
@@ -176,10 +180,9 @@ func TestHubTaskII(t *testing.T) {
 	r.start("a3", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
 	perfOf := func(from, test string) perf.Result {
-		out := r.exec(from, atmlab, "perf", "client", "-H", "10.0.0.3", "-t", test, "-l", "5", "-o", "json")
-		var res perf.Result
-		if err := json.Unmarshal(out, &res); err != nil {
-			t.Fatalf("%s from %s: %v\n%s", test, from, err, out)
+		res, err := r.perfJSON(from, "-H", "10.0.0.3", "-t", test, "-l", "5")
+		if err != nil {
+			t.Fatalf("%s from %s: %v", test, from, err)
 		}
 		return res
 	}

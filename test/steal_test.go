@@ -9,16 +9,96 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/netstat"
 )
 
-// maxSteal is the share of the machine's CPU a hypervisor may take from
-// this VM during a second before the second is not judged: the time the
-// guest's vCPUs lost (/proc/stat's steal) stalls the emulator for reasons
-// no code in it can cause or cure (labrun.MaxSteal, which flags a lab
-// run's points for it, says what was measured).
-const maxSteal = labrun.MaxSteal
+// quietSteal is the share of the machine's CPU a hypervisor may take from
+// this VM during a second that a rate test judges. A quiet second here has
+// 0-1 % stolen (/proc/stat's steal, 0-2 ticks of 200); in a burst 5-40 %
+// is, for tens of seconds to minutes, and the emulator, stalled for
+// reasons no code in it can cause or cure, reads low even in the burst's
+// seconds under 10 % (a CI run: 1G TCP at 849-908 Mbit/s of 941 in the
+// seconds between stolen ones).
+const quietSteal = 0.03
+
+// The tests wait for a quiet machine before each rate measurement: two
+// quiet seconds running, at most waitQuiet each time and waitBudget in all
+// (a burst in a CI run can outlast any test).
+const (
+	quietFor     = 2 * time.Second
+	waitQuiet    = 90 * time.Second
+	waitBudget   = 6 * time.Minute
+	stealRetakes = 3 // runs at most, beyond the first, before a test is not judged
+)
+
+// machine samples the machine's steal from the first test that asks for it
+// on, for awaitQuiet to look back on.
+var machine = sync.OnceValue(watchSteal)
+
+var waited struct {
+	sync.Mutex
+	total time.Duration
+}
+
+// awaitQuiet returns once the hypervisor has taken at most quietSteal of
+// the machine for quietFor, at once if it has just now; it reports false
+// when no such time came within waitQuiet or what is left of waitBudget.
+func awaitQuiet(t testing.TB) bool {
+	t.Helper()
+	c := machine()
+	began := time.Now()
+	defer func() {
+		d := time.Since(began)
+		waited.Lock()
+		waited.total += d
+		waited.Unlock()
+		if d > quietFor+time.Second {
+			t.Logf("waited %v for the hypervisor to leave the machine quiet", d.Round(100*time.Millisecond))
+		}
+	}()
+	for {
+		now := time.Since(c.start)
+		if now >= quietFor && c.share(now-quietFor, now) <= quietSteal {
+			return true
+		}
+		waited.Lock()
+		left := waitBudget - waited.total
+		waited.Unlock()
+		if d := time.Since(began); d > waitQuiet || d > left {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// quietRun runs measure, which reports how many of its seconds the
+// hypervisor stole (dropStolen) and of how many, once the machine is quiet
+// and again until none was stolen, stealRetakes times at most. When no run
+// was left alone it skips the test, saying what it saw: a rate measured on
+// stolen vCPUs says nothing of atmlab, and no fault of atmlab's causes
+// steal (the emulator at 1G both ways adds 2 ticks in 20 s).
+func quietRun(t testing.TB, what string, measure func() (stolen, of int)) {
+	t.Helper()
+	for try := 0; ; try++ {
+		if !awaitQuiet(t) {
+			notJudged(t, "%s: the hypervisor took more than %.0f %% of the machine's CPU (/proc/stat steal) for all of %v before it", what, 100*quietSteal, waitQuiet)
+		}
+		stolen, of := measure()
+		if stolen == 0 {
+			return
+		}
+		if try == stealRetakes {
+			notJudged(t, "%s: the hypervisor took more than %.0f %% of the machine's CPU (/proc/stat steal) in %d of %d seconds of the last of %d runs", what, 100*quietSteal, stolen, of, try+1)
+		}
+		t.Logf("%s: the hypervisor took more than %.0f %% of the machine in %d of %d seconds: measuring again", what, 100*quietSteal, stolen, of)
+	}
+}
+
+// notJudged skips a rate test the hypervisor never left alone.
+func notJudged(t testing.TB, format string, args ...any) {
+	t.Helper()
+	t.Skipf("not judged (hypervisor steal): "+format, args...)
+}
 
 // stealClock samples the machine's steal time while a measurement runs.
 type stealClock struct {
@@ -96,14 +176,14 @@ func (c *stealClock) share(from, to time.Duration) float64 {
 
 // dropStolen sets to NaN each per-second interval (of secs seconds each,
 // the first starting at from) during which, or within a quarter second
-// either side, the hypervisor took more than maxSteal of the machine;
+// either side, the hypervisor took more than quietSteal of the machine;
 // steady leaves them out. It returns how many it dropped.
 func dropStolen(c *stealClock, from time.Duration, secs []float64, series ...[]float64) int {
 	dropped := 0
 	at := from
 	for k, s := range secs {
 		end := at + time.Duration(s*float64(time.Second))
-		if c.share(at-250*time.Millisecond, end+250*time.Millisecond) > maxSteal {
+		if c.share(at-250*time.Millisecond, end+250*time.Millisecond) > quietSteal {
 			for _, v := range series {
 				v[k] = math.NaN()
 			}
@@ -112,6 +192,19 @@ func dropStolen(c *stealClock, from time.Duration, secs []float64, series ...[]f
 		at = end
 	}
 	return dropped
+}
+
+// stolenSeconds is how many of the whole seconds the clock watched
+// dropStolen would leave out, and of how many.
+func (c *stealClock) stolenSeconds() (stolen, of int) {
+	c.mu.Lock()
+	n := int(c.at[len(c.at)-1] / time.Second)
+	c.mu.Unlock()
+	secs := make([]float64, n)
+	for i := range secs {
+		secs[i] = 1
+	}
+	return dropStolen(c, 0, secs), n
 }
 
 // TestStealShare pins the arithmetic of share and dropStolen on samples
