@@ -200,7 +200,10 @@ func dropStolen(c *stealClock, from time.Duration, secs []float64, series ...[]f
 // dropStolen would leave out, and of how many.
 func (c *stealClock) stolenSeconds() (stolen, of int) {
 	c.mu.Lock()
-	n := int(c.at[len(c.at)-1] / time.Second)
+	n := 0
+	if len(c.at) > 0 { // none: no steal to read here
+		n = int(c.at[len(c.at)-1] / time.Second)
+	}
 	c.mu.Unlock()
 	secs := make([]float64, n)
 	for i := range secs {
@@ -227,6 +230,12 @@ func TestStealShare(t *testing.T) {
 	}
 	if got := c.share(time.Second, 2*time.Second); math.Abs(got-0.5) > 1e-9 {
 		t.Errorf("second second: share %v, want 0.5", got)
+	}
+	if st, of := c.stolenSeconds(); st != 3 || of != 3 {
+		t.Errorf("stolenSeconds: %d of %d, want 3 of 3 (the first and last within a quarter second)", st, of)
+	}
+	if st, of := (&stealClock{}).stolenSeconds(); st != 0 || of != 0 {
+		t.Errorf("stolenSeconds without samples: %d of %d", st, of)
 	}
 	rx := []float64{1, 2, 3}
 	if d := dropStolen(c, 0, []float64{1, 1, 1}, rx); d != 3 || !math.IsNaN(rx[1]) {
