@@ -61,8 +61,16 @@ func TestRouterChain(t *testing.T) {
 				return
 			}
 			c, _ := theory.MPLSCeiling(100e6, 1500, tc.labels, 1468, "udp")
-			got := steady(t, r.runIperf("h1", "h2", "10.0.5.1", 5401, 7, "-u", "-b", "150M", "-w", "2M", "-l", "1468").Received, 2)
-			t.Logf("%s: UDP 1468 %.2f Mbit/s, ceiling %.3f with %d label(s) on the core", tc.name, got/1e6, c.Goodput/1e6, tc.labels)
+			// 10 s, 8 of them judged: a second through five routers dips
+			// 1-5 % now and then, with the loop's release lateness at its
+			// max (5-36 ms; the loop spins through the chain's events at
+			// 44-71 % of a core), and a CI run once read the median of 5
+			// at -1.01 %.
+			udp := r.runIperf("h1", "h2", "10.0.5.1", 5401, 10, "-u", "-b", "150M", "-w", "2M", "-l", "1468")
+			got := steady(t, udp.Received, 2)
+			l := r.stats().Loop
+			t.Logf("%s: UDP 1468 %.2f Mbit/s (median of %v; %d of %d lost), ceiling %.3f with %d label(s) on the core; release lateness p99 %v, max %v, emulator CPU %.0f%%",
+				tc.name, got/1e6, mbps(udp.Received), udp.Lost, udp.Packets, c.Goodput/1e6, tc.labels, l.Lateness.P99, l.Lateness.Max, 100*l.CPU)
 			if !within(got, c.Goodput, 0.01) {
 				t.Errorf("UDP 1468: %.2f Mbit/s, want %.3f within 1%%", got/1e6, c.Goodput/1e6)
 			}
