@@ -26,11 +26,12 @@ import (
 // its seconds (quietRun).
 func (r *running) perfJSON(from string, args ...string) (res perf.Result, err error) {
 	quietRun(r.t, fmt.Sprintf("atmlab perf client %v", args), func() (int, int) {
-		steal := watchSteal()
+		steal := machine()
+		began := steal.now()
 		cmd := r.command(from, append([]string{atmlab, "perf", "client", "-o", "json"}, args...)...)
 		var out []byte
 		out, err = cmd.Output() // stdout only: the JSON, even when the test failed
-		steal.stop()
+		ended := steal.now()
 		res = perf.Result{}
 		if jerr := json.Unmarshal(out, &res); jerr != nil && err == nil {
 			err = jerr
@@ -38,7 +39,7 @@ func (r *running) perfJSON(from string, args ...string) (res perf.Result, err er
 		if err != nil {
 			return 0, 0 // the caller fails on it
 		}
-		return steal.stolenSeconds()
+		return steal.stolenSeconds(began, ended)
 	})
 	return res, err
 }
@@ -280,7 +281,7 @@ func TestLabRunConfidence(t *testing.T) {
 		if rec.Test == "UDP_STREAM" {
 			got := rec.Result.ThroughputBps
 			if rec.Clock != "virtual" {
-				got = median(t, slices.Clone(c.Values))
+				got = median(t, c.Values)
 			}
 			if !within(got, rec.Ceiling, 0.02) {
 				t.Errorf("UDP clock %q: %.2f Mbit/s (runs %v, %d datagrams lost, host drops %d, release lateness %+v), ceiling %.2f",

@@ -298,16 +298,16 @@ func (r *running) runIperfNoFatal(cli, srv, addr string, port, secs int, args ..
 	clientArgs := append([]string{"iperf3", "-c", addr, "-p", p, "-J", "--get-server-output", "-t", fmt.Sprint(secs)}, args...)
 	var out []byte
 	var err error
-	steal := watchSteal()
+	steal := machine()
 	var began time.Duration
 	for try := 0; try < 20; try++ { // until the server listens
 		time.Sleep(100 * time.Millisecond)
-		began = time.Since(steal.start)
+		began = steal.now()
 		if out, err = r.try(cli, clientArgs...); err == nil || !bytes.Contains(out, []byte("unable to connect")) {
 			break
 		}
 	}
-	steal.stop()
+	steal.now() // a sample after the last second
 	if err != nil {
 		return iperf{err: fmt.Errorf("iperf3 client: %v\n%s", err, out)}
 	}

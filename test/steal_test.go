@@ -33,9 +33,19 @@ const (
 	stealRetakes = 3 // runs at most, beyond the first, before a test is not judged
 )
 
-// machine samples the machine's steal from the first test that asks for it
-// on, for awaitQuiet to look back on.
-var machine = sync.OnceValue(watchSteal)
+// machine is the package's steal clock, sampling from the first test that
+// asks for it to the end of the tests: awaitQuiet looks back on it, and a
+// measurement judges its seconds by it.
+var machine = sync.OnceValue(func() *stealClock {
+	c := &stealClock{start: time.Now()}
+	c.sample()
+	go func() {
+		for range time.Tick(100 * time.Millisecond) {
+			c.sample()
+		}
+	}()
+	return c
+})
 
 var waited struct {
 	sync.Mutex
@@ -102,52 +112,32 @@ func notJudged(t testing.TB, format string, args ...any) {
 	t.Skipf("not judged (hypervisor steal): "+format, args...)
 }
 
-// stealClock samples the machine's steal time while a measurement runs.
+// stealClock is the machine's steal time, sampled.
 type stealClock struct {
 	start time.Time
 	mu    sync.Mutex
 	at    []time.Duration // since start
 	steal []time.Duration // cumulative
-	done  chan struct{}
-	wg    sync.WaitGroup
 }
 
-// watchSteal starts sampling every 100 ms until stop.
-func watchSteal() *stealClock {
-	c := &stealClock{start: time.Now(), done: make(chan struct{})}
-	c.sample()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-c.done:
-				return
-			case <-tick.C:
-				c.sample()
-			}
-		}
-	}()
-	return c
-}
-
-func (c *stealClock) stop() {
-	close(c.done)
-	c.wg.Wait()
-	c.sample()
-}
-
+// sample reads the steal time now. The read is under the lock, so that
+// samples taken at once go in in order.
 func (c *stealClock) sample() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	st, err := netstat.Steal()
 	if err != nil {
 		return
 	}
-	c.mu.Lock()
 	c.at = append(c.at, time.Since(c.start))
 	c.steal = append(c.steal, st)
-	c.mu.Unlock()
+}
+
+// now is the clock's time, with a sample taken at it: a measurement
+// that ends reads it, so that its last second has a sample after it.
+func (c *stealClock) now() time.Duration {
+	c.sample()
+	return time.Since(c.start)
 }
 
 // share is the fraction of the machine's CPU stolen between from and to
@@ -196,20 +186,14 @@ func dropStolen(c *stealClock, from time.Duration, secs []float64, series ...[]f
 	return dropped
 }
 
-// stolenSeconds is how many of the whole seconds the clock watched
+// stolenSeconds is how many of the whole seconds from from to to
 // dropStolen would leave out, and of how many.
-func (c *stealClock) stolenSeconds() (stolen, of int) {
-	c.mu.Lock()
-	n := 0
-	if len(c.at) > 0 { // none: no steal to read here
-		n = int(c.at[len(c.at)-1] / time.Second)
-	}
-	c.mu.Unlock()
-	secs := make([]float64, n)
+func (c *stealClock) stolenSeconds(from, to time.Duration) (stolen, of int) {
+	secs := make([]float64, int((to-from)/time.Second))
 	for i := range secs {
 		secs[i] = 1
 	}
-	return dropStolen(c, 0, secs), n
+	return dropStolen(c, from, secs), len(secs)
 }
 
 // TestStealShare pins the arithmetic of share and dropStolen on samples
@@ -231,11 +215,11 @@ func TestStealShare(t *testing.T) {
 	if got := c.share(time.Second, 2*time.Second); math.Abs(got-0.5) > 1e-9 {
 		t.Errorf("second second: share %v, want 0.5", got)
 	}
-	if st, of := c.stolenSeconds(); st != 3 || of != 3 {
+	if st, of := c.stolenSeconds(0, 3*time.Second); st != 3 || of != 3 {
 		t.Errorf("stolenSeconds: %d of %d, want 3 of 3 (the first and last within a quarter second)", st, of)
 	}
-	if st, of := (&stealClock{}).stolenSeconds(); st != 0 || of != 0 {
-		t.Errorf("stolenSeconds without samples: %d of %d", st, of)
+	if st, of := (&stealClock{}).stolenSeconds(0, 2*time.Second); st != 0 || of != 2 {
+		t.Errorf("stolenSeconds without samples: %d of %d, want 0 of 2", st, of)
 	}
 	rx := []float64{1, 2, 3}
 	if d := dropStolen(c, 0, []float64{1, 1, 1}, rx); d != 3 || !math.IsNaN(rx[1]) {

@@ -42,7 +42,7 @@ type Quick struct {
 	SockBufs    []int
 	Variants    []string
 	Duration    time.Duration
-	Repetitions int // 0: once, so that a claim resting on the point can outvote a stall of the machine
+	Repetitions int // runs of each point (0: one); a claim's median of three outvotes a stall of the machine
 }
 
 // Confidence is an experiment's confidence: netperf's -I LEVEL,WIDTH with

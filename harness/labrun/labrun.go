@@ -286,15 +286,18 @@ func AwaitUnstolen(ctx context.Context, steal func() (time.Duration, error), win
 	deadline := time.Now().Add(max)
 	for {
 		s0, err := steal()
+		if err != nil {
+			return false // no steal to see: nothing to wait for
+		}
 		t0 := time.Now()
 		select {
 		case <-ctx.Done():
 			return false
 		case <-time.After(window):
 		}
-		s1, err1 := steal()
-		if err != nil || err1 != nil {
-			return false // no steal to see: nothing to wait for
+		s1, err := steal()
+		if err != nil {
+			return false
 		}
 		if netstat.StealShare(s1-s0, time.Since(t0)) <= MaxSteal {
 			return true

@@ -42,14 +42,21 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 	return Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l}, err
 }
 
-// A point's emulator figures are what changed while it ran: when either
-// query fails the point has none (before, a failed first query made them
-// count since the lab started) and its flag says why.
-func TestMeasureEmulatorQueries(t *testing.T) {
+// streamLab is two hosts on one link with one 100 ms TCP_STREAM point.
+func streamLab(t *testing.T) *topologies.Lab {
+	t.Helper()
 	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return lab
+}
+
+// A point's emulator figures are what changed while it ran: when either
+// query fails the point has none (before, a failed first query made them
+// count since the lab started) and its flag says why.
+func TestMeasureEmulatorQueries(t *testing.T) {
+	lab := streamLab(t)
 	p := Points(lab)[0]
 	down := errors.New("lab m did not answer")
 	for _, tc := range []struct {
@@ -74,10 +81,7 @@ func TestMeasureEmulatorQueries(t *testing.T) {
 // before it (the lab's start, an earlier point) is not in its figures,
 // and the record and its CSV line carry them.
 func TestMeasureLateness(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab := streamLab(t)
 	us := time.Microsecond
 	before := []time.Duration{400 * time.Millisecond, 3 * us, 3 * us}
 	var during []time.Duration
@@ -104,10 +108,7 @@ func TestMeasureLateness(t *testing.T) {
 // A point during which the hypervisor took more than MaxSteal of the
 // machine is flagged for that first: it is the cause of the rest.
 func TestJudgeSteal(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab := streamLab(t)
 	r := &Runner{Lab: lab, Self: "atmlab"}
 	p := Points(lab)[0]
 	for _, tc := range []struct {
@@ -130,10 +131,7 @@ func TestJudgeSteal(t *testing.T) {
 // StealRetakes times, and its record says how often; one it did not
 // steal from is measured once.
 func TestMeasureRetakesStolen(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab := streamLab(t)
 	p := Points(lab)[0]
 	for _, tc := range []struct {
 		stolen   int // measurements the hypervisor steals from, from the first
