@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 )
 
 // TestBenchAB measures the rows a change to the real-time engine is
@@ -111,4 +115,68 @@ func abBuilds(t *testing.T, before string, rounds int) ([]build, int) {
 		builds = append(builds, build{name, bin})
 	}
 	return append(builds, build{"after", after}), rounds
+}
+
+// TestLatencyAB measures the rows of issue 12 that depend on how the
+// real-time loop waits between events, for builds of atmlab side by side
+// in one run, alternating (ATMLAB_BEFORE as for TestBenchAB; the last
+// build is this tree's): OC-3c AAL5 UDP at 200 B through an atm-switch
+// (events ~17 µs apart, under the loop's spin), the median ping RTT
+// through a 100M switch over a veth pair's and the model's, and the time
+// `delay: 5ms` adds to a TCP_RR transaction (against the same build's
+// zero-delay lab) over the model's 10 ms. ATMLAB_ROUNDS rounds (default
+// 2). It asserts nothing and runs only with ATMLAB_BENCH=1 and
+// ATMLAB_BEFORE set.
+func TestLatencyAB(t *testing.T) {
+	before := os.Getenv("ATMLAB_BEFORE")
+	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
+	}
+	requireRoot(t, "iperf3", "ping")
+	builds, rounds := abBuilds(t, before, 2)
+	veth := vethPair(t)
+	veth.exec("h1", "ping", "-c", "1", "10.9.0.2")
+	hop := func(n int) time.Duration {
+		total, gap := emulator.Ethernet{}.WireBytes(n)
+		return time.Duration(total-gap) * 80 * time.Nanosecond
+	}
+	c := oc3(t, atm.AAL5, 200, "udp")
+	var rows []string
+	for round := range rounds {
+		for _, b := range builds {
+			atmlab = b.bin
+			tag := fmt.Sprintf("%d %-7s", round+1, b.name)
+
+			a := up(t, atmPairLab)
+			a.exec("h1", "ping", "-c", "1", "10.0.0.2")
+			var got []string
+			for i := range 3 {
+				g, _ := a.udpSteady("h1", "h2", "10.0.0.2", 5201+i, 6, 200)
+				got = append(got, fmt.Sprintf("%.4f", g/c))
+			}
+			st := a.stats().Loop
+			rows = append(rows, fmt.Sprintf("%s OC-3c UDP 200 B     %s of the ceiling  (lateness p50 %v p99 %v, CPU %.0f%%)", tag, strings.Join(got, " "), st.Lateness.P50, st.Lateness.P99, 100*st.CPU))
+			a.stop()
+
+			sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
+			sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
+			vp, ep := pingRTT(t, veth, "10.9.0.2"), pingRTT(t, sw, "10.0.0.2")
+			sw.start("h2", atmlab, "perf", "server")
+			time.Sleep(300 * time.Millisecond)
+			er := rrRate(t, sw, "10.0.0.2", "TCP_RR")
+			sw.stop()
+			d := up(t, strings.Replace(strings.ReplaceAll(pairLab, "RATE", "100M"), `      ethernet: {rate: 100M}`, `      ethernet: {rate: 100M}
+      impair: {delay: 5ms}`, 1))
+			d.start("h2", atmlab, "perf", "server")
+			time.Sleep(300 * time.Millisecond)
+			dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
+			st = d.stats().Loop
+			d.stop()
+			rows = append(rows, fmt.Sprintf("%s ping, 100M switch    %+.1f µs over veth %.1f + model  (TCP_RR %.0f/s)", tag, us(ep-vp-4*hop(98)), us(vp), er))
+			rows = append(rows, fmt.Sprintf("%s TCP_RR, delay 5ms    %.4f of the model's 10 ms  (lateness p50 %v p99 %v)", tag, (1/dr-1/er)/10e-3, st.Lateness.P50, st.Lateness.P99))
+		}
+	}
+	for _, r := range rows {
+		fmt.Println(r)
+	}
 }

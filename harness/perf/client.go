@@ -272,14 +272,14 @@ func runUDPStream(ctx context.Context, dd net.Dialer, addr string, spec Spec, re
 func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Result, m *meter) (time.Duration, error) {
 	req, resp := make([]byte, spec.Request), make([]byte, max(spec.Response, 1<<16))
 	var h hist.Histogram
-	var c net.Conn
-	var err error
+	var s rrSock
 	if spec.Test != TCPCRR {
 		network := "tcp"
 		if spec.Test == UDPRR {
 			network = "udp"
 		}
-		if c, err = dd.DialContext(ctx, network, addr); err != nil {
+		c, err := dd.DialContext(ctx, network, addr)
+		if err != nil {
 			return 0, fmt.Errorf("data connection: %w", err)
 		}
 		defer c.Close()
@@ -287,8 +287,18 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 			tc.SetNoDelay(spec.NoDelay)
 		}
 		res.LocalSockBuf.Send, res.LocalSockBuf.Recv = sockbufs(c.(syscall.Conn))
+		if s, err = rrSocket(c); err != nil {
+			return 0, fmt.Errorf("data connection: %w", err)
+		}
+		defer s.Close()
 	}
 	timeout := 200 * time.Millisecond // UDP_RR: a lost datagram costs this, then the test goes on
+	switch spec.Test {
+	case TCPRR:
+		s.SetTimeout(30 * time.Second)
+	case UDPRR:
+		s.SetTimeout(timeout)
+	}
 	start := time.Now()
 	end := start.Add(spec.Duration)
 	var seq uint64
@@ -315,11 +325,10 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 				return time.Since(start), err
 			}
 		case TCPRR:
-			c.SetDeadline(t0.Add(30 * time.Second))
-			if _, err := c.Write(req); err != nil {
+			if _, err := s.Write(req); err != nil {
 				return time.Since(start), err
 			}
-			if _, err := io.ReadFull(c, resp[:spec.Response]); err != nil {
+			if _, err := io.ReadFull(s, resp[:spec.Response]); err != nil {
 				return time.Since(start), err
 			}
 		case UDPRR:
@@ -327,10 +336,10 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 			if len(req) >= 8 {
 				binary.BigEndian.PutUint64(req, seq)
 			}
-			if _, err := c.Write(req); err != nil {
+			if _, err := s.Write(req); err != nil {
 				return time.Since(start), err
 			}
-			if !awaitResponse(c, resp, seq, spec, t0.Add(timeout)) {
+			if !awaitResponse(s, resp, seq, spec, t0.Add(timeout)) {
 				res.Timeouts++
 				continue
 			}
@@ -339,24 +348,30 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 		res.Transactions++
 		m.n.Add(1)
 		if spec.Test == UDPRR && h.Count() >= 20 {
-			timeout = min(max(50*time.Millisecond, 8*h.Quantile(0.99)), 2*time.Second)
+			if t := min(max(50*time.Millisecond, 8*h.Quantile(0.99)), 2*time.Second); t != timeout {
+				timeout = t
+				s.SetTimeout(timeout)
+			}
 		}
 	}
 	return time.Since(start), nil
 }
 
 // awaitResponse reads UDP_RR responses until the one for seq arrives or the
-// deadline passes; stale responses to timed-out requests are skipped when
-// the sizes leave room for the sequence number.
-func awaitResponse(c net.Conn, buf []byte, seq uint64, spec Spec, deadline time.Time) bool {
-	c.SetReadDeadline(deadline)
+// deadline passes (each read is bounded by the socket's timeout, the
+// deadline's distance from the request); stale responses to timed-out
+// requests are skipped when the sizes leave room for the sequence number.
+func awaitResponse(s rrSock, buf []byte, seq uint64, spec Spec, deadline time.Time) bool {
 	for {
-		n, err := c.Read(buf)
+		n, err := s.Read(buf)
 		if err != nil {
 			return false
 		}
 		if n < 8 || spec.Request < 8 || binary.BigEndian.Uint64(buf) == seq {
 			return true
+		}
+		if time.Now().After(deadline) {
+			return false
 		}
 	}
 }

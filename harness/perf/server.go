@@ -189,18 +189,23 @@ func tcpEcho(ln net.Listener, limit time.Time, spec Spec, perConn bool, finished
 	go func() { <-finished; stop.Store(true); ln.Close() }()
 	req, resp := make([]byte, spec.Request), make([]byte, spec.Response)
 	serve := func(c net.Conn) error {
-		c.SetDeadline(limit)
 		if spec.NoDelay {
 			c.(*net.TCPConn).SetNoDelay(true)
 		}
+		s, err := rrSocket(c)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		s.SetTimeout(time.Until(limit))
 		for {
-			if _, err := io.ReadFull(c, req); err != nil {
+			if _, err := io.ReadFull(s, req); err != nil {
 				if errors.Is(err, io.EOF) {
 					return nil
 				}
 				return err
 			}
-			if _, err := c.Write(resp); err != nil {
+			if _, err := s.Write(resp); err != nil {
 				return err
 			}
 			rep.Messages++
@@ -283,24 +288,42 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 
 // udpEcho answers each request datagram with a response datagram, echoing
 // the request's first 8 bytes (its sequence number) when both have room.
+// After the first request it answers only that client, on a socket
+// connected to it.
 func udpEcho(pc net.PacketConn, limit time.Time, spec Spec, finished <-chan done) serverReport {
 	var rep serverReport
 	var stop atomic.Bool
-	go func() { <-finished; stop.Store(true); pc.SetReadDeadline(time.Now()) }()
 	req, resp := make([]byte, 1<<16), make([]byte, spec.Response)
-	pc.SetReadDeadline(limit)
-	for !stop.Load() {
-		n, from, err := pc.ReadFrom(req)
-		if err != nil {
-			break
-		}
+	answer := func(n int, reply func([]byte) (int, error)) {
 		if n >= 8 && len(resp) >= 8 {
 			copy(resp, req[:8])
 		}
-		if _, err := pc.WriteTo(resp, from); err == nil {
+		if _, err := reply(resp); err == nil {
 			rep.Messages++
 			rep.Bytes += uint64(n + len(resp))
 		}
+	}
+	go func() { <-finished; stop.Store(true); pc.SetReadDeadline(time.Now()) }()
+	pc.SetReadDeadline(limit)
+	n, from, err := pc.ReadFrom(req)
+	if err != nil || stop.Load() {
+		return rep
+	}
+	answer(n, func(b []byte) (int, error) { return pc.WriteTo(b, from) })
+	s, err := rrPacketSocket(pc, from)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	defer s.Close()
+	go func() { <-finished; s.Interrupt() }()
+	s.SetTimeout(time.Until(limit))
+	for !stop.Load() {
+		n, err := s.Read(req)
+		if err != nil || stop.Load() {
+			break
+		}
+		answer(n, s.Write)
 	}
 	return rep
 }
