@@ -347,7 +347,7 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 // of the model's 10 ms (the delay each way; serialization is in both).
 // What it adds beyond that is the hosts waking after each 10 ms idle spell:
 // a halted vCPU here takes tens of microseconds to run the woken thread
-// (1.009-1.010 of the model; 1.007 with yielding spinners keeping both
+// (1.010-1.019 of the model in six runs; 1.007 with yielding spinners keeping both
 // vCPUs awake, which a lab must not do). The emulator's own part is pinned
 // too: releases within microseconds of their model time.
 func TestRRDelay(t *testing.T) {

@@ -61,13 +61,12 @@ func dupBlocking(c syscall.Conn, stream bool) (rrSock, error) {
 		return nil, err
 	}
 	fd, derr := -1, error(nil)
-	if err := raw.Control(func(f uintptr) { fd, derr = unix.Dup(int(f)) }); err != nil {
+	if err := raw.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
 		return nil, err
 	}
 	if derr != nil {
-		return nil, os.NewSyscallError("dup", derr)
+		return nil, os.NewSyscallError("fcntl", derr)
 	}
-	unix.CloseOnExec(fd)
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("fcntl", err)
