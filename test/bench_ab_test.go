@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 )
 
@@ -136,10 +135,6 @@ func TestLatencyAB(t *testing.T) {
 	builds, rounds := abBuilds(t, before, 2)
 	veth := vethPair(t)
 	veth.exec("h1", "ping", "-c", "1", "10.9.0.2")
-	hop := func(n int) time.Duration {
-		total, gap := emulator.Ethernet{}.WireBytes(n)
-		return time.Duration(total-gap) * 80 * time.Nanosecond
-	}
 	c := oc3(t, atm.AAL5, 200, "udp")
 	var rows []string
 	for round := range rounds {
@@ -165,14 +160,13 @@ func TestLatencyAB(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			er := rrRate(t, sw, "10.0.0.2", "TCP_RR")
 			sw.stop()
-			d := up(t, strings.Replace(strings.ReplaceAll(pairLab, "RATE", "100M"), `      ethernet: {rate: 100M}`, `      ethernet: {rate: 100M}
-      impair: {delay: 5ms}`, 1))
+			d := up(t, delayLab)
 			d.start("h2", atmlab, "perf", "server")
 			time.Sleep(300 * time.Millisecond)
 			dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
 			st = d.stats().Loop
 			d.stop()
-			rows = append(rows, fmt.Sprintf("%s ping, 100M switch    %+.1f µs over veth %.1f + model  (TCP_RR %.0f/s)", tag, us(ep-vp-4*hop(98)), us(vp), er))
+			rows = append(rows, fmt.Sprintf("%s ping, 100M switch    %+.1f µs over veth %.1f + model  (TCP_RR %.0f/s)", tag, us(ep-vp-4*hop100M(98)), us(vp), er))
 			rows = append(rows, fmt.Sprintf("%s TCP_RR, delay 5ms    %.4f of the model's 10 ms  (lateness p50 %v p99 %v)", tag, (1/dr-1/er)/10e-3, st.Lateness.P50, st.Lateness.P99))
 		}
 	}

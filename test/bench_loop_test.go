@@ -34,12 +34,6 @@ func TestBenchLoop(t *testing.T) {
 	requireRoot(t, "iperf3", "ping")
 	var rows [][]string
 	row := func(cells ...string) { rows = append(rows, cells) }
-	// hop is the model's time for a frame of n octets to cross one 100M
-	// hop: its last bit, FCS and preamble included (the gap trails it).
-	hop := func(n int) time.Duration {
-		total, gap := emulator.Ethernet{}.WireBytes(n)
-		return time.Duration(total-gap) * 80 * time.Nanosecond
-	}
 
 	// The floor: the same measurements through a bare TAP-to-TAP relay
 	// (test/relay), first spinning, then sleeping in read, each alone on
@@ -60,7 +54,7 @@ func TestBenchLoop(t *testing.T) {
 
 	// ping: 56-byte data, 98-byte frames, four hops a round trip.
 	vp, ep := pingRTT(t, veth, "10.9.0.2"), pingRTT(t, sw, "10.0.0.2")
-	model := 4 * hop(98)
+	model := 4 * hop100M(98)
 	row("added RTT, ping through a 100M switch (median of 200)", fmt.Sprintf("%.1f µs", us(ep)),
 		fmt.Sprintf("veth %.1f µs, bare relay %.1f µs (sleeping %.1f), + model %.1f µs", us(vp), us(spin.ping), us(block.ping), us(model)),
 		fmt.Sprintf("%+.1f µs (relay %+.1f)", us(ep-vp-model), us(spin.ping-vp)))
@@ -72,7 +66,7 @@ func TestBenchLoop(t *testing.T) {
 		r.start("h2", atmlab, "perf", "server")
 	}
 	time.Sleep(300 * time.Millisecond)
-	scale := func(rate float64, frame int) float64 { return 1 / (1/rate + (4 * hop(frame)).Seconds()) }
+	scale := func(rate float64, frame int) float64 { return 1 / (1/rate + (4 * hop100M(frame)).Seconds()) }
 	vr, er := rrRate(t, veth, "10.9.0.2", "TCP_RR"), rrRate(t, sw, "10.0.0.2", "TCP_RR")
 	row("TCP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", er),
 		fmt.Sprintf("veth %.0f/s, bare relay %.0f/s (sleeping %.0f); scaled by the model %.0f/s and %.0f/s", vr, spin.tcpRR, block.tcpRR, scale(vr, 67), scale(spin.tcpRR, 67)),
@@ -87,8 +81,7 @@ func TestBenchLoop(t *testing.T) {
 
 	// TCP_RR over delay: 5ms on h1's link; the path's added time is its
 	// transaction time minus the zero-delay lab's, measured just above.
-	d := up(t, strings.Replace(strings.ReplaceAll(pairLab, "RATE", "100M"), `      ethernet: {rate: 100M}`, `      ethernet: {rate: 100M}
-      impair: {delay: 5ms}`, 1))
+	d := up(t, delayLab)
 	d.start("h2", atmlab, "perf", "server")
 	time.Sleep(300 * time.Millisecond)
 	dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
@@ -234,6 +227,17 @@ func rrRate(t *testing.T, r *running, addr, test string) float64 {
 	t.Logf("%s to %s: %.1f transactions a second after the first", test, addr, v)
 	return median(t, v)
 }
+
+// hop100M is the model's time for a frame of n octets to cross one 100M
+// hop: its last bit, FCS and preamble included (the gap trails it).
+func hop100M(n int) time.Duration {
+	total, gap := emulator.Ethernet{}.WireBytes(n)
+	return time.Duration(total-gap) * 80 * time.Nanosecond
+}
+
+// delayLab is pairLab at 100M with delay: 5ms on h1's link.
+var delayLab = strings.Replace(strings.ReplaceAll(pairLab, "RATE", "100M"), `      ethernet: {rate: 100M}`, `      ethernet: {rate: 100M}
+      impair: {delay: 5ms}`, 1)
 
 // atmPairLab is two hosts through an atm-switch on OC-3c.
 const atmPairLab = `
