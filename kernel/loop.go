@@ -23,7 +23,8 @@ import (
 // epoll on every TAP, a timerfd armed for the next event, and an eventfd for
 // calls from other goroutines. When it wakes it runs every event whose time
 // has passed (at that event's own model time, so departures stay exact),
-// takes frames from TAPs whose NIC has room, and re-arms the timer. It never
+// reads frames from the TAPs into their NICs (through a stage that dates
+// them back when the loop was late: stage.go), and re-arms the timer. It never
 // sleeps per frame and never polls at a fixed period (docs/design.md, modelling rule 2).
 //
 // Model time is wall time since the loop was made; releases to TAPs record
@@ -73,8 +74,6 @@ type Loop struct {
 
 	mu    sync.Mutex // guards calls
 	calls []func()
-
-	resumed []*tap // TAPs whose NIC ring freed up while frames were waiting
 
 	// Owned by the loop goroutine; read them through Do.
 	Lateness    hist.Histogram
@@ -131,8 +130,8 @@ const idleAfter = 200 * time.Microsecond
 type tap struct {
 	fd        int
 	port      *emulator.HostPort
-	readable  bool          // frames may be waiting: epoll is edge-triggered
-	freeAt    time.Duration // when the NIC had room again with frames waiting (0: none)
+	readable  bool  // frames may be waiting: epoll is edge-triggered
+	staged    stage // frames read ahead of the NIC's ring (stage.go)
 	writeErrs uint64
 	close     func() error
 	// vnet: the TAP has IFF_VNET_HDR and offloads on; every frame read
@@ -171,8 +170,8 @@ func NewLoop(s *sched.Scheduler) (*Loop, error) {
 func (l *Loop) Now() time.Duration { return time.Since(l.start) }
 
 // Attach connects a TAP file descriptor (non-blocking) to a host port: the
-// port's Sink writes to the TAP, and the loop reads the TAP whenever the
-// NIC ring has room. closeFn is called when the loop closes. Call before Run.
+// port's Sink writes to the TAP, and the loop reads the TAP whenever its
+// stage or the NIC ring has room. closeFn is called when the loop closes. Call before Run.
 func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) error {
 	t := &tap{fd: fd, port: port, close: closeFn}
 	write := func(f *emulator.Frame) {
@@ -189,10 +188,10 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 		}
 		write(f)
 	}
+	t.staged.admit = l.s.NewTimer(func() { l.read(t) })
 	port.SetOnSpace(func() {
-		if t.readable {
-			t.freeAt = l.s.Now()
-			l.resumed = append(l.resumed, t)
+		if (t.readable || t.staged.len() > 0) && !t.staged.admit.Pending() {
+			t.staged.admit.Reset(l.s.Now()) // as the event that made room
 		}
 	})
 	l.taps[int32(fd)] = t
@@ -320,7 +319,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	now := l.Now()
 	for !l.stopped {
 		l.now = now
-		all := l.runDue(&budget)
+		l.runDue(&budget)
 		for _, ev := range events[:n] {
 			switch int(ev.Fd) {
 			case l.tfd:
@@ -338,15 +337,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			}
 		}
 		n = 0
-		all = all && l.runDue(&budget)
-		for len(l.resumed) > 0 && all {
-			resumed := l.resumed
-			l.resumed = nil
-			for _, t := range resumed {
-				l.read(t)
-			}
-			all = l.runDue(&budget)
-		}
+		l.runDue(&budget)
 		now = l.Now() // ends this pass and begins the next
 		l.settle(now)
 		next, scheduled := l.s.Next()
@@ -442,11 +433,10 @@ func (l *Loop) setIdle(idle bool) {
 const passEvents = 1000
 
 // runDue runs the events due at the pass's clock, at most *budget of
-// them, and reports whether it ran them all.
-func (l *Loop) runDue(budget *int) bool {
-	ran, all := l.s.RunDue(l.now, *budget)
+// them.
+func (l *Loop) runDue(budget *int) {
+	ran, _ := l.s.RunDue(l.now, *budget)
 	*budget -= ran
-	return all
 }
 
 // earlyWake is how long before an event the loop asks to be woken, then
@@ -471,39 +461,60 @@ func (l *Loop) runCalls() {
 	}
 }
 
-// read takes frames from a TAP while its NIC ring has room. When the ring
-// is full it stops and leaves the rest in the kernel's queues; the NIC's
-// OnSpace brings it back. Only a read that finds the TAP empty clears
-// readable, as edge-triggered epoll requires.
+// read takes frames from a TAP into its stage while the stage has room,
+// then moves staged frames into the NIC ring while the ring has room (see
+// stage). When both are full it leaves the rest in the kernel's queues;
+// the NIC's OnSpace brings it back. Only a read that finds the TAP empty
+// clears readable, as edge-triggered epoll requires.
 func (l *Loop) read(t *tap) {
-	for t.readable && t.port.CanAccept() {
-		f, short, again := l.rd.read(t.fd, t.vnet)
-		if f == nil {
-			t.readable = again
+	for {
+		for t.readable && !t.staged.full() {
+			f, short, again := l.rd.read(t.fd, t.vnet)
+			if f == nil {
+				t.readable = again
+				break
+			}
+			l.lastBusy = l.now
+			l.nextID++
+			f.ID, f.Born = l.nextID, l.now
+			if t.vnet && !l.planSuper(t, f, short) {
+				continue
+			}
+			t.staged.push(f)
+		}
+		if !l.admit(t) || !t.readable {
 			return
 		}
-		l.lastBusy = l.now
-		born := l.s.Now()
-		if t.freeAt > 0 {
-			born, t.freeAt = min(born, t.freeAt), 0 // it waited while the loop was late
-		}
-		l.nextID++
-		f.ID, f.Born = l.nextID, born
-		if t.vnet {
-			l.readSuper(t, f, short)
-			continue
-		}
-		t.port.Input(f)
 	}
+}
+
+// admit moves staged frames into the NIC ring, each at the model time the
+// ring had room or at the pass that read it, whichever is later, and
+// reports whether the stage has room for more.
+func (l *Loop) admit(t *tap) bool {
+	for t.staged.len() > 0 && t.port.CanAccept() {
+		f := t.staged.peek()
+		if f.Born > l.s.Now() { // read at a pass the model has not reached
+			t.staged.admit.Reset(f.Born)
+			break
+		}
+		t.staged.pop()
+		if t.vnet {
+			t.port.InputSuper(f)
+		} else {
+			t.port.Input(f)
+		}
+	}
+	return !t.staged.full()
 }
 
 var errShortVNet = errors.New("read shorter than its virtio_net_hdr")
 
-// readSuper hands a frame read with its VNetHdr to the NIC whole: a
+// planSuper decodes the VNetHdr read with f and plans its cut: a
 // super-frame travels the models as a train and is cut into wire frames
 // only where one must exist (emulator.HostPort.InputSuper). One that
-// cannot be cut is dropped and counted.
-func (l *Loop) readSuper(t *tap, f *emulator.Frame, short bool) {
+// cannot be cut is dropped, counted, and planSuper returns false.
+func (l *Loop) planSuper(t *tap, f *emulator.Frame, short bool) bool {
 	h, err := emulator.DecodeVNetHdr(l.rd.hdr[:])
 	if short {
 		err = errShortVNet
@@ -515,14 +526,14 @@ func (l *Loop) readSuper(t *tap, f *emulator.Frame, short bool) {
 	if err != nil {
 		t.gsoErrors++
 		f.Release()
-		return
+		return false
 	}
 	if sp.Segs > 1 {
 		t.supers++
 		t.superSegs += uint64(sp.Segs)
 	}
 	f.GSO = sp
-	t.port.InputSuper(f)
+	return true
 }
 
 // Stats returns the loop's health; call it on the loop goroutine.
