@@ -149,6 +149,7 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) er
 type wire struct {
 	rate     units.BitRate
 	stab     func(mtu int) []string
+	overhead int // octets stab adds to every frame
 	perFrame int // octets the size table adds to a frame beyond its wire overhead (a CPU's per-packet cost)
 	// billed, when set, is the wire octets of a TAP frame of n octets,
 	// which a size table filled through netlink bills exactly (stab.go);
@@ -178,7 +179,7 @@ func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	overhead := int(c.PerPacket.Seconds() * float64(copyRate) / 8) // octets copied in that time
 	cpu := wire{rate: copyRate, stab: func(int) []string {
 		return []string{"overhead", strconv.Itoa(overhead), "mpu", "1"} // tc refuses a table that changes nothing
-	}, perFrame: overhead}
+	}, overhead: overhead, perFrame: overhead}
 	n := lab.Node(e.Node).Interface(e.Port).MTU + emulator.EtherHeader
 	frame, onLink := float64(n), float64(n+wireOverhead)
 	if link.billed != nil {
@@ -190,6 +191,48 @@ func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 	return link
 }
 
+// bucket is the token bucket pushback puts in front of a host's TAP, as
+// the loop needs it to date frames back (stage.go).
+type bucket struct {
+	rate  units.BitRate
+	burst int             // octets
+	cost  func(n int) int // octets billed for a TAP frame of n octets, or fewer
+}
+
+// bucket returns the token bucket pushback makes for w. It holds 2 ms of
+// line rate, and at least 8 frames, so that when its own timer fires late
+// the host catches up instead of losing the time. At 10M, 2 ms is under
+// two frames: with two, the host's seconds read up to 3 % short here and a
+// CI run's UDP at 10M up to 9 % (the sender's own intervals fell, so the
+// bucket, not the emulator, lost the time). It is no bigger because a
+// burst after idle counts in netperf's figures: UDP_STREAM divides what
+// was received by the sender's time (a 64-frame bucket read a 3 s point
+// at OC-3c, MTU 9180, 1.1 % above its ceiling).
+func (w wire) bucket(mtu int) bucket {
+	return bucket{
+		rate:  w.rate,
+		burst: max(bucketFrames*w.frame(mtu), int(int64(w.rate)/8/500)),
+		cost:  w.octets,
+	}
+}
+
+// frame is a full-sized frame's octets as the size table counts them.
+func (w wire) frame(mtu int) int {
+	if w.billed != nil {
+		return w.billed(mtu + emulator.EtherHeader)
+	}
+	return mtu + emulator.EtherHeader + wireOverhead + w.perFrame
+}
+
+// octets is what the bucket bills for a TAP frame of n octets, or a little
+// less: Ethernet's minimum frame is left out.
+func (w wire) octets(n int) int {
+	if w.billed != nil {
+		return w.billed(n)
+	}
+	return n + w.overhead
+}
+
 // linkWire is the billing of the link itself.
 func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 	l := lab.LinkOf(e)
@@ -198,7 +241,7 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 		dir = l.BA
 	}
 	if l.ATM == nil {
-		return wire{rate: dir.Rate, stab: func(int) []string {
+		return wire{rate: dir.Rate, overhead: wireOverhead, stab: func(int) []string {
 			return []string{"overhead", strconv.Itoa(wireOverhead), "mpu", strconv.Itoa(wireMinimum)}
 		}}
 	}
@@ -226,20 +269,7 @@ func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
 // super-frames (offload): then a size table that bills each super-frame as
 // its segments follows (setGSOStab).
 func pushback(ns, dev string, mtu int, w wire, offload bool) error {
-	frame := mtu + emulator.EtherHeader + wireOverhead + w.perFrame // as the size table counts it
-	if w.billed != nil {
-		frame = w.billed(mtu + emulator.EtherHeader)
-	}
-	// The bucket holds 2 ms of line rate, and at least 8 frames, so that
-	// when its own timer fires late the host catches up instead of losing
-	// the time. At 10M, 2 ms is under two frames: with two, the host's
-	// seconds read up to 3 % short here and a CI run's UDP at 10M up to
-	// 9 % (the sender's own intervals fell, so the bucket, not the
-	// emulator, lost the time). It is no bigger because a burst
-	// after idle counts in netperf's figures: UDP_STREAM divides what was
-	// received by the sender's time (a 64-frame bucket read a 3 s point at
-	// OC-3c, MTU 9180, 1.1 % above its ceiling).
-	burst := max(bucketFrames*frame, int(int64(w.rate)/8/500))
+	frame, burst := w.frame(mtu), w.bucket(mtu).burst
 	seg := "off"
 	if offload {
 		seg = "on"

@@ -129,6 +129,11 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, iface := range node.Interfaces {
+			e := topologies.Endpoint{Node: node.Name, Port: iface.Name}
+			b := wireOf(lab, e).bucket(iface.MTU)
+			loop.setBucket(network.Hosts[node.Name+":"+iface.Name], &b)
+		}
 	}
 	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {
 		return nil, err

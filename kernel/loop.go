@@ -30,11 +30,12 @@ import (
 // Model time is wall time since the loop was made; releases to TAPs record
 // how late they were in Lateness.
 //
-// The loop works in passes, each at one reading of the clock: it runs the
-// events due then, reads the TAPs epoll named, and runs what that made due.
-// When the next event is already due after a pass, the next pass starts at
-// once, without asking epoll (at most passEvents events run between two
-// polls); the loop polls only when nothing is due yet.
+// The loop works in passes, each at one reading of the clock: it reads the
+// TAPs epoll named, runs the events due then (the frames' among them), and
+// serves calls. When the next event is already due after a pass, the next
+// pass starts at once, without asking epoll (at most passEvents events run
+// between two polls, and a pass that took longer than longPass asks); the
+// loop polls only when nothing is due yet.
 type Loop struct {
 	// Spin is the longest wait the loop busy-polls instead of sleeping: a
 	// timerfd wakes tens of microseconds late here (docs/reference.md §9),
@@ -128,12 +129,16 @@ const idleAfter = 200 * time.Microsecond
 
 // tap is a TAP device attached to a host NIC model.
 type tap struct {
-	fd        int
-	port      *emulator.HostPort
-	readable  bool  // frames may be waiting: epoll is edge-triggered
-	staged    stage // frames read ahead of the NIC's ring (stage.go)
-	writeErrs uint64
-	close     func() error
+	fd       int
+	port     *emulator.HostPort
+	readable bool  // frames may be waiting: epoll is edge-triggered
+	staged   stage // frames read ahead of the NIC's ring (stage.go)
+	// bucket is the host's token bucket in front of the TAP, which dates
+	// frames back (stage.dateBack), from bucketFrom on; nil: none known.
+	bucket     *bucket
+	bucketFrom time.Duration
+	writeErrs  uint64
+	close      func() error
 	// vnet: the TAP has IFF_VNET_HDR and offloads on; every frame read
 	// or written carries an emulator.VNetHdr first.
 	vnet      bool
@@ -196,6 +201,17 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	})
 	l.taps[int32(fd)] = t
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)})
+}
+
+// setBucket tells the loop the token bucket in front of port's TAP (nil:
+// none, or about to change), from now on. Call it on the loop goroutine,
+// or before Run.
+func (l *Loop) setBucket(port *emulator.HostPort, b *bucket) {
+	for _, t := range l.taps {
+		if t.port == port && !t.vnet {
+			t.bucket, t.bucketFrom = b, l.Now()
+		}
+	}
 }
 
 // AttachVNet is Attach for a TAP opened with IFF_VNET_HDR and offloads:
@@ -318,8 +334,12 @@ func (l *Loop) Run(ctx context.Context) error {
 	n, budget := 0, passEvents
 	now := l.Now()
 	for !l.stopped {
+		// The pass reads the TAPs epoll named before it runs what is due,
+		// so that frames that came while the loop was off its core are
+		// staged (and dated back) before the model catches up past them.
+		// Calls see the model caught up.
 		l.now = now
-		l.runDue(&budget)
+		calls := false
 		for _, ev := range events[:n] {
 			switch int(ev.Fd) {
 			case l.tfd:
@@ -328,7 +348,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			case l.efd:
 				var b [8]byte
 				unix.Read(l.efd, b[:])
-				l.runCalls()
+				calls = true
 			default:
 				if t := l.taps[ev.Fd]; t != nil {
 					t.readable = true
@@ -338,6 +358,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		n = 0
 		l.runDue(&budget)
+		if calls {
+			l.runCalls()
+			l.runDue(&budget)
+		}
 		now = l.Now() // ends this pass and begins the next
 		l.settle(now)
 		next, scheduled := l.s.Next()
@@ -345,7 +369,17 @@ func (l *Loop) Run(ctx context.Context) error {
 			break
 		}
 		if scheduled && next <= now && budget > 0 {
-			continue // due already: run it without polling
+			if now-l.now < longPass {
+				continue // due already: run it without polling
+			}
+			// A long pass: the loop lost its core, or worked long. What
+			// came meanwhile is read first (see above).
+			if n, _ = poll(l.epfd, events); n > 0 {
+				now = l.Now()
+			}
+			l.polls++
+			n = max(n, 0)
+			continue
 		}
 		timeout, quiet := -1, false
 		if budget <= 0 {
@@ -428,6 +462,12 @@ func (l *Loop) setIdle(idle bool) {
 	}
 }
 
+// longPass is how long a pass may take before the loop asks epoll,
+// rather than going straight on to the next due event: a host's token
+// bucket holds at least 2 ms of line rate, so frames that came during a
+// shorter pass cannot be dated back (stage.dateBack).
+const longPass = time.Millisecond
+
 // passEvents is the most events the loop runs before it serves epoll
 // again: ~1 ms of work at a microsecond an event.
 const passEvents = 1000
@@ -468,6 +508,7 @@ func (l *Loop) runCalls() {
 // clears readable, as edge-triggered epoll requires.
 func (l *Loop) read(t *tap) {
 	for {
+		read, billed := 0, 0
 		for t.readable && !t.staged.full() {
 			f, short, again := l.rd.read(t.fd, t.vnet)
 			if f == nil {
@@ -481,6 +522,12 @@ func (l *Loop) read(t *tap) {
 				continue
 			}
 			t.staged.push(f)
+			if read++; t.bucket != nil {
+				billed += t.bucket.cost(len(f.Data))
+			}
+		}
+		if t.bucket != nil && billed > t.bucket.burst {
+			t.staged.dateBack(read, l.Now(), max(l.s.Now(), t.bucketFrom), t.bucket)
 		}
 		if !l.admit(t) || !t.readable {
 			return

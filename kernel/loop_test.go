@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -190,6 +191,52 @@ func TestLoopStallKeepsLinkBusy(t *testing.T) {
 		if gap := at[i] - at[i-1]; gap != wire {
 			t.Fatalf("frame %d delivered %v after frame %d, want %v: the link stood idle in the model", i, gap, i-1, wire)
 		}
+	}
+}
+
+// Frames a host sends while the loop is off its core, with the NIC's ring
+// empty, are dated back through the host's token bucket (stage.dateBack):
+// the model's link carries them from the latest time each can have
+// entered the TAP, one wire time apart, and not from the loop's return.
+// Without dating, the first left the link 2 ms (its delay) after the
+// loop came back.
+func TestLoopStallDatesFramesBack(t *testing.T) {
+	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
+	const frames, burst = 64, 8           // the bucket lets 8 frames through at once
+	const wire = 123040 * time.Nanosecond // (1514+24)*8 bits at 100M
+	b := &bucket{rate: 100 * units.Mbps, burst: burst * 1538, cost: func(n int) int { return n + 24 }}
+	var at []time.Duration
+	loop.Query(context.Background(), func() {
+		loop.setBucket(n.Hosts["a:eth0"], b)
+		sink := n.Hosts["b:eth0"].Sink
+		n.Hosts["b:eth0"].Sink = func(f *emulator.Frame) { at = append(at, loop.s.Now()); sink(f) }
+	})
+	var back time.Duration
+	loop.Do(func() { // the host sends while the loop is stalled
+		f := make([]byte, 1514)
+		for range frames {
+			unix.Write(host[0], f)
+		}
+		time.Sleep(20 * time.Millisecond)
+		back = loop.Now()
+	})
+	var got int
+	for deadline := time.Now().Add(5 * time.Second); got < frames; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d frames delivered in 5 s", got, frames)
+		}
+		loop.Query(context.Background(), func() { got = len(at) })
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i] - at[i-1]; gap != wire {
+			t.Fatalf("frame %d delivered %v after frame %d, want %v: the link stood idle in the model", i, gap, i-1, wire)
+		}
+	}
+	// Frame 0 entered by (frames-burst) wire times before the loop finished
+	// reading, which it did within a few hundred microseconds of coming back.
+	const delay = 2 * time.Millisecond
+	if early := back + wire + delay - at[0]; early < 3*time.Millisecond {
+		t.Fatalf("frame 0 left %v before the loop's return would have sent it, want %v less a few hundred µs", early, (frames-burst)*wire-bucketSlack)
 	}
 }
 

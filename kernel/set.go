@@ -36,9 +36,13 @@ func (k *Lab) Set(ctx context.Context, endpoint, direction string, c topologies.
 		if a.After.Rate == a.Before.Rate || k.Lab.Node(a.From.Node).Kind != topologies.KindHost {
 			continue
 		}
-		if err := retune(k.Lab, a.From, a.After.Rate); err != nil {
+		port := k.Net.Hosts[a.From.Node+":"+a.From.Port]
+		k.Loop.Query(ctx, func() { k.Loop.setBucket(port, nil) }) // the old bucket no longer dates frames
+		b, err := retune(k.Lab, a.From, a.After.Rate)
+		if err != nil {
 			return rec, err
 		}
+		k.Loop.Query(ctx, func() { k.Loop.setBucket(port, &b) })
 	}
 	if k.Events != nil {
 		fmt.Fprintf(k.Events, "lab %s %s\n", k.Lab.Name, rec)
@@ -46,8 +50,9 @@ func (k *Lab) Set(ctx context.Context, endpoint, direction string, c topologies.
 	return rec, nil
 }
 
-// retune changes a host interface's token bucket to its link's new rate.
-func retune(lab *topologies.Lab, e topologies.Endpoint, rate units.BitRate) error {
+// retune changes a host interface's token bucket to its link's new rate,
+// and returns the new bucket.
+func retune(lab *topologies.Lab, e topologies.Endpoint, rate units.BitRate) (bucket, error) {
 	l := lab.LinkOf(e)
 	nl := *l
 	if nl.A == e {
@@ -60,7 +65,8 @@ func retune(lab *topologies.Lab, e topologies.Endpoint, rate units.BitRate) erro
 	changed.Links[slices.Index(lab.Links, l)] = &nl
 	// tc qdisc replace of the same tbf changes it in place, keeping the
 	// packets it holds.
-	return pushback(lab.Namespace(e.Node), e.Port, lab.Node(e.Node).Interface(e.Port).MTU, wireOf(&changed, e), offloads(lab, e))
+	mtu, w := lab.Node(e.Node).Interface(e.Port).MTU, wireOf(&changed, e)
+	return w.bucket(mtu), pushback(lab.Namespace(e.Node), e.Port, mtu, w, offloads(lab, e))
 }
 
 // Changes returns the lab's run-time changes so far, oldest first.

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"time"
+
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 )
@@ -16,10 +18,13 @@ import (
 // (the hosts' threads preempt it; lateness p99 0.3-5 ms, at most 18 ms, at
 // OC-3c), the ring drained in model time meanwhile, and the link stood
 // idle in the model for the rest of the stall although the frames were
-// there: a sender that kept the ring full read up to 1.3 % short. The
-// kernel gives no time for when a frame entered the TAP, so only frames
-// already read can be dated back; the stage keeps enough of them to
-// bridge such stalls.
+// there: a sender that kept the ring full read up to 1.3 % short.
+//
+// The kernel gives no time for when a frame entered the TAP, but the
+// host's token bucket (pushback) bounds it: frames read in one go after a
+// stall are dated back to the latest time each can have been there
+// (dateBack), so the link stays busy in the model even when the stall
+// began with the ring empty.
 type stage struct {
 	frames [stageFrames]*emulator.Frame // a ring: n of them from head, oldest first
 	head   int
@@ -56,3 +61,34 @@ func (s *stage) pop() *emulator.Frame {
 	s.bytes -= len(f.Data)
 	return f
 }
+
+// dateBack moves the stamps of the last k staged frames, read in one go
+// that ended at end, back to the latest time each can have entered the
+// TAP. The bucket lets at most burst + rate·Δ octets through in any Δ, so
+// a frame that the batch's last S billed octets (itself included) began
+// was in the TAP by end − (S − burst)/rate, plus bucketSlack. No stamp
+// moves before floor, nor before the frame staged ahead of it.
+func (s *stage) dateBack(k int, end, floor time.Duration, b *bucket) {
+	if s.n > k {
+		floor = max(floor, s.frames[(s.head+s.n-k-1)%stageFrames].Born)
+	}
+	billed := 0
+	for i := s.n - 1; i >= s.n-k; i-- {
+		f := s.frames[(s.head+i)%stageFrames]
+		if billed += b.cost(len(f.Data)); billed <= b.burst {
+			continue
+		}
+		by := end - b.rate.TxTime(8*int64(billed-b.burst)) + bucketSlack
+		if by <= floor {
+			by = floor
+		}
+		if by < f.Born {
+			f.Born = by
+		}
+	}
+}
+
+// bucketSlack covers the bucket's own rounding (its clock runs in 64-ns
+// ticks) and the moment between the qdisc letting a frame go and the TAP
+// taking it.
+const bucketSlack = 20 * time.Microsecond
