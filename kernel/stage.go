@@ -33,12 +33,13 @@ type stage struct {
 	admit  *sched.Timer // moves frames on when the ring has room or a frame's pass comes
 }
 
-// Limits of a stage: with the NIC's ring (an ATM adapter's 64 PDUs) they
-// bridge a stall of ~10 ms at OC-3c and ~8 ms at 1G; super-frames count
-// their bytes, so a stage holds at most ~16 of them.
+// Limits of a stage: as many frames as the TAP's own ring (tapRing), so
+// that one read can take all a stall left there and date it back as one
+// batch, and 4 MiB: ~200 ms at OC-3c, 33 ms at 1G (super-frames count their
+// bytes, so a stage holds at most ~64 of them).
 const (
-	stageFrames = 512
-	stageBytes  = 1 << 20
+	stageFrames = tapRing
+	stageBytes  = 4 << 20
 )
 
 func (s *stage) len() int { return s.n }
