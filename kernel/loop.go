@@ -90,6 +90,7 @@ type Loop struct {
 	idleCPU     time.Duration // CPU time spent polling idle
 	idleSpells  uint64        // times it began polling idle
 	polls       uint64        // epoll waits
+	longPolls   uint64        // of them, polls after a pass longer than longPass with events due
 	rd          reader        // reads frames into pooled ones
 	cpuStart    time.Duration
 	wallStart   time.Time
@@ -203,14 +204,22 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)})
 }
 
+// tapOf returns port's TAP, or nil.
+func (l *Loop) tapOf(port *emulator.HostPort) *tap {
+	for _, t := range l.taps {
+		if t.port == port {
+			return t
+		}
+	}
+	return nil
+}
+
 // setBucket tells the loop the token bucket in front of port's TAP (nil:
 // none, or about to change), from now on. Call it on the loop goroutine,
 // or before Run.
 func (l *Loop) setBucket(port *emulator.HostPort, b *bucket) {
-	for _, t := range l.taps {
-		if t.port == port && !t.vnet {
-			t.bucket, t.bucketFrom = b, l.Now()
-		}
+	if t := l.tapOf(port); t != nil && !t.vnet {
+		t.bucket, t.bucketFrom = b, l.Now()
 	}
 }
 
@@ -378,6 +387,7 @@ func (l *Loop) Run(ctx context.Context) error {
 				now = l.Now()
 			}
 			l.polls++
+			l.longPolls++
 			n = max(n, 0)
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,40 +156,32 @@ func TestLoopPushback(t *testing.T) {
 // model throughout (every departure 123.04 µs, one 1514-octet frame at
 // 100M, after the last) and the stall shows only as release lateness.
 // Frames left in the TAP instead entered at the loop's return, and the
-// link stood idle in the model for the rest of the stall.
+// link stood idle in the model for the rest of the stall. The frames are
+// written and read on the loop's goroutine, so that neither a slow writer
+// nor a loop that loses its core elsewhere changes what is tested.
 func TestLoopStallKeepsLinkBusy(t *testing.T) {
 	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
-	const frames = 300 // 37 ms at 100M: more than the 64-frame ring, fewer than ring and stage
-	var at []time.Duration
+	const wire = 123040 * time.Nanosecond // (1514+24)*8 bits at 100M
+	at := recordDeliveries(loop, n.Hosts["b:eth0"])
+	var frames int
 	loop.Query(context.Background(), func() {
-		sink := n.Hosts["b:eth0"].Sink
-		n.Hosts["b:eth0"].Sink = func(f *emulator.Frame) { at = append(at, loop.s.Now()); sink(f) }
+		frames = writeFrames(host[0], 90) // 11 ms at 100M, more than the 64-frame ring
+		tp := loop.tapOf(n.Hosts["a:eth0"])
+		tp.readable = true
+		loop.read(tp)
+		time.Sleep(20 * time.Millisecond) // the ring (7.9 ms) and the stage drain meanwhile
 	})
-	go func() {
-		f := make([]byte, 1514)
-		for range frames {
-			unix.Write(host[0], f)
-		}
-	}()
-	time.Sleep(5 * time.Millisecond)
-	loop.Do(func() { time.Sleep(20 * time.Millisecond) }) // the ring (7.9 ms) drains meanwhile
-	// Deliveries are counted in the model, not read from b's end: the burst
-	// a stall releases may overflow the socket, and that is not under test.
-	var got int
-	for deadline := time.Now().Add(5 * time.Second); got < frames; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d frames delivered in 5 s", got, frames)
-		}
-		loop.Query(context.Background(), func() { got = len(at) })
+	if frames <= 64 {
+		t.Fatalf("the socket took %d frames: too few to fill the ring", frames)
 	}
+	deliveries := awaitDeliveries(t, loop, at, frames)
 	var late time.Duration
 	loop.Query(context.Background(), func() { late = loop.Lateness.Max() })
 	if late < 5*time.Millisecond {
 		t.Fatalf("release lateness at most %v: the loop never stalled, the test proves nothing", late)
 	}
-	const wire = 123040 * time.Nanosecond // (1514+24)*8 bits at 100M
-	for i := 1; i < len(at); i++ {
-		if gap := at[i] - at[i-1]; gap != wire {
+	for i := 1; i < len(deliveries); i++ {
+		if gap := deliveries[i] - deliveries[i-1]; gap != wire {
 			t.Fatalf("frame %d delivered %v after frame %d, want %v: the link stood idle in the model", i, gap, i-1, wire)
 		}
 	}
@@ -198,46 +191,76 @@ func TestLoopStallKeepsLinkBusy(t *testing.T) {
 // empty, are dated back through the host's token bucket (stage.dateBack):
 // the model's link carries them from the latest time each can have
 // entered the TAP, one wire time apart, and not from the loop's return.
-// Without dating, the first left the link 2 ms (its delay) after the
-// loop came back.
+// At 10M with a one-frame burst, 63 of 64 frames date back by up to 77.5
+// ms; without the bucket the first left 2 ms (its delay) after the loop
+// came back.
 func TestLoopStallDatesFramesBack(t *testing.T) {
-	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
-	const frames, burst = 64, 8           // the bucket lets 8 frames through at once
-	const wire = 123040 * time.Nanosecond // (1514+24)*8 bits at 100M
-	b := &bucket{rate: 100 * units.Mbps, burst: burst * 1538, cost: func(n int) int { return n + 24 }}
-	var at []time.Duration
-	loop.Query(context.Background(), func() {
-		loop.setBucket(n.Hosts["a:eth0"], b)
-		sink := n.Hosts["b:eth0"].Sink
-		n.Hosts["b:eth0"].Sink = func(f *emulator.Frame) { at = append(at, loop.s.Now()); sink(f) }
-	})
+	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("10M"))))
+	const frames, burst = 64, 1
+	const wire = 1230400 * time.Nanosecond // (1514+24)*8 bits at 10M
+	b := &bucket{rate: 10 * units.Mbps, burst: burst * 1538, cost: func(n int) int { return n + 24 }}
+	loop.Query(context.Background(), func() { loop.setBucket(n.Hosts["a:eth0"], b) })
+	at := recordDeliveries(loop, n.Hosts["b:eth0"])
 	var back time.Duration
-	loop.Do(func() { // the host sends while the loop is stalled
-		f := make([]byte, 1514)
-		for range frames {
-			unix.Write(host[0], f)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var sent int
+	loop.Query(context.Background(), func() { // the host sends while the loop is stalled
+		sent = writeFrames(host[0], frames)
+		time.Sleep(100 * time.Millisecond)
 		back = loop.Now()
 	})
-	var got int
-	for deadline := time.Now().Add(5 * time.Second); got < frames; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d frames delivered in 5 s", got, frames)
-		}
-		loop.Query(context.Background(), func() { got = len(at) })
+	if sent != frames {
+		t.Fatalf("the socket took %d of %d frames", sent, frames)
 	}
-	for i := 1; i < len(at); i++ {
-		if gap := at[i] - at[i-1]; gap != wire {
+	deliveries := awaitDeliveries(t, loop, at, frames)
+	for i := 1; i < len(deliveries); i++ {
+		if gap := deliveries[i] - deliveries[i-1]; gap != wire {
 			t.Fatalf("frame %d delivered %v after frame %d, want %v: the link stood idle in the model", i, gap, i-1, wire)
 		}
 	}
-	// Frame 0 entered by (frames-burst) wire times before the loop finished
-	// reading, which it did within a few hundred microseconds of coming back.
+	// Frame 0 entered (frames-burst) wire times, 77.5 ms, before the loop
+	// finished reading, which it did soon after it came back.
 	const delay = 2 * time.Millisecond
-	if early := back + wire + delay - at[0]; early < 3*time.Millisecond {
-		t.Fatalf("frame 0 left %v before the loop's return would have sent it, want %v less a few hundred µs", early, (frames-burst)*wire-bucketSlack)
+	if early := back + wire + delay - deliveries[0]; early < 50*time.Millisecond {
+		t.Fatalf("frame 0 left %v before the loop's return would have sent it, want %v less the time the loop took to read", early, (frames-burst)*wire-bucketSlack)
 	}
+}
+
+// recordDeliveries records the model time of every frame port delivers.
+func recordDeliveries(loop *Loop, port *emulator.HostPort) *[]time.Duration {
+	var at []time.Duration
+	loop.Query(context.Background(), func() {
+		sink := port.Sink
+		port.Sink = func(f *emulator.Frame) { at = append(at, loop.s.Now()); sink(f) }
+	})
+	return &at
+}
+
+// awaitDeliveries waits up to 5 s for n deliveries and returns them.
+// They are counted in the model, not read from the host's end: the burst
+// a stall releases may overflow its socket, and that is not under test.
+func awaitDeliveries(t *testing.T, loop *Loop, at *[]time.Duration, n int) []time.Duration {
+	t.Helper()
+	var got []time.Duration
+	for deadline := time.Now().Add(5 * time.Second); len(got) < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d frames delivered in 5 s", len(got), n)
+		}
+		loop.Query(context.Background(), func() { got = slices.Clone(*at) })
+	}
+	return got
+}
+
+// writeFrames writes up to n frames of 1514 octets to a host's end of a
+// fake TAP without blocking (the loop's goroutine may be the caller, and
+// the loop its reader), and returns how many the socket took.
+func writeFrames(fd, n int) int {
+	f := make([]byte, 1514)
+	for i := range n {
+		if err := unix.Sendto(fd, f, unix.MSG_DONTWAIT, nil); err != nil {
+			return i
+		}
+	}
+	return n
 }
 
 // readRetry reads, retrying when the Go runtime's signals interrupt it.
@@ -380,19 +403,21 @@ topology:
 
 // When the next event is already due as a pass ends, the loop runs it
 // without polling epoll first: a chain of events, each of which returns
-// only after the next one is due, runs with no poll between them.
+// only after the next one is due, runs with no poll between them, but for
+// passes that took longer than longPass (the thread lost its core), after
+// which the loop reads what came meanwhile first.
 func TestLoopRunsDueEventsBackToBack(t *testing.T) {
 	loop, _, _ := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
 	const chain, step = 100, 20 * time.Microsecond
 	done := make(chan uint64, 1)
-	var first uint64
+	var first, firstLong uint64
 	var event func(i int, at time.Duration)
 	event = func(i int, at time.Duration) {
 		switch i {
 		case 0:
-			first = loop.polls
+			first, firstLong = loop.polls, loop.longPolls
 		case chain - 1:
-			done <- loop.polls - first
+			done <- (loop.polls - first) - (loop.longPolls - firstLong)
 			return
 		}
 		next := at + step
@@ -407,7 +432,7 @@ func TestLoopRunsDueEventsBackToBack(t *testing.T) {
 	select {
 	case polls := <-done:
 		if polls != 0 {
-			t.Errorf("%d epoll waits between %d events each due when the last ended: want none", polls, chain)
+			t.Errorf("%d epoll waits between %d events each due when the last ended, after passes shorter than %v: want none", polls, chain, longPass)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the chain of events never ended")
