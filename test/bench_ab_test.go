@@ -27,12 +27,7 @@ import (
 // and DIR/10g-after.prof (one per build's name; atmlab up --cpuprofile). It asserts nothing and
 // runs only with ATMLAB_BENCH=1 and ATMLAB_BEFORE set.
 func TestBenchAB(t *testing.T) {
-	before := os.Getenv("ATMLAB_BEFORE")
-	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
-		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
-	}
-	requireRoot(t, "iperf3")
-	builds, rounds := abBuilds(t, before, 2)
+	builds, rounds := abBuilds(t, 2, "iperf3")
 	var rows [][]string
 	for round := range rounds {
 		for _, build := range builds {
@@ -95,11 +90,17 @@ func TestBenchAB(t *testing.T) {
 // rows, and its binary.
 type build struct{ name, bin string }
 
-// abBuilds returns the builds ATMLAB_BEFORE names (path, or
-// name=path,name=path), then this tree's ("after"), and ATMLAB_ROUNDS
-// (rounds unless set). The benchmark sets atmlab to each build's binary
-// in turn; it is this tree's again when the test ends.
-func abBuilds(t *testing.T, before string, rounds int) ([]build, int) {
+// abBuilds skips the test unless ATMLAB_BENCH=1 and ATMLAB_BEFORE are
+// set, requires root and tools, and returns the builds ATMLAB_BEFORE
+// names (path, or name=path,name=path), then this tree's ("after"), and
+// ATMLAB_ROUNDS (rounds unless set). The benchmark sets atmlab to each
+// build's binary in turn; it is this tree's again when the test ends.
+func abBuilds(t *testing.T, rounds int, tools ...string) ([]build, int) {
+	before := os.Getenv("ATMLAB_BEFORE")
+	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
+	}
+	requireRoot(t, tools...)
 	if n, err := strconv.Atoi(os.Getenv("ATMLAB_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
@@ -127,12 +128,7 @@ func abBuilds(t *testing.T, before string, rounds int) ([]build, int) {
 // 2). It asserts nothing and runs only with ATMLAB_BENCH=1 and
 // ATMLAB_BEFORE set.
 func TestLatencyAB(t *testing.T) {
-	before := os.Getenv("ATMLAB_BEFORE")
-	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
-		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
-	}
-	requireRoot(t, "iperf3", "ping")
-	builds, rounds := abBuilds(t, before, 2)
+	builds, rounds := abBuilds(t, 2, "iperf3", "ping")
 	veth := vethPair(t)
 	veth.exec("h1", "ping", "-c", "1", "10.9.0.2")
 	c := oc3(t, atm.AAL5, 200, "udp")

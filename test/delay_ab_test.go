@@ -24,12 +24,7 @@ import (
 // load under which both builds read them. It asserts nothing and runs
 // only with ATMLAB_BENCH=1 and ATMLAB_BEFORE set.
 func TestDelayAB(t *testing.T) {
-	before := os.Getenv("ATMLAB_BEFORE")
-	if os.Getenv("ATMLAB_BENCH") == "" || before == "" {
-		t.Skip("benchmark: run with ATMLAB_BENCH=1 ATMLAB_BEFORE=/path/to/other/atmlab")
-	}
-	requireRoot(t, "iperf3", "ping")
-	builds, rounds := abBuilds(t, before, 3)
+	builds, rounds := abBuilds(t, 3, "iperf3", "ping")
 	busy, _ := strconv.Atoi(os.Getenv("ATMLAB_BUSY"))
 	var rows []string
 	for round := range rounds {

@@ -27,15 +27,34 @@ type rrSock interface {
 	Close() error
 }
 
-// netSock is an rrSock over Go's net.Conn (where there is no blocking one),
-// or over a PacketConn that answers one peer.
+// netSock is an rrSock over a Go connection, where there is no blocking
+// one: a net.Conn, or a PacketConn that answers one peer (peerConn).
 type netSock struct {
-	c       net.Conn
-	pc      net.PacketConn
-	peer    net.Addr
+	c       conn
 	timeout time.Duration
 	stopped atomic.Bool // Interrupt was called
 }
+
+// conn is what netSock needs of a connection.
+type conn interface {
+	Read(p []byte) (int, error)
+	Write(p []byte) (int, error)
+	SetReadDeadline(t time.Time) error
+	SetWriteDeadline(t time.Time) error
+}
+
+// peerConn is a PacketConn that reads from anyone and writes to peer.
+type peerConn struct {
+	net.PacketConn
+	peer net.Addr
+}
+
+func (c peerConn) Read(p []byte) (int, error) {
+	n, _, err := c.ReadFrom(p)
+	return n, err
+}
+
+func (c peerConn) Write(p []byte) (int, error) { return c.WriteTo(p, c.peer) }
 
 func (s *netSock) deadline() time.Time {
 	if s.timeout == 0 {
@@ -48,20 +67,11 @@ func (s *netSock) Read(p []byte) (int, error) {
 	if s.stopped.Load() {
 		return 0, os.ErrDeadlineExceeded
 	}
-	if s.pc != nil {
-		s.pc.SetReadDeadline(s.deadline())
-		n, _, err := s.pc.ReadFrom(p)
-		return n, err
-	}
 	s.c.SetReadDeadline(s.deadline())
 	return s.c.Read(p)
 }
 
 func (s *netSock) Write(p []byte) (int, error) {
-	if s.pc != nil {
-		s.pc.SetWriteDeadline(s.deadline())
-		return s.pc.WriteTo(p, s.peer)
-	}
 	s.c.SetWriteDeadline(s.deadline())
 	return s.c.Write(p)
 }
@@ -70,11 +80,7 @@ func (s *netSock) SetTimeout(d time.Duration) error { s.timeout = d; return nil 
 
 func (s *netSock) Interrupt() {
 	s.stopped.Store(true)
-	if s.pc != nil {
-		s.pc.SetReadDeadline(time.Now())
-	} else {
-		s.c.SetReadDeadline(time.Now())
-	}
+	s.c.SetReadDeadline(time.Now())
 }
 
 func (s *netSock) Close() error { return nil }

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Both sockets a request/response test can run on (the blocking one where
-// the platform has it, Go's net.Conn elsewhere) time out, wake when
-// interrupted, and see a TCP peer's close as the end.
+// Every socket a request/response test can run on (the blocking one where
+// the platform has it, Go's net.Conn or PacketConn elsewhere) times out,
+// wakes when interrupted, and sees a TCP peer's close as the end.
 func TestRRSock(t *testing.T) {
 	for _, kind := range []struct {
 		name string
@@ -19,6 +19,14 @@ func TestRRSock(t *testing.T) {
 	}{
 		{"platform", rrSocket},
 		{"net.Conn", func(c net.Conn) (rrSock, error) { return &netSock{c: c}, nil }},
+		{"PacketConn to a peer", func(c net.Conn) (rrSock, error) { // c's peer, from a socket of its own
+			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { pc.Close() })
+			return &netSock{c: peerConn{pc, c.RemoteAddr()}}, nil
+		}},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
 			pc, err := net.ListenPacket("udp", "127.0.0.1:0")
