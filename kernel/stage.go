@@ -8,14 +8,16 @@ import (
 )
 
 // A stage holds frames the loop has read from a TAP before the NIC's ring
-// has room for them, each stamped with the pass that read it (Frame.Born).
-// A frame enters the ring at the model time the ring had room, or at its
-// pass if that is later: never before the loop saw it, and never later
-// than a loop that had not lost its core would have let it in.
+// has room for them, each stamped with the pass that read it (Frame.Born),
+// or earlier where the host's token bucket shows it was there earlier
+// (dateBack). A frame enters the ring at the model time the ring had room,
+// or at its stamp if that is later: never before the host can have sent
+// it, and never later than a loop that had not lost its core would have
+// let it in.
 //
 // Without it, frames waited in the TAP and entered the ring at the pass
 // that found room for them. When the loop lost its core for milliseconds
-// (the hosts' threads preempt it; lateness p99 0.3-5 ms, at most 18 ms, at
+// (the hosts' threads preempt it; lateness p99 0.3-5 ms, at most 60 ms, at
 // OC-3c), the ring drained in model time meanwhile, and the link stood
 // idle in the model for the rest of the stall although the frames were
 // there: a sender that kept the ring full read up to 1.3 % short.
