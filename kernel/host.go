@@ -196,6 +196,7 @@ func wireOf(lab *topologies.Lab, e topologies.Endpoint) wire {
 type bucket struct {
 	rate  units.BitRate
 	burst int             // octets
+	frame int             // octets billed for a full-sized frame: no TAP frame costs more
 	cost  func(n int) int // octets billed for a TAP frame of n octets, or fewer
 }
 
@@ -209,19 +210,16 @@ type bucket struct {
 // was received by the sender's time (a 64-frame bucket read a 3 s point
 // at OC-3c, MTU 9180, 1.1 % above its ceiling).
 func (w wire) bucket(mtu int) bucket {
+	frame := mtu + emulator.EtherHeader + wireOverhead + w.perFrame // as the size table counts it
+	if w.billed != nil {
+		frame = w.billed(mtu + emulator.EtherHeader)
+	}
 	return bucket{
 		rate:  w.rate,
-		burst: max(bucketFrames*w.frame(mtu), int(int64(w.rate)/8/500)),
+		burst: max(bucketFrames*frame, int(int64(w.rate)/8/500)),
+		frame: frame,
 		cost:  w.octets,
 	}
-}
-
-// frame is a full-sized frame's octets as the size table counts them.
-func (w wire) frame(mtu int) int {
-	if w.billed != nil {
-		return w.billed(mtu + emulator.EtherHeader)
-	}
-	return mtu + emulator.EtherHeader + wireOverhead + w.perFrame
 }
 
 // octets is what the bucket bills for a TAP frame of n octets, or a little
@@ -269,7 +267,7 @@ func atmBilled(aal atm.AAL, encap cells.Encap) func(n int) int {
 // super-frames (offload): then a size table that bills each super-frame as
 // its segments follows (setGSOStab).
 func pushback(ns, dev string, mtu int, w wire, offload bool) error {
-	frame, burst := w.frame(mtu), w.bucket(mtu).burst
+	b := w.bucket(mtu)
 	seg := "off"
 	if offload {
 		seg = "on"
@@ -278,7 +276,7 @@ func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 	if w.stab != nil {
 		qdisc := append([]string{"tc", "qdisc", "replace", "dev", dev, "root", "stab"}, w.stab(mtu)...)
 		cmds = append(cmds, append(qdisc, "tbf", "rate", strconv.FormatInt(int64(w.rate), 10)+"bit",
-			"burst", strconv.Itoa(burst), "limit", strconv.Itoa(qdiscFrames*frame)))
+			"burst", strconv.Itoa(b.burst), "limit", strconv.Itoa(qdiscFrames*b.frame)))
 	}
 	for _, c := range cmds {
 		args := append([]string{"netns", "exec", ns}, c...)
@@ -294,7 +292,7 @@ func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 		return fmt.Errorf("%s: %w", ns, err)
 	}
 	defer nsh.Close()
-	if err := replaceTBF(nsh, dev, uint64(w.rate), burst, qdiscFrames*frame, newSizeTable(mtu+emulator.EtherHeader, w.billed)); err != nil {
+	if err := replaceTBF(nsh, dev, uint64(w.rate), b.burst, qdiscFrames*b.frame, newSizeTable(mtu+emulator.EtherHeader, w.billed)); err != nil {
 		return fmt.Errorf("%s: %w", ns, err)
 	}
 	return nil

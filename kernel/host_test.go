@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,6 +55,21 @@ topology:
 		}
 		if int64(w.rate) != tc.rate || stab != tc.stab || (w.billed != nil) != (stab == "cells") {
 			t.Errorf("%s: rate %d, stab %q; want %d, %q", tc.host, int64(w.rate), stab, tc.rate, tc.stab)
+		}
+		// The loop's bucket (stage.dateBack) bills a frame as the stab does,
+		// less Ethernet's minimum, and none above a full-sized frame.
+		mtu := lab.Node(tc.host).Interface("eth0").MTU
+		b := w.bucket(mtu)
+		for n := emulator.EtherHeader; n <= mtu+emulator.EtherHeader; n++ {
+			want := n
+			if w.billed != nil {
+				want = w.billed(n)
+			} else if _, err := fmt.Sscanf(stab, "overhead %d", &want); err == nil {
+				want += n
+			}
+			if got := b.cost(n); got != want || got > b.frame {
+				t.Fatalf("%s: a %d-octet frame costs %d, want %d, at most a full frame's %d", tc.host, n, got, want, b.frame)
+			}
 		}
 	}
 }

@@ -123,16 +123,13 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 				ns.Close()
 				return nil, err
 			}
+			b := wireOf(lab, topologies.Endpoint{Node: node.Name, Port: iface.Name}).bucket(iface.MTU) // setupHost gives it to tc
+			loop.setBucket(port, &b)
 		}
 		err = setupHost(lab, node, ns)
 		ns.Close()
 		if err != nil {
 			return nil, err
-		}
-		for _, iface := range node.Interfaces {
-			e := topologies.Endpoint{Node: node.Name, Port: iface.Name}
-			b := wireOf(lab, e).bucket(iface.MTU)
-			loop.setBucket(network.Hosts[node.Name+":"+iface.Name], &b)
 		}
 	}
 	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {

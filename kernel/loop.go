@@ -215,8 +215,8 @@ func (l *Loop) tapOf(port *emulator.HostPort) *tap {
 }
 
 // setBucket tells the loop the token bucket in front of port's TAP (nil:
-// none, or about to change), from now on. Call it on the loop goroutine,
-// or before Run.
+// none, or about to change), from now on; a super-frame TAP's is not used.
+// Call it on the loop goroutine, or before Run.
 func (l *Loop) setBucket(port *emulator.HostPort, b *bucket) {
 	if t := l.tapOf(port); t != nil && !t.vnet {
 		t.bucket, t.bucketFrom = b, l.Now()
@@ -381,15 +381,10 @@ func (l *Loop) Run(ctx context.Context) error {
 			if now-l.now < longPass {
 				continue // due already: run it without polling
 			}
-			// A long pass: the loop lost its core, or worked long. What
-			// came meanwhile is read first (see above).
-			if n, _ = poll(l.epfd, events); n > 0 {
-				now = l.Now()
-			}
-			l.polls++
+			// A long pass: the loop lost its core, or worked long. It
+			// polls without waiting (the event is due), and the next pass
+			// reads what came meanwhile first (see above).
 			l.longPolls++
-			n = max(n, 0)
-			continue
 		}
 		timeout, quiet := -1, false
 		if budget <= 0 {
@@ -518,7 +513,7 @@ func (l *Loop) runCalls() {
 // clears readable, as edge-triggered epoll requires.
 func (l *Loop) read(t *tap) {
 	for {
-		read, billed := 0, 0
+		n := 0 // read in this go
 		for t.readable && !t.staged.full() {
 			f, short, again := l.rd.read(t.fd, t.vnet)
 			if f == nil {
@@ -532,12 +527,10 @@ func (l *Loop) read(t *tap) {
 				continue
 			}
 			t.staged.push(f)
-			if read++; t.bucket != nil {
-				billed += t.bucket.cost(len(f.Data))
-			}
+			n++
 		}
-		if t.bucket != nil && billed > t.bucket.burst {
-			t.staged.dateBack(read, l.Now(), max(l.s.Now(), t.bucketFrom), t.bucket)
+		if b := t.bucket; b != nil && n*b.frame > b.burst { // else none can date back
+			t.staged.dateBack(n, l.Now(), max(l.s.Now(), t.bucketFrom), b)
 		}
 		if !l.admit(t) || !t.readable {
 			return

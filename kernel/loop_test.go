@@ -198,7 +198,7 @@ func TestLoopStallDatesFramesBack(t *testing.T) {
 	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("10M"))))
 	const frames, burst = 64, 1
 	const wire = 1230400 * time.Nanosecond // (1514+24)*8 bits at 10M
-	b := &bucket{rate: 10 * units.Mbps, burst: burst * 1538, cost: func(n int) int { return n + 24 }}
+	b := &bucket{rate: 10 * units.Mbps, burst: burst * 1538, frame: 1538, cost: func(n int) int { return n + 24 }}
 	loop.Query(context.Background(), func() { loop.setBucket(n.Hosts["a:eth0"], b) })
 	at := recordDeliveries(loop, n.Hosts["b:eth0"])
 	var back time.Duration

@@ -36,7 +36,7 @@ func (k *Lab) Set(ctx context.Context, endpoint, direction string, c topologies.
 		if a.After.Rate == a.Before.Rate || k.Lab.Node(a.From.Node).Kind != topologies.KindHost {
 			continue
 		}
-		port := k.Net.Hosts[a.From.Node+":"+a.From.Port]
+		port := k.Net.Hosts[a.From.String()]
 		k.Loop.Query(ctx, func() { k.Loop.setBucket(port, nil) }) // the old bucket no longer dates frames
 		b, err := retune(k.Lab, a.From, a.After.Rate)
 		if err != nil {

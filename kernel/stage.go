@@ -37,7 +37,7 @@ type stage struct {
 
 // Limits of a stage: as many frames as the TAP's own ring (tapRing), so
 // that one read can take all a stall left there and date it back as one
-// batch, and 4 MiB: ~200 ms at OC-3c, 33 ms at 1G (super-frames count their
+// batch, and 4 MiB: ~250 ms at OC-3c, 33 ms at 1G (super-frames count their
 // bytes, so a stage holds at most ~64 of them).
 const (
 	stageFrames = tapRing
@@ -82,12 +82,7 @@ func (s *stage) dateBack(k int, end, floor time.Duration, b *bucket) {
 			continue
 		}
 		by := end - b.rate.TxTime(8*int64(billed-b.burst)) + bucketSlack
-		if by <= floor {
-			by = floor
-		}
-		if by < f.Born {
-			f.Born = by
-		}
+		f.Born = min(f.Born, max(by, floor))
 	}
 }
 

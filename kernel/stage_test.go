@@ -14,7 +14,7 @@ import (
 func TestDateBack(t *testing.T) {
 	const pass, end = 50 * time.Millisecond, 50*time.Millisecond + 10*time.Microsecond
 	const wire = 123040 * time.Nanosecond
-	b := &bucket{rate: 100 * units.Mbps, burst: 3 * 1538, cost: func(n int) int { return n + 24 }}
+	b := &bucket{rate: 100 * units.Mbps, burst: 3 * 1538, frame: 1538, cost: func(n int) int { return n + 24 }}
 	cases := []struct {
 		name   string
 		before time.Duration // the Born of a frame staged ahead of the batch (0: none)
