@@ -429,12 +429,18 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.Ceiling = c
 		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
 	}
+	// short: more than 1 % below the ceiling. A point that reached its
+	// ceiling was limited by the link, however busy the emulator was.
+	short := rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.99*rec.Ceiling && rec.Error == "" && rec.Result.Error == ""
 	switch {
 	case rec.Steal > MaxSteal:
 		rec.Flag = fmt.Sprintf("the machine's hypervisor took %.0f%% of its CPU during this point (steal): the emulator stalled for reasons outside the lab", 100*rec.Steal)
 	case rec.HostDrops > 0:
 		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
-	case rec.EmulatorCPU > 0.9:
+	case short && rec.HostKernel != nil && rec.HostKernel.UDPRcvbufErrors > 0:
+		rec.Flag = fmt.Sprintf("%.1f%% of the ceiling: the hosts' sockets dropped %d datagrams with their receive buffers full: the receiving host, which shares the machine's CPUs with the sender and the emulator, could not keep up",
+			100*rec.Result.ThroughputBps/rec.Ceiling, rec.HostKernel.UDPRcvbufErrors)
+	case rec.EmulatorCPU > 0.9 && (rec.Ceiling == 0 || short):
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -124,6 +126,46 @@ func TestJudgeSteal(t *testing.T) {
 		if !strings.HasPrefix(rec.Flag, tc.flag) {
 			t.Errorf("steal %v: flag %q, want it to begin %q", tc.steal, rec.Flag, tc.flag)
 		}
+	}
+}
+
+// A point is blamed on the emulator's CPU only when it fell short of its
+// ceiling or has none, and on the receiving host when the hosts' sockets
+// overflowed while it fell short (a busy loop is not the cause then).
+func TestJudgeShortPoints(t *testing.T) {
+	lab := streamLab(t)
+	r := &Runner{Lab: lab, Self: "atmlab"}
+	p := Points(lab)[0]
+	var res perf.Result
+	res.Spec.Message = 1000
+	c, ok := r.ceiling(p, res)
+	if !ok {
+		t.Fatal("the stream lab's point has no ceiling")
+	}
+	for _, tc := range []struct {
+		share   float64 // of the ceiling; 0: no result
+		cpu     float64
+		overrun uint64 // datagrams dropped with a full receive buffer
+		flag    string
+	}{
+		{1.0, 0.95, 0, ""},
+		{0.995, 0.95, 40, ""},
+		{0.977, 0.95, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304 datagrams with their receive buffers full"},
+		{0.977, 0.95, 0, "emulator CPU 95%: it may have limited this point"},
+		{0.977, 0.5, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304"},
+		{0.95, 0.5, 0, "95% of the ceiling (0 lost)"},
+	} {
+		rec := Record{Point: p, Result: res, EmulatorCPU: tc.cpu, HostKernel: &netstat.Counters{UDPRcvbufErrors: tc.overrun}}
+		rec.Result.ThroughputBps = tc.share * c
+		r.judge(p, &rec)
+		if (tc.flag == "") != (rec.Flag == "") || !strings.HasPrefix(rec.Flag, tc.flag) {
+			t.Errorf("%.3f of the ceiling, CPU %.2f, %d overruns: flag %q, want %q", tc.share, tc.cpu, tc.overrun, rec.Flag, tc.flag)
+		}
+	}
+	rec := Record{Point: p, Result: res, EmulatorCPU: 0.95}
+	r.judge(p, &rec) // no figure at all: short
+	if !strings.HasPrefix(rec.Flag, "emulator CPU 95%") {
+		t.Errorf("a point with no figure: flag %q, want the emulator's CPU", rec.Flag)
 	}
 }
 
