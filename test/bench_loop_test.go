@@ -46,7 +46,7 @@ func TestBenchLoop(t *testing.T) {
 		stop()
 	}
 	spin, block := floor[0], floor[1]
-	pushed := relayPushedBothWays(t)
+	pushed, pushedAsleep := relayPushedBothWays(t, false), relayPushedBothWays(t, true)
 	veth := vethPair(t)
 	sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
 	sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
@@ -144,8 +144,8 @@ func TestBenchLoop(t *testing.T) {
 		}
 		b := steady(t, it.Received, 2)
 		row("1G UDP 1472, both ways, -w 4M: "+[]string{"h1 to h2", "h2 to h1"}[i], fmt.Sprintf("%.2f Mbit/s", b/1e6),
-			fmt.Sprintf("theory %.2f; bare relay at 957M %.2f (sleeping %.2f; its hosts behind atmlab's token bucket %.2f)", ceil/1e6, spin.udpBoth[i]/1e6, block.udpBoth[i]/1e6, pushed[i]/1e6),
-			fmt.Sprintf("%.4f (relay %.4f, %.4f, %.4f)", b/ceil, spin.udpBoth[i]/ceil, block.udpBoth[i]/ceil, pushed[i]/ceil))
+			fmt.Sprintf("theory %.2f; bare relay at 957M %.2f (sleeping %.2f; its hosts behind atmlab's token bucket %.2f, sleeping %.2f)", ceil/1e6, spin.udpBoth[i]/1e6, block.udpBoth[i]/1e6, pushed[i]/1e6, pushedAsleep[i]/1e6),
+			fmt.Sprintf("%.4f (relay %.4f, %.4f, %.4f, %.4f)", b/ceil, spin.udpBoth[i]/ceil, block.udpBoth[i]/ceil, pushed[i]/ceil, pushedAsleep[i]/ceil))
 	}
 	st = g.stats().Loop
 	row("release lateness, 1G both ways", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
@@ -185,13 +185,14 @@ func measureFloor(t *testing.T, r *running) floorRun {
 	return f
 }
 
-// relayPushedBothWays is what the spinning relay carries both ways at
-// 957M (UDP 1472, -w 4M) when its hosts' TAPs sit behind the token bucket
-// atmlab gives a host on a 1G link (kernel's pushback: 2 ms of line rate,
-// the wire's overhead in a size table, segmentation off): the cost of
-// pushback itself, apart from the emulator's.
-func relayPushedBothWays(t *testing.T) [2]float64 {
-	r, stop := relayPair(t, false)
+// relayPushedBothWays is what the relay, spinning or sleeping in read
+// (block), carries both ways at 957M (UDP 1472, -w 4M) when its hosts'
+// TAPs sit behind the token bucket atmlab gives a host on a 1G link
+// (kernel's pushback: 2 ms of line rate, the wire's overhead in a size
+// table, segmentation off): the cost of pushback itself, apart from the
+// emulator's, and of a forwarder that spins rather than sleeps.
+func relayPushedBothWays(t *testing.T, block bool) [2]float64 {
+	r, stop := relayPair(t, block)
 	defer stop()
 	for _, h := range []string{"h1", "h2"} {
 		r.exec(h, "ethtool", "-K", "atmlabr0", "gso", "off", "tso", "off", "gro", "off")
