@@ -429,18 +429,16 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.Ceiling = c
 		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
 	}
-	// short: more than 1 % below the ceiling. A point that reached its
-	// ceiling was limited by the link, however busy the emulator was.
-	short := rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.99*rec.Ceiling && rec.Error == "" && rec.Result.Error == ""
+	overrun, busy := rec.causes()
 	switch {
 	case rec.Steal > MaxSteal:
 		rec.Flag = fmt.Sprintf("the machine's hypervisor took %.0f%% of its CPU during this point (steal): the emulator stalled for reasons outside the lab", 100*rec.Steal)
 	case rec.HostDrops > 0:
 		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
-	case short && rec.HostKernel != nil && rec.HostKernel.UDPRcvbufErrors > 0:
+	case overrun:
 		rec.Flag = fmt.Sprintf("%.1f%% of the ceiling: the hosts' sockets dropped %d datagrams with their receive buffers full: the receiving host, which shares the machine's CPUs with the sender and the emulator, could not keep up",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.HostKernel.UDPRcvbufErrors)
-	case rec.EmulatorCPU > 0.9 && (rec.Ceiling == 0 || short):
+	case busy:
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"
@@ -448,6 +446,27 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost%s): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost, inHosts(rec.HostKernel))
 	}
+}
+
+// causes reports what a judged record that fell more than 1 % below its
+// ceiling may have been held back by: the hosts' sockets overflowed
+// (overrun), or the emulator used more than 90 % of a core (busy; also
+// with no ceiling to judge by). A point that reached its ceiling was
+// limited by the link, however busy the emulator was.
+func (rec *Record) causes() (overrun, busy bool) {
+	short := rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.99*rec.Ceiling && rec.Error == "" && rec.Result.Error == ""
+	overrun = short && rec.HostKernel != nil && rec.HostKernel.UDPRcvbufErrors > 0
+	busy = rec.EmulatorCPU > 0.9 && (rec.Ceiling == 0 || short)
+	return overrun, busy
+}
+
+// HeldBack reports whether the emulator or the machine under it may have
+// held a judged point back: the hypervisor took more than MaxSteal, the
+// hosts' TAPs dropped frames, or the point fell short with the hosts'
+// sockets overflowing or the emulator busy (its flag says which).
+func (rec *Record) HeldBack() bool {
+	overrun, busy := rec.causes()
+	return rec.Steal > MaxSteal || rec.HostDrops > 0 || overrun || busy
 }
 
 func (r *Runner) experiment(name string) *topologies.Experiment {

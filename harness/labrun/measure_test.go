@@ -131,7 +131,8 @@ func TestJudgeSteal(t *testing.T) {
 
 // A point is blamed on the emulator's CPU only when it fell short of its
 // ceiling or has none, and on the receiving host when the hosts' sockets
-// overflowed while it fell short (a busy loop is not the cause then).
+// overflowed while it fell short (a busy loop is not the cause then);
+// HeldBack (a study's flagged claims) agrees with the flag.
 func TestJudgeShortPoints(t *testing.T) {
 	lab := streamLab(t)
 	r := &Runner{Lab: lab, Self: "atmlab"}
@@ -147,24 +148,25 @@ func TestJudgeShortPoints(t *testing.T) {
 		cpu     float64
 		overrun uint64 // datagrams dropped with a full receive buffer
 		flag    string
+		held    bool
 	}{
-		{1.0, 0.95, 0, ""},
-		{0.995, 0.95, 40, ""},
-		{0.977, 0.95, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304 datagrams with their receive buffers full"},
-		{0.977, 0.95, 0, "emulator CPU 95%: it may have limited this point"},
-		{0.977, 0.5, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304"},
-		{0.95, 0.5, 0, "95% of the ceiling (0 lost)"},
+		{1.0, 0.95, 0, "", false},
+		{0.995, 0.95, 40, "", false},
+		{0.977, 0.95, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304 datagrams with their receive buffers full", true},
+		{0.977, 0.95, 0, "emulator CPU 95%: it may have limited this point", true},
+		{0.977, 0.5, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304", true},
+		{0.95, 0.5, 0, "95% of the ceiling (0 lost)", false},
 	} {
 		rec := Record{Point: p, Result: res, EmulatorCPU: tc.cpu, HostKernel: &netstat.Counters{UDPRcvbufErrors: tc.overrun}}
 		rec.Result.ThroughputBps = tc.share * c
 		r.judge(p, &rec)
-		if (tc.flag == "") != (rec.Flag == "") || !strings.HasPrefix(rec.Flag, tc.flag) {
-			t.Errorf("%.3f of the ceiling, CPU %.2f, %d overruns: flag %q, want %q", tc.share, tc.cpu, tc.overrun, rec.Flag, tc.flag)
+		if (tc.flag == "") != (rec.Flag == "") || !strings.HasPrefix(rec.Flag, tc.flag) || rec.HeldBack() != tc.held {
+			t.Errorf("%.3f of the ceiling, CPU %.2f, %d overruns: flag %q, held back %v; want %q, %v", tc.share, tc.cpu, tc.overrun, rec.Flag, rec.HeldBack(), tc.flag, tc.held)
 		}
 	}
 	rec := Record{Point: p, Result: res, EmulatorCPU: 0.95}
 	r.judge(p, &rec) // no figure at all: short
-	if !strings.HasPrefix(rec.Flag, "emulator CPU 95%") {
+	if !strings.HasPrefix(rec.Flag, "emulator CPU 95%") || !rec.HeldBack() {
 		t.Errorf("a point with no figure: flag %q, want the emulator's CPU", rec.Flag)
 	}
 }

@@ -17,7 +17,7 @@ type Verdict struct {
 	Baseline float64
 	Change   float64 // (measured − baseline) / baseline, percent
 	Status   string  // "reproduced", "not reproduced" or "not measured"
-	Limited  bool    // a point it rests on was flagged: the emulator or the hosts' TAPs fell behind
+	Limited  bool    // a point it rests on was held back by the emulator or the machine (labrun.Record.HeldBack)
 }
 
 // Judge checks each finding against the records: the mean of the selected
@@ -50,8 +50,8 @@ func Judge(findings []*topologies.Finding, recs []labrun.Record) []Verdict {
 
 // selectMean is the mean figure of the records a selector picks; with no
 // size, the best mean over the sizes (and socket buffers, if it names none).
-// limited reports whether one of the records averaged was flagged because
-// the emulator (or the machine under it) may have held it back.
+// limited reports whether the emulator or the machine under it may have
+// held back one of the records averaged (labrun.Record.HeldBack).
 func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limited bool) {
 	type key struct{ size, buf int }
 	sums := map[key][2]float64{}
@@ -62,7 +62,7 @@ func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limi
 		}
 		k := key{r.Size, r.SockBuf}
 		sums[k] = [2]float64{sums[k][0] + r.Result.Figure(), sums[k][1] + 1}
-		flagged[k] = flagged[k] || r.HostDrops > 0 || r.EmulatorCPU > 0.9 || r.Steal > labrun.MaxSteal
+		flagged[k] = flagged[k] || r.HeldBack()
 	}
 	for k, sn := range sums {
 		if m := sn[0] / sn[1]; m > mean {
