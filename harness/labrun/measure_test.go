@@ -144,7 +144,7 @@ func TestJudgeShortPoints(t *testing.T) {
 		t.Fatal("the stream lab's point has no ceiling")
 	}
 	for _, tc := range []struct {
-		share   float64 // of the ceiling; 0: no result
+		share   float64 // of the ceiling
 		cpu     float64
 		overrun uint64 // datagrams dropped with a full receive buffer
 		flag    string
