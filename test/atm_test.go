@@ -78,23 +78,15 @@ func (r *running) udpSteady(cli, srv, addr string, port, secs, size int) (float6
 }
 
 // udpAt measures UDP goodput as udpSteady does and judges it against want
-// within tol. At OC-3c the emulator's loop runs an event every 1.4 µs on
-// one of two shared cores; when the machine is busy it falls behind for
-// milliseconds and the link idles (atmlab stats shows it as release
-// lateness). A miss is therefore measured once more, and the lateness of
-// the first run logged: a model that is wrong misses twice.
+// within tol; a miss logs the emulator's release lateness so far (a loop
+// that fell behind shows there; a model that is wrong does not).
 func (r *running) udpAt(what, cli, srv, addr string, port, size int, want, tol float64) float64 {
 	r.t.Helper()
 	got, _ := r.udpSteady(cli, srv, addr, port, 9, size)
-	if !within(got, want, tol) {
-		l := r.stats().Loop.Lateness
-		r.t.Logf("%s: %.2f Mbit/s, %.1f%% off; emulator release lateness so far p99 %v, max %v: measuring again",
-			what, got/1e6, 100*(got/want-1), l.P99, l.Max)
-		got, _ = r.udpSteady(cli, srv, addr, port+100, 9, size)
-	}
 	r.t.Logf("%s: %.2f Mbit/s, ceiling %.2f", what, got/1e6, want/1e6)
 	if !within(got, want, tol) {
-		r.t.Errorf("%s: %.2f Mbit/s, want %.2f within %.0f%%", what, got/1e6, want/1e6, 100*tol)
+		l := r.stats().Loop.Lateness
+		r.t.Errorf("%s: %.2f Mbit/s, want %.2f within %.0f%% (release lateness so far p99 %v, max %v)", what, got/1e6, want/1e6, 100*tol, l.P99, l.Max)
 	}
 	return got
 }
@@ -340,8 +332,10 @@ experiments:
 // sides for both AALs; below it the hosts' and the TAPs' frame rate leaves
 // under 1 % of margin on a busy machine (244 B read -0.36 % in one run,
 // -1.68 % in another; 340/341 B -0.93/-0.97 % after a retry), and those
-// sizes are `make bench` rows and the README's sweep. A miss is measured
-// once more, as udpAt does.
+// sizes are `make bench` rows and the README's sweep. Each is measured
+// once, not again on a miss: most misses in the sweeps were the
+// receiver's socket overflowing, which its 4 MB buffer (udpSteady)
+// removed (0 of 128 points below 0.99 in four sweeps).
 func TestATMSmallSizes(t *testing.T) {
 	requireRoot(t, "iperf3")
 	for _, tc := range []struct {
@@ -358,16 +352,11 @@ func TestATMSmallSizes(t *testing.T) {
 		for i, size := range tc.sizes {
 			want := oc3(t, tc.aal, size, "udp")
 			what := fmt.Sprintf("%v UDP %d (%d cells)", tc.aal, size, tc.aal.Cells(size+36))
-			got, _ := r.udpSteady("h1", "h2", "10.0.0.2", 5400+2*i, 5, size)
-			if !within(got, want, 0.01) {
-				l := r.stats().Loop.Lateness
-				t.Logf("%s: %.2f Mbit/s, %.1f%% off; release lateness so far p99 %v, max %v: measuring again",
-					what, got/1e6, 100*(got/want-1), l.P99, l.Max)
-				got, _ = r.udpSteady("h1", "h2", "10.0.0.2", 5401+2*i, 5, size)
-			}
+			got, _ := r.udpSteady("h1", "h2", "10.0.0.2", 5400+i, 5, size)
 			t.Logf("%s: %.2f Mbit/s, ceiling %.2f (%+.2f%%)", what, got/1e6, want/1e6, 100*(got/want-1))
 			if !within(got, want, 0.01) {
-				t.Errorf("%s: %.2f Mbit/s, want %.2f within 1%%", what, got/1e6, want/1e6)
+				l := r.stats().Loop.Lateness
+				t.Errorf("%s: %.2f Mbit/s, want %.2f within 1%% (release lateness so far p99 %v, max %v)", what, got/1e6, want/1e6, l.P99, l.Max)
 			}
 		}
 		r.stop()
