@@ -265,7 +265,7 @@ func benchATMSmall(t *testing.T, veth *running, row func(...string)) {
 		r := up(t, strings.ReplaceAll(smallLab, "AAL", aal.String()))
 		r.exec("h1", "ping", "-c", "1", "10.0.0.2")
 		for i, size := range sizes {
-			it := r.runIperf("h1", "h2", "10.0.0.2", 5401+i, 5, "-u", "-b", "0", "-w", "2M", "-l", fmt.Sprint(size))
+			it := r.runIperf("h1", "h2", "10.0.0.2", 5401+i, 5, "-u", "-b", "0", "-w", "4M", "-l", fmt.Sprint(size))
 			got, pps := steady(t, it.Received, 2), steady(t, it.PPS, 2)
 			want := oc(t, "oc3", size, "udp")
 			if aal == atm.AAL34 {
@@ -277,7 +277,7 @@ func benchATMSmall(t *testing.T, veth *running, row func(...string)) {
 			}
 			side := fmt.Sprintf("theory %.2f (%.0f k packets/s)", want/1e6, want/float64(8*size)/1e3)
 			if size < 200 && aal == atm.AAL5 {
-				v := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5401+i, 5, "-u", "-b", "0", "-w", "2M", "-l", fmt.Sprint(size)).PPS, 2)
+				v := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5401+i, 5, "-u", "-b", "0", "-w", "4M", "-l", fmt.Sprint(size)).PPS, 2)
 				side += fmt.Sprintf("; veth %.0f k packets/s", v/1e3)
 			}
 			row(fmt.Sprintf("ATM oc3 via atm-switch, %v UDP %d (%d cells)", aal, size, aal.Cells(size+36)),
