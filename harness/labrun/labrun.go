@@ -442,7 +442,7 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
 		rec.Flag = "above the path's theoretical ceiling"
-	case rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.98*rec.Ceiling && rec.Error == "" && rec.Result.Error == "":
+	case rec.below(0.98):
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost%s): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost, inHosts(rec.HostKernel))
 	}
@@ -454,10 +454,16 @@ func (r *Runner) judge(p Point, rec *Record) {
 // with no ceiling to judge by). A point that reached its ceiling was
 // limited by the link, however busy the emulator was.
 func (rec *Record) causes() (overrun, busy bool) {
-	short := rec.Ceiling > 0 && rec.Result.ThroughputBps < 0.99*rec.Ceiling && rec.Error == "" && rec.Result.Error == ""
+	short := rec.below(0.99)
 	overrun = short && rec.HostKernel != nil && rec.HostKernel.UDPRcvbufErrors > 0
 	busy = rec.EmulatorCPU > 0.9 && (rec.Ceiling == 0 || short)
 	return overrun, busy
+}
+
+// below reports whether a judged record measured less than share of its
+// ceiling without an error (one with no ceiling is never below it).
+func (rec *Record) below(share float64) bool {
+	return rec.Ceiling > 0 && rec.Result.ThroughputBps < share*rec.Ceiling && rec.Error == "" && rec.Result.Error == ""
 }
 
 // HeldBack reports whether the emulator or the machine under it may have
