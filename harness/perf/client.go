@@ -11,7 +11,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -124,14 +123,16 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 type meter struct{ n atomic.Uint64 }
 
 // sample reports the meter every interval until stop is called, which
-// returns the reports (the last one partial, as iperf3's).
+// returns the reports (the last one partial, as iperf3's). Only the
+// sampler's goroutine records. A tick the machine delays past the next one
+// is dropped (time.Ticker's rule), so that report covers both intervals:
+// the reports always tile the run, however many there are.
 func (m *meter) sample(interval time.Duration, rr bool) (stop func() []Interval) {
 	if interval <= 0 {
 		return func() []Interval { return nil }
 	}
 	start := time.Now()
 	var out []Interval
-	var mu sync.Mutex
 	done := make(chan struct{})
 	var last uint64
 	lastAt := start
@@ -145,12 +146,12 @@ func (m *meter) sample(interval time.Duration, rr bool) (stop func() []Interval)
 				iv.Bps = float64(n-last) * 8 / d
 			}
 		}
-		mu.Lock()
 		out = append(out, iv)
-		mu.Unlock()
 		last, lastAt = n, now
 	}
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -158,17 +159,17 @@ func (m *meter) sample(interval time.Duration, rr bool) (stop func() []Interval)
 			case now := <-t.C:
 				record(now)
 			case <-done:
+				// The last, partial interval, unless a tick just closed one.
+				if now := time.Now(); now.Sub(lastAt) > interval/10 {
+					record(now)
+				}
 				return
 			}
 		}
 	}()
 	return func() []Interval {
 		close(done)
-		if now := time.Now(); now.Sub(lastAt) > interval/10 {
-			record(now)
-		}
-		mu.Lock()
-		defer mu.Unlock()
+		<-exited
 		return out
 	}
 }
