@@ -112,8 +112,8 @@ var pair100 = strings.ReplaceAll(pairLab, "RATE", "100M")
 // sweepLab is pair100 with experiments that make a 20-point sweep. The UDP
 // points use 1 MB socket buffers (Linux doubles them): the default 208 KB
 // hold ~10 ms of 1400 B datagrams at 100M, and a sender preempted for
-// longer loses link time (a rehearsal flagged 1400 B at 98 %; with a busy
-// loop beside them, 9 of 72 such 1-s points fell below 0.99 of the ceiling
+// longer loses link time (a rehearsal flagged 1400 B at 98 %; with busy
+// loops on both cores, 9 of 72 such 1-s points fell below 0.99 of the ceiling
 // with the default buffers, none of 48 with 1 MB). Not 4 MB: that holds more
 // than the token bucket's 1000-frame queue, so the sender is never blocked
 // and the qdisc drops what it sends beyond the line rate.
