@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/labrun/
 	$(GO) test -run '^$$' -fuzz FuzzSegment -fuzztime 30s ./emulator/
+	$(GO) test -run '^$$' -fuzz FuzzSetRequest -fuzztime 30s ./control/
 
 clean:
 	rm -rf bin results

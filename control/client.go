@@ -26,6 +26,12 @@ func dial(ctx context.Context, lab, path string, req request) (net.Conn, *bufio.
 	if err := topologies.CheckLabName(lab); err != nil {
 		return nil, nil, reply{}, err
 	}
+	// A request that cannot be written is said at once, not after the
+	// server's wait for a request that never comes.
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, nil, reply{}, fmt.Errorf("cannot write the %s request: %w", req.Op, err)
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	switch {
@@ -42,9 +48,9 @@ func dial(ctx context.Context, lab, path string, req request) (net.Conn, *bufio.
 	defer c.SetDeadline(time.Time{})
 	// A server that refuses the peer answers before it reads the request and
 	// closes: then the write fails, but the answer is there to read.
-	werr := json.NewEncoder(c).Encode(req)
+	_, werr := c.Write(append(line, '\n'))
 	r := bufio.NewReader(c)
-	line, err := r.ReadBytes('\n')
+	line, err = r.ReadBytes('\n')
 	var rep reply
 	switch {
 	case ctx.Err() != nil:
@@ -78,7 +84,12 @@ func QueryStats(ctx context.Context, lab, path string) (*Stats, error) {
 }
 
 // SetLink asks the lab answering at path to apply a change (atmlab set).
+// A change outside the lab file's ranges is refused here, before the lab
+// is asked.
 func SetLink(ctx context.Context, lab, path, endpoint, direction string, c topologies.Change) (*Changed, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	conn, _, rep, err := dial(ctx, lab, path, request{Op: "set", Endpoint: endpoint, Direction: direction, Change: &c})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -254,10 +255,41 @@ func (s *Server) readRequest(c *conn) (request, error) {
 	case err != nil:
 		return req, errors.New("request not ended by a newline")
 	}
-	if json.Unmarshal(line, &req) != nil {
-		return req, errors.New("request is not a JSON object such as {\"op\":\"stats\"}")
+	return decodeRequest(line)
+}
+
+// decodeRequest decodes one request line. A set's change is checked
+// against the lab file's ranges (topologies.Settings) here, so that no
+// change outside them reaches the lab, whichever Lab answers it.
+func decodeRequest(line []byte) (request, error) {
+	var req request
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(line, &req); errors.As(err, &typeErr) && typeErr.Field != "" {
+		return request{}, fmt.Errorf("request field %s: want %s", typeErr.Field, kindName(typeErr.Type))
+	} else if err != nil {
+		return request{}, errors.New("request is not a JSON object such as {\"op\":\"stats\"}")
+	}
+	if req.Op == "set" && req.Change != nil {
+		if err := req.Change.Check(); err != nil {
+			return request{}, err
+		}
 	}
 	return req, nil
+}
+
+// kindName says what JSON a Go type takes, for a request's wrong field.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number within its range"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return "an object"
 }
 
 // handle answers one connection. Errors never repeat what the client sent.

@@ -30,6 +30,7 @@ type fakeLab struct {
 	net     *devices.Network
 	start   time.Time
 	changes []Changed
+	asked   int // Set calls: the changes the socket passed on
 }
 
 func (f *fakeLab) Name() string              { return f.name }
@@ -59,6 +60,7 @@ func (f *fakeLab) Stats(ctx context.Context) (st Stats, err error) {
 
 func (f *fakeLab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (rec Changed, err error) {
 	qerr := f.Query(ctx, func() {
+		f.asked++
 		if _, rec, err = Apply(f.net, f.s.Now(), endpoint, direction, c); err == nil {
 			f.changes = append(f.changes, rec)
 		}

@@ -19,8 +19,13 @@ type Applied struct {
 
 // Set applies c to the link with endpoint e, in both directions or only in
 // the one sent from `from` (an endpoint of the link). Call it on the
-// scheduler's goroutine: it takes effect at the model's current time.
+// scheduler's goroutine: it takes effect at the model's current time. A
+// change with a value outside the lab file's ranges (topologies.Settings)
+// is refused whole, whichever way it came.
 func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	nl := n.Link(e)
 	if nl == nil {
 		return nil, fmt.Errorf("no link has endpoint %q; name one end of a link, such as h1:eth0", e)

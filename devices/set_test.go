@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"fmt"
 	. "github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestNetworkSet(t *testing.T) {
 	for _, tc := range []struct{ e, from, words, want string }{
 		{"h9:eth0", "", "delay=1ms", "no link has endpoint"},
 		{"h1:eth0", "h2:eth0", "delay=1ms", "not an end of link"},
-		{"h1:eth0", "h1:eth0", "buffer=1KiB", "no switch sends"},
+		{"h1:eth0", "h1:eth0", "buffer=2KiB", "no switch sends"},
 	} {
 		c, err := ParseChange(strings.Fields(tc.words))
 		if err != nil {
@@ -164,7 +165,7 @@ func TestNetworkSetATM(t *testing.T) {
 	}
 	for _, tc := range []struct{ e, from, words, want string }{
 		{"h3:eth0", "", "rate=10M", "is ATM, whose rate is its PHY's"},
-		{"h3:eth0", "", "buffer=1KiB", "is ATM"},
+		{"h3:eth0", "", "buffer=2KiB", "is ATM"},
 		{"h3:eth0", "h1:eth0", "delay=1ms", "not an end of link"},
 	} {
 		c, _ := ParseChange(strings.Fields(tc.words))
@@ -188,4 +189,59 @@ func mustSet(t *testing.T, n *Network, e, from string, words ...string) []Applie
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A change with a value outside the lab file's ranges, as the control
+// socket's JSON can carry it, is refused whole on Ethernet and ATM links
+// alike, and nothing of it is applied: before, rate 0, a negative delay or
+// a 500 % loss went into the model as they were, and ping failed.
+func TestNetworkSetRefusesOutOfRange(t *testing.T) {
+	eth, err := Parse("echo.yaml", []byte(echoLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asx, err := Parse("asx.yaml", []byte(asxLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne, na := Build(eth, sched.New()), Build(asx, sched.New())
+	rate := func(r units.BitRate) *units.BitRate { return &r }
+	dur := func(d time.Duration) *time.Duration { return &d }
+	f := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	size := func(s units.Size) *units.Size { return &s }
+	ok := dur(5 * time.Millisecond) // in range: applied only if the whole change is
+	for _, tc := range []struct {
+		c    Change
+		want string
+	}{
+		{Change{Delay: ok, Rate: rate(0)}, "rate 0 is out of range: a bit rate (k, M, G or a PHY name) from 1k to 1000G"},
+		{Change{Delay: ok, Rate: rate(-5)}, "rate -5 is out of range"},
+		{Change{Delay: dur(-time.Second)}, "delay -1s is out of range: a duration in Go syntax from 0 to 24h"},
+		{Change{Delay: ok, Loss: f(5)}, "loss 500% is out of range: a percentage from 0% to 100%"},
+		{Change{Delay: ok, Buffer: size(-1)}, "buffer -1B is out of range: a size with B, KiB, MiB or GiB from 1518B to 1GiB"},
+		{Change{Delay: ok, Limit: i(-7)}, "limit -7 is out of range: a whole number from 1 to 1048576"},
+		{Change{Jitter: dur(1000 * time.Hour), Reset: true}, "jitter 1000h is out of range"},
+	} {
+		for _, at := range []struct {
+			n    *Network
+			e, d string
+		}{{ne, "sw1:p2", ""}, {ne, "sw1:p2", "sw1:p2"}, {na, "h3:eth0", ""}} {
+			l := at.n.Link(at.e)
+			before := func() []any {
+				if l.ATM != nil {
+					return []any{l.ATM.AB.Config(), l.ATM.BA.Config()}
+				}
+				return []any{l.AB.Config(), l.BA.Config()}
+			}
+			was := before()
+			a, err := at.n.Set(at.e, at.d, tc.c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || a != nil {
+				t.Errorf("Set(%s, %+v) = %v, %v; want %q", at.e, tc.c, a, err, tc.want)
+			}
+			if now := before(); fmt.Sprint(now) != fmt.Sprint(was) {
+				t.Errorf("Set(%s, %+v) refused but changed the link: %v, was %v", at.e, tc.c, now, was)
+			}
+		}
+	}
 }

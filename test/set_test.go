@@ -5,7 +5,9 @@ package test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
+	"net"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/atmlab/atmlab/kernel"
 )
 
 const setLab = `
@@ -262,4 +266,64 @@ func TestSetATM(t *testing.T) {
 	if st := r.stats(); len(st.Changes) != 3 {
 		t.Errorf("stats lists %d changes, want 3: %+v", len(st.Changes), st.Changes)
 	}
+}
+
+// TestSetRefusesOutOfRange: on a running lab, atmlab set's words and
+// hand-written control requests outside the lab file's ranges are refused
+// at once, naming the key and the range, and nothing is applied (ping's
+// RTT stays, stats lists no change); rate=1k, the lab file's least rate,
+// is taken and --reset undoes it.
+func TestSetRefusesOutOfRange(t *testing.T) {
+	requireRoot(t, "ping")
+	r := up(t, setLab)
+	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
+	base := r.pingQuick(5)
+	for word, want := range map[string]string{
+		"delay=1000000h":   `bad delay "1000000h": a duration in Go syntax from 0 to 24h`,
+		"jitter=2000000h":  `bad jitter "2000000h": a duration in Go syntax from 0 to 24h`,
+		"limit=2000000000": `bad limit "2000000000": a whole number from 1 to 1048576`,
+		"buffer=1000GiB":   `bad buffer "1000GiB": a size with B, KiB, MiB or GiB from 1518B to 1GiB`,
+		"loss=NaN":         `bad loss "NaN": a percentage from 0% to 100%`,
+	} {
+		start := time.Now()
+		out, err := exec.Command(atmlab, "set", r.name, "sw1:p2", word).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) || time.Since(start) > 2*time.Second {
+			t.Errorf("set %s: %v after %v: %s, want %q", word, err, time.Since(start), out, want)
+		}
+	}
+	for raw, want := range map[string]string{
+		`{"rate":0}`:            "rate 0 is out of range: a bit rate (k, M, G or a PHY name) from 1k to 1000G",
+		`{"rate":-5}`:           "rate -5 is out of range",
+		`{"Delay":-1000000000}`: "delay -1s is out of range: a duration in Go syntax from 0 to 24h",
+		`{"loss":5}`:            "loss 500% is out of range: a percentage from 0% to 100%",
+		`{"buffer":-1}`:         "buffer -1B is out of range: a size with B, KiB, MiB or GiB from 1518B to 1GiB",
+		`{"limit":-7}`:          "limit -7 is out of range: a whole number from 1 to 1048576",
+		`{"limit":2000000000}`:  "limit 2000000000 is out of range",
+	} {
+		c, err := net.Dial("unix", kernel.SocketPath(r.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, `{"op":"set","endpoint":"h1:eth0","change":%s}`+"\n", raw)
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.Contains(line, want) {
+			t.Errorf("control request %s: %q %v, want %q", raw, line, err, want)
+		}
+	}
+	if st := r.stats(); len(st.Changes) != 0 {
+		t.Fatalf("refused changes were applied: %v", st.Changes)
+	}
+	after := r.pingQuick(5)
+	t.Logf("ping's median RTT %.3f ms before the refused changes, %.3f after", base, after)
+	if math.Abs(after-base) > 0.5 {
+		t.Errorf("RTT %.3f ms after refused changes, %.3f before", after, base)
+	}
+	r.set("h1:eth0", "rate=1k")
+	r.set("h1:eth0", "--reset")
+	if st := r.stats(); len(st.Changes) != 2 {
+		t.Fatalf("changes after rate=1k and --reset: %v", st.Changes)
+	}
+	r.pingQuick(5)
 }

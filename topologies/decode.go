@@ -258,14 +258,7 @@ func (d *decoder) intIn(key string, v *yaml.Node, lo, hi int, into *int) {
 }
 
 func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
-	if s, ok := d.scalar(key, v); ok {
-		r, err := units.ParseRate(s)
-		if err != nil {
-			d.errorf(v, key, "%v", err)
-			return
-		}
-		*into = r
-	}
+	setting(d, key, v, parseRate, into)
 }
 
 // duration decodes a Go duration from 0 to MaxDuration.
@@ -501,14 +494,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 
 // buffer decodes a switch's output buffer per port.
 func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
-	if s, ok := d.scalar(key, v); ok {
-		b, err := units.ParseSize(s)
-		if err != nil || b < 1518 || b > MaxBuffer {
-			d.errorf(v, key, "bad buffer %q: a size from one frame (1518B) to 1GiB, such as 128KiB", s)
-			return
-		}
-		*into = b
-	}
+	setting(d, key, v, parseBuffer, into)
 }
 
 // routerCost decodes a software router's cost: {ip, push, swap, pop,

@@ -153,10 +153,10 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 
 func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
 	d.mapping(n, path, []field{
-		{"delay", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Delay) }},
-		{"jitter", false, func(key string, v *yaml.Node) { d.duration(key, v, &im.Jitter) }},
+		{"delay", false, func(key string, v *yaml.Node) { setting(d, key, v, parseDelay, &im.Delay) }},
+		{"jitter", false, func(key string, v *yaml.Node) { setting(d, key, v, parseJitter, &im.Jitter) }},
 		{"loss", false, func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
-		{"limit", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, MaxLimit, &im.Limit) }},
+		{"limit", false, func(key string, v *yaml.Node) { setting(d, key, v, parseLimit, &im.Limit) }},
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
 	})
 }
@@ -340,14 +340,7 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 
 // loss reads a percentage ("0.1%" or 0.1) into a probability.
 func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
-	if s, ok := d.scalar(key, v); ok {
-		p, ok := floatIn(strings.TrimSuffix(strings.TrimSpace(s), "%"), 0, 100)
-		if !ok {
-			d.errorf(v, key, "bad loss %q: a percentage from 0 to 100, such as 0.1%%", s)
-			return
-		}
-		*into = p / 100
-	}
+	setting(d, key, v, parseLoss, into)
 }
 
 // maxATMMTU is the largest IP packet an AAL5 or AAL3/4 SDU carries with

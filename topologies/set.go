@@ -21,7 +21,9 @@ type Change struct {
 }
 
 // ParseChange reads key=value words: rate=10M delay=20ms jitter=1ms
-// loss=1% limit=1000 buffer=64KiB (0 clears delay, jitter, loss and limit).
+// loss=1% limit=1000 buffer=64KiB, each within its row of Settings, the
+// lab file's ranges (0 clears delay, jitter and loss; limit=0 is the
+// medium's default).
 func ParseChange(words []string) (Change, error) {
 	var c Change
 	for _, w := range words {
@@ -29,44 +31,31 @@ func ParseChange(words []string) (Change, error) {
 		if !ok {
 			return c, fmt.Errorf("bad setting %q: write key=value, such as delay=20ms", w)
 		}
+		var err error
 		switch k {
 		case "rate":
-			r, err := units.ParseRate(v)
-			if err != nil || r <= 0 {
-				return c, fmt.Errorf("bad rate %q: a bit rate such as 10M or 1G", v)
-			}
-			c.Rate = &r
-		case "delay", "jitter":
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return c, fmt.Errorf("bad %s %q: a duration such as 20ms or 0", k, v)
-			}
-			if k == "delay" {
-				c.Delay = &d
-			} else {
-				c.Jitter = &d
-			}
+			c.Rate = new(units.BitRate)
+			*c.Rate, err = parseRate(v)
+		case "delay":
+			c.Delay = new(time.Duration)
+			*c.Delay, err = parseDelay(v)
+		case "jitter":
+			c.Jitter = new(time.Duration)
+			*c.Jitter, err = parseJitter(v)
 		case "loss":
-			p, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-			if err != nil || p < 0 || p > 100 {
-				return c, fmt.Errorf("bad loss %q: a percentage from 0 to 100, such as 1%%", v)
-			}
-			p /= 100
-			c.Loss = &p
+			c.Loss = new(float64)
+			*c.Loss, err = parseLoss(v)
 		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return c, fmt.Errorf("bad limit %q: frames held in the delay line, such as 1000 (0 for netem's default of 1000)", v)
-			}
-			c.Limit = &n
+			c.Limit = new(int)
+			*c.Limit, err = parseLimit(v)
 		case "buffer":
-			b, err := units.ParseSize(v)
-			if err != nil || b <= 0 {
-				return c, fmt.Errorf("bad buffer %q: a size such as 64KiB", v)
-			}
-			c.Buffer = &b
+			c.Buffer = new(units.Size)
+			*c.Buffer, err = parseBuffer(v)
 		default:
-			return c, fmt.Errorf("unknown setting %q: use rate, delay, jitter, loss, limit or buffer", k)
+			return c, fmt.Errorf("unknown setting %q: use %s", k, strings.Join(SettingKeys, ", "))
+		}
+		if err != nil {
+			return Change{}, err
 		}
 	}
 	return c, nil

@@ -44,17 +44,17 @@ topology:
 // something else (NaN loss was no loss, 17179869185GiB was 1 GiB).
 func TestValueRanges(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
-		{"rate 1 bit/s", ethLab(", ethernet: {rate: 1}", ""), "bad.yaml:9: topology.links[1].ethernet.rate: bad rate \"1\": from 1k to 1000G"},
+		{"rate 1 bit/s", ethLab(", ethernet: {rate: 1}", ""), "bad.yaml:9: topology.links[1].ethernet.rate: bad rate \"1\": a bit rate (k, M, G or a PHY name) from 1k to 1000G"},
 		{"rate 9e18", ethLab(", ethernet: {rate: 9e18}", ""), "bad rate \"9e18\""},
 		{"impair rate NaN", ethLab(", impair: {rate: NaN}", ""), "impair.rate: bad rate"},
 		{"loss NaN", ethLab(", impair: {loss: NaN}", ""), "bad.yaml:9: topology.links[1].impair.loss: bad loss \"NaN\""},
 		{"loss inf", ethLab(", impair: {loss: +Inf%}", ""), "bad loss"},
 		{"cable NaN", ethLab(", ethernet: {cable: NaNm}", ""), "ethernet.cable: bad cable length \"NaNm\": metres from 0m to 100000000m"},
 		{"cable 1e30", ethLab(", ethernet: {cable: 1e30m}", ""), "bad cable length \"1e30m\""},
-		{"jitter 1281023h", ethLab(", impair: {jitter: 1281023h}", ""), "impair.jitter: bad duration \"1281023h\": from 0 to 24h0m0s"},
-		{"delay 25h", ethLab(", impair: {delay: 25h}", ""), "impair.delay: bad duration"},
-		{"limit 0", ethLab(", impair: {limit: 0}", ""), "impair.limit: want a whole number from 1 to 1048576"},
-		{"limit 2^30", ethLab(", impair: {limit: 1073741824}", ""), "impair.limit: want a whole number from 1 to 1048576"},
+		{"jitter 1281023h", ethLab(", impair: {jitter: 1281023h}", ""), "impair.jitter: bad jitter \"1281023h\": a duration in Go syntax from 0 to 24h"},
+		{"delay 25h", ethLab(", impair: {delay: 25h}", ""), "impair.delay: bad delay \"25h\""},
+		{"limit -1", ethLab(", impair: {limit: -1}", ""), "impair.limit: bad limit \"-1\": a whole number from 1 to 1048576 (0: the medium's default"},
+		{"limit 2^30", ethLab(", impair: {limit: 1073741824}", ""), "impair.limit: bad limit \"1073741824\": a whole number from 1 to 1048576"},
 		{"buffer overflow", strings.Replace(ethLab("", ""), "{kind: switch}", "{kind: switch, buffer: 17179869185GiB}", 1), "bad.yaml:6: topology.nodes.sw1.buffer: bad buffer \"17179869185GiB\""},
 		{"buffer 2GiB", strings.Replace(ethLab("", ""), "{kind: switch}", "{kind: switch, buffer: 2GiB}", 1), "to 1GiB"},
 		{"per_byte 1h", ethLab("", ", cpu: {per_byte: 1h}"), "cpu.per_byte: bad duration"},
@@ -85,6 +85,7 @@ func TestValueRanges(t *testing.T) {
 		ethLab(", ethernet: {rate: 1k, cable: 100000000m}, impair: {delay: 24h, jitter: 24h, loss: 100%, limit: 1048576}",
 			", sysctls: {net.ipv4.conf.eth0.rp_filter: 0, net.ipv4.conf.all.rp_filter: 0, net.core.somaxconn: 1024, net.ipv4.tcp_congestion_control: reno}"),
 		atmLab(", pcr: 353207", ""),
+		ethLab(", impair: {delay: 1ms, limit: 0}", ""), // 0: the medium's default, as for atmlab set
 		atmLab(", vci: 200", `, mappings: {"p1:0:100": "p2:0:200"}`),
 	} {
 		if _, err := Parse("ok.yaml", []byte(src)); err != nil {

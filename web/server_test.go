@@ -201,6 +201,31 @@ func TestSetBadChange(t *testing.T) {
 	}
 }
 
+// The page's change is held to the lab file's ranges, as atmlab set's
+// words are: before, loss=NaN, delay=1000000h, limit=2000000000 and
+// buffer=1000GiB reached the lab.
+func TestSetRefusesOutOfRange(t *testing.T) {
+	s, f, addr := serve(t)
+	for settings, want := range map[string]string{
+		"loss=NaN":         `bad loss \"NaN\": a percentage from 0% to 100%, such as 0.1%`,
+		"loss=NaN%":        `bad loss \"NaN%\": a percentage from 0% to 100%`,
+		"delay=1000000h":   `bad delay \"1000000h\": a duration in Go syntax from 0 to 24h`,
+		"jitter=2000000h":  `bad jitter \"2000000h\": a duration in Go syntax from 0 to 24h`,
+		"limit=2000000000": `bad limit \"2000000000\": a whole number from 1 to 1048576`,
+		"buffer=1000GiB":   `bad buffer \"1000GiB\": a size with B, KiB, MiB or GiB from 1518B to 1GiB`,
+		"rate=-5":          `bad rate \"-5\": a bit rate (k, M, G or a PHY name) from 1k to 1000G`,
+	} {
+		body := `{"endpoint":"h1:eth0","settings":"delay=1ms ` + settings + `"}`
+		code, msg := do(t, "POST", addr, "/api/set", "", "", s.Token, body)
+		if code != 400 || !strings.Contains(msg, want) {
+			t.Errorf("%s: %d %s, want 400 %s", settings, code, msg, want)
+		}
+	}
+	if len(f.changes) != 0 {
+		t.Fatalf("refused changes reached the lab: %q", f.changes)
+	}
+}
+
 // However many pages poll, the lab is asked at most once an interval, and
 // never with no page open.
 func TestSnapshotsBounded(t *testing.T) {
