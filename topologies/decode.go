@@ -67,7 +67,8 @@ type Raw struct {
 }
 
 // Decode reads a lab file's contents into its YAML tree, checking its size,
-// encoding and that it is one YAML document; it touches no file system.
+// encoding, that it is one YAML document and that it carries no tags
+// beyond YAML's core ones (tagErrors); it touches no file system.
 func Decode(file string, data []byte) (*Raw, error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
@@ -109,6 +110,9 @@ func Decode(file string, data []byte) (*Raw, error) {
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
+	}
+	if errs := tagErrors(file, root.Content[0]); len(errs) > 0 {
+		return nil, joinByLine(errs)
 	}
 	return &Raw{File: file, tree: root.Content[0]}, nil
 }
@@ -401,7 +405,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	fields := []field{{"kind", true, func(string, *yaml.Node) {}}}
 	all := map[string]field{
 		"ipv4": {"ipv4", false, func(key string, v *yaml.Node) {
-			ipv4, ipv4Line = d.prefix(key, v), v.Line
+			ipv4, ipv4Line = d.address(key, v, node.Kind), v.Line
 		}},
 		"mtu": {"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &mtu) }},
 		"interfaces": {"interfaces", false, func(key string, v *yaml.Node) {
@@ -572,7 +576,7 @@ func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
 		iface := &Interface{Name: k.Value, Line: k.Line}
 		node.Interfaces = append(node.Interfaces, iface)
 		d.mapping(v, key, []field{
-			{"ipv4", false, func(key string, v *yaml.Node) { iface.IPv4 = d.prefix(key, v) }},
+			{"ipv4", false, func(key string, v *yaml.Node) { iface.IPv4 = d.address(key, v, node.Kind) }},
 			{"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &iface.MTU) }},
 		})
 	}

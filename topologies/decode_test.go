@@ -124,7 +124,7 @@ func TestParseSyntaxAndShape(t *testing.T) {
 		{"missing topology", "name: x\n", "topology: missing"},
 		{"nodes not a map", "name: x\ntopology: {nodes: [a, b]}\n", "want a mapping of node names"},
 		{"route off-link", "name: x\ntopology:\n  nodes:\n    a: {kind: host, ipv4: 10.0.0.1/24, routes: [{to: 10.9.0.0/16, via: 10.5.0.1}]}\n  links:\n    - endpoints: [\"a:eth0\", \"s:p1\"]\n    - endpoints: [\"b:p1\", \"s:p2\"]\n", "gateway 10.5.0.1 is on none"},
-		{"link to itself", "name: x\ntopology:\n  nodes: {s: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"s:p1\"]}]\n", "joins s:p1 to itself"},
+		{"link to itself", "name: x\ntopology:\n  nodes: {s: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"s:p1\"]}]\n", "bad.yaml:4: topology.links: a link cannot join a port to itself"},
 		{"both media", "name: x\ntopology:\n  nodes: {s: {kind: switch}, t: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"t:p1\"], ethernet: {rate: 1G}, atm: {phy: oc3}}]\n", "either ethernet: or atm:"},
 		{"direction not an endpoint", "name: x\ntopology:\n  nodes: {s: {kind: switch}, t: {kind: switch}}\n  links: [{endpoints: [\"s:p1\", \"t:p1\"], directions: {\"u:p1\": {rate: 1M}}}]\n", "is not an endpoint of this link"},
 	} {
@@ -140,6 +140,7 @@ func TestParseSyntaxAndShape(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: x\ntopology: {nodes: {a: {kind: host, ipv4: 10.0.0.1/24}}, links: [{endpoints: [\"a:eth0\", \"s:p1\"]}]}\n"))
 	f.Add([]byte("name: y\ntopology: {nodes: {s: {kind: switch, buffer: 1KiB}}}\n"))
+	f.Add([]byte("name: z\nnotes: !!python/object:x [a]\ntopology: {nodes: {r: {kind: router, interfaces: {e0: {ipv4: 10.0.0.1/24}, e1: {ipv4: 10.0.0.2/16}}}}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lab, err := Parse("fuzz.yaml", data)
 		if err == nil && lab.Name == "" {

@@ -87,6 +87,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 	for i, v := range n.Content {
 		path := fmt.Sprintf("experiments[%d]", i)
 		e := &Experiment{Line: v.Line, Tool: "atmlab", Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
+		var sizes, quickSizes, bgNode *yaml.Node
 		d.mapping(v, path, []field{
 			{"name", true, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
@@ -106,7 +107,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			}},
 			{"virtual", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &e.Virtual, "atmlab") }},
 			{"tests", true, func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
-			{"sizes", false, func(key string, v *yaml.Node) { e.Sizes = d.intList(key, v, 1, 1<<20) }},
+			{"sizes", false, func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
 			{"sockbufs", false, func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
 			{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &e.Repetitions) }},
 			{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
@@ -117,7 +118,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 				e.Quick = q
 				d.mapping(v, key, []field{
 					{"tests", false, func(key string, v *yaml.Node) { q.Tests = d.testList(key, v) }},
-					{"sizes", false, func(key string, v *yaml.Node) { q.Sizes = d.intList(key, v, 1, 1<<20) }},
+					{"sizes", false, func(key string, v *yaml.Node) { q.Sizes, quickSizes = d.intList(key, v, 1, 1<<20), v }},
 					{"sockbufs", false, func(key string, v *yaml.Node) { q.SockBufs = d.intList(key, v, 0, 64<<20) }},
 					{"variants", false, func(key string, v *yaml.Node) { q.Variants = d.nameList(key, v) }},
 					{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
@@ -127,7 +128,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			{"confidence", false, func(key string, v *yaml.Node) { e.Confidence = d.confidence(key, v) }},
 			{"background", false, func(key string, v *yaml.Node) {
 				b := &Background{Test: "UDP_STREAM", Size: 1472}
-				e.Background = b
+				e.Background, bgNode = b, v
 				d.mapping(v, key, []field{
 					{"from", true, func(key string, v *yaml.Node) { b.From = d.hostRef(key, v, lab) }},
 					{"to", true, func(key string, v *yaml.Node) { b.To = d.hostRef(key, v, lab) }},
@@ -146,6 +147,20 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		if e.Virtual != "" && (e.Tool == "" || e.Tool == "atmlab") {
 			d.errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
 		}
+		// The sizes meet the tests; a quick run's tests without sizes of
+		// their own meet the experiment's (lab run --quick).
+		tests, quickTests := e.Tests, e.Tests
+		if e.Quick != nil && len(e.Quick.Tests) > 0 {
+			quickTests = e.Quick.Tests
+			if quickSizes == nil {
+				tests = append(slices.Clone(e.Tests), quickTests...)
+			}
+		}
+		d.udpSizes(path+".sizes", sizes, e.Tool, tests)
+		d.udpSizes(path+".quick.sizes", quickSizes, e.Tool, quickTests)
+		if b := e.Background; b != nil && b.From != "" && b.From == b.To {
+			d.errorf(bgNode, path+".background", "from and to are both %s: a background load runs over the lab's links, and a host's own loopback carries none of it; give it two hosts", b.From)
+		}
 		if len(e.Sizes) == 0 {
 			e.Sizes = []int{0} // the tool's default
 		}
@@ -153,6 +168,50 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 			d.errorf(v, path+".name", "experiment %q is defined twice", e.Name)
 		}
 		lab.Experiments = append(lab.Experiments, e)
+	}
+}
+
+// UDP message sizes: an IPv4 datagram carries at most maxUDPPayload
+// octets (65535 less the IP and UDP headers; harness/perf's
+// MaxUDPPayload). atmlab's tool, as netperf, records a larger message up
+// to 65535 (the largest the praktikum's netperf sent) as a "message too
+// large" data point; iperf3 refuses a UDP block outside 16 (its header) to
+// maxUDPPayload, and the point would fail.
+const (
+	maxUDPPayload   = 65535 - 20 - 8
+	maxUDPMessage   = 65535
+	minIperf3UDPLen = 16
+)
+
+// udpSizes checks an experiment's sizes (v, its sizes: list, or nil) against
+// its UDP tests: each size must be one the tool can send as a UDP message.
+func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string) {
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return
+	}
+	var udp []string
+	for _, t := range tests {
+		if strings.HasPrefix(t, "UDP_") && !slices.Contains(udp, t) {
+			udp = append(udp, t)
+		}
+	}
+	if len(udp) == 0 {
+		return
+	}
+	lo, hi, why := 1, maxUDPMessage, fmt.Sprintf("a UDP message is at most %d bytes (%d fit in an IPv4 datagram; larger ones up to %d are measured as \"message too large\", as netperf does)", maxUDPMessage, maxUDPPayload, maxUDPMessage)
+	if tool == "iperf3" {
+		lo, hi, why = minIperf3UDPLen, maxUDPPayload, fmt.Sprintf("iperf3 sends UDP blocks of %d to %d bytes and refuses others", minIperf3UDPLen, maxUDPPayload)
+	}
+	for _, x := range v.Content {
+		n, err := strconv.Atoi(x.Value)
+		if err != nil || n < 1 || (n >= lo && n <= hi) {
+			continue // not a size (intList said so), or a good one
+		}
+		fix := ""
+		if n > hi {
+			fix = "; larger sizes for TCP tests go in an experiment of their own"
+		}
+		d.errorf(x, key, "%d bytes with %s: %s%s", n, strings.Join(udp, " and "), why, fix)
 	}
 }
 

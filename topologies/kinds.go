@@ -42,6 +42,7 @@ var kinds = []kindSpec{
 					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
 				}
 			}
+			d.checkRouterSubnets(n)
 		}},
 	{kind: KindWire, check: func(d *decoder, lab *Lab, n *Node) {
 		var lines []int

@@ -194,7 +194,12 @@ func (d *decoder) check(lab *Lab) {
 	used := map[Endpoint]int{}
 	hubFirst := map[string]*Link{}
 	for _, l := range lab.Links {
-		for _, e := range []Endpoint{l.A, l.B} {
+		ends := []Endpoint{l.A, l.B}
+		if l.A == l.B {
+			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link cannot join a port to itself: both its ends are %s; join two different ports", l.A)
+			ends = ends[:1]
+		}
+		for _, e := range ends {
 			if prev, ok := used[e]; ok {
 				d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "endpoint %s is already used by the link on line %d; an interface or port takes one link", e, prev)
 				continue
@@ -206,9 +211,6 @@ func (d *decoder) check(lab *Lab) {
 					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, Line: l.Line})
 				}
 			}
-		}
-		if l.A == l.B {
-			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link joins %s to itself", l.A)
 		}
 		d.checkHubLink(lab, l, hubFirst)
 		d.checkATMLink(lab, l)

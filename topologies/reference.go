@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,7 +174,9 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 			}},
 		})
 		switch {
-		case r.File == "" && (r.Value == 0 || r.Unit == ""):
+		case r.Value > 0 && r.Unit != "" && r.Normalized() > maxReference(r.Unit):
+			d.errorf(v, path+".value", "%g %s is beyond any measured figure: a reference is at most %s; check the value and its unit", r.Value, r.Unit, maxReferenceLabel(r.Unit))
+		case r.File == "" && (r.Value == 0 && !d.hasKey(v, "value") || r.Unit == "" && !d.hasKey(v, "unit")):
 			d.errorf(v, path, "give value: and unit:, or file: with format:")
 		case r.File != "" && r.Format == "":
 			d.errorf(v, path+".format", "missing: say iperf3 or netperf for %s", r.File)
@@ -182,14 +185,37 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 	}
 }
 
-// positive decodes a number above zero.
+// Bounds of a reference figure: 1 Tbit/s, the fastest rate a lab's link
+// takes (units.MaxRate) and past any host's loopback, or a billion
+// transactions a second, a nanosecond a round trip, where no network or
+// loopback comes near. A figure beyond them is a typo or a wrong unit.
+const (
+	maxReferenceBits         = 1e12
+	maxReferenceTransactions = 1e9
+)
+
+func maxReference(unit string) float64 {
+	if unit == "transactions/s" {
+		return maxReferenceTransactions
+	}
+	return maxReferenceBits
+}
+
+func maxReferenceLabel(unit string) string {
+	if unit == "transactions/s" {
+		return "1e9 transactions/s"
+	}
+	return "1 Tbit/s (1000 Gbit/s)"
+}
+
+// positive decodes a finite number above zero.
 func (d *decoder) positive(key string, v *yaml.Node) float64 {
 	s, ok := d.scalar(key, v)
 	if !ok {
 		return 0
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 {
+	if err != nil || !(f > 0) || math.IsInf(f, 0) { // NaN fails f > 0
 		d.errorf(v, key, "want a positive number, got %q", s)
 		return 0
 	}
