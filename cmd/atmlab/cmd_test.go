@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -298,11 +301,18 @@ func TestCaptureLuaDissector(t *testing.T) {
 func TestMain(m *testing.M) {
 	if os.Getenv("ATMLAB_TEST_MAIN") == "1" {
 		os.Args = append([]string{"atmlab"}, os.Args[1:]...)
+		if os.Getenv("ATMLAB_TEST_ARMED") == "1" {
+			armed = func() { fmt.Fprintln(os.Stderr, armedLine) }
+		}
 		main()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
+
+// armedLine is what a child atmlab prints on stderr once signals cancel its
+// context (ATMLAB_TEST_ARMED=1).
+const armedLine = "atmlab-test: signals armed"
 
 // sim csma ends promptly on SIGINT and SIGTERM instead of computing on (it
 // caught the signals and never acted). validate, which takes 0.2 s for a
@@ -312,18 +322,32 @@ func TestMain(m *testing.M) {
 func TestSignals(t *testing.T) {
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		cmd := exec.Command(os.Args[0], "sim", "csma", "--stations", "10", "--duration", "100000h")
-		cmd.Env = append(os.Environ(), "ATMLAB_TEST_MAIN=1")
+		cmd.Env = append(os.Environ(), "ATMLAB_TEST_MAIN=1", "ATMLAB_TEST_ARMED=1")
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		armedR, armedW := io.Pipe()
+		both := io.MultiWriter(&out, armedW) // one writer for both: exec copies on one goroutine
+		cmd.Stdout, cmd.Stderr = both, both
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		ready := make(chan bool, 1)
+		go func() { // the child's first line: its signals are armed
+			line, _ := bufio.NewReader(armedR).ReadString('\n')
+			ready <- strings.TrimSpace(line) == armedLine
+			io.Copy(io.Discard, armedR)
+		}()
 		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		go func() { done <- cmd.Wait(); armedW.Close() }()
 		select {
 		case <-done:
 			t.Fatalf("sim csma for 100000 h ended by itself: %q", out.String())
-		case <-time.After(300 * time.Millisecond): // past signal.NotifyContext, into the work
+		case ok := <-ready:
+			if !ok {
+				t.Fatalf("the child's first line is not %q: %q", armedLine, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("the child did not arm its signals in 10 s: %q", out.String())
 		}
 		start := time.Now()
 		cmd.Process.Signal(sig)
