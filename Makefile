@@ -62,17 +62,27 @@ lab: deps build
 demo: deps build
 	./bin/atmlab lab run topologies/praktikum.yaml --quick --out results/praktikum-demo
 
+# Each line fuzzes one target for FUZZTIME; scripts/fuzz.sh fails when the
+# package has no such target, and a unit test (scripts/) checks that every
+# line names one and every fuzz target in the tree has its line.
+FUZZTIME ?= 30s
+FUZZ = GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./topologies/
-	$(GO) test -run '^$$' -fuzz FuzzParseBuild -fuzztime 30s ./topologies/
-	$(GO) test -run '^$$' -fuzz FuzzSweep -fuzztime 30s ./topologies/
-	$(GO) test -run '^$$' -fuzz FuzzHeader -fuzztime 30s ./cells/
-	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
-	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/
-	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
-	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/labrun/
-	$(GO) test -run '^$$' -fuzz FuzzSegment -fuzztime 30s ./emulator/
-	$(GO) test -run '^$$' -fuzz FuzzSetRequest -fuzztime 30s ./control/
+	$(FUZZ) ./topologies/ FuzzParse
+	$(FUZZ) ./devices/ FuzzParseBuild
+	$(FUZZ) ./topologies/ FuzzSweep
+	$(FUZZ) ./cells/ FuzzHeader
+	$(FUZZ) ./cells/ FuzzAAL5
+	$(FUZZ) ./cells/ FuzzAAL34
+	$(FUZZ) ./cells/ FuzzDecapsulate
+	$(FUZZ) ./harness/labrun/ FuzzIperf2CSV
+	$(FUZZ) ./emulator/ FuzzSegment
+	$(FUZZ) ./netstat/ FuzzParse
+	$(FUZZ) ./netstat/ FuzzParseDev
+	$(FUZZ) ./netstat/ FuzzParseSteal
+	$(FUZZ) ./internal/shellquote/ FuzzQuote
+	$(FUZZ) ./control/ FuzzSetRequest
 
 clean:
 	rm -rf bin results

@@ -14,6 +14,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
 // Engine is what runs a campaign's shards.
@@ -71,6 +74,11 @@ func (p Plan) Check() error {
 		return fmt.Errorf("--clock %q: a campaign runs in one clock, use --clock real or virtual", p.Clock)
 	case !filepath.IsAbs(p.Lab) || !filepath.IsAbs(p.Out):
 		return fmt.Errorf("campaign paths must be absolute: lab %q, out %q", p.Lab, p.Out)
+	case strings.ContainsRune(p.Lab+p.Out+p.Binary, 0):
+		return fmt.Errorf("campaign paths cannot hold a NUL byte: lab %q, out %q, atmlab %q", p.Lab, p.Out, p.Binary)
+	case strings.ContainsFunc(p.Name+p.Image, unicode.IsControl):
+		// They go into the files' comments, which a line break would end.
+		return fmt.Errorf("lab name %q or image %q holds a control character: the engine's files cannot carry it", p.Name, p.Image)
 	}
 	return nil
 }
@@ -82,12 +90,26 @@ func (p Plan) ShardDir(k int) string { return filepath.Join(p.Out, ShardDirName(
 func ShardDirName(k int) string { return "shard-" + strconv.Itoa(k) }
 
 // ShardArgs is the command line (without the program) that runs shard
-// "K/N" of the lab at lab into out; shard is a number or, in a script, a
-// shell expansion of one.
+// "K/N" of the lab at lab into out, shard being K.
 func (p Plan) ShardArgs(lab, shard, out string) []string {
-	a := []string{"lab", "run", lab, "--shard", shard + "/" + strconv.Itoa(p.Shards), "--out", out, "--clock", p.Clock}
+	return p.shardLine(func(s string) string { return s }, lab, shard+"/"+strconv.Itoa(p.Shards), out)
+}
+
+// shardCommand is the same command line, the program prog first, as a
+// script's shell command for the shard whose number and folder are in the
+// script's variables k and out: every word quoted but those two, which the
+// shell expands.
+func (p Plan) shardCommand(prog, lab string) string {
+	words := p.shardLine(shellquote.Quote, lab, `"$k/`+strconv.Itoa(p.Shards)+`"`, `"$out"`)
+	return strings.Join(append([]string{shellquote.Quote(prog)}, words...), " ")
+}
+
+// shardLine builds the shard's command line: word gives each fixed word
+// and the lab, shard and out are the --shard and --out words as they are.
+func (p Plan) shardLine(word func(string) string, lab, shard, out string) []string {
+	a := []string{word("lab"), word("run"), word(lab), word("--shard"), shard, word("--out"), out, word("--clock"), word(p.Clock)}
 	if p.Quick {
-		a = append(a, "--quick")
+		a = append(a, word("--quick"))
 	}
 	return a
 }
@@ -119,29 +141,4 @@ type File struct {
 	Name string // base name
 	Mode uint32 // 0o755 for scripts
 	Data []byte
-}
-
-// quote returns s as one shell word.
-func quote(s string) string {
-	if s != "" && safeWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=+,@%-]+$`)
-
-// command joins a program and its arguments into a shell command line.
-// An argument holding a dollar sign is put in double quotes for the shell
-// to expand: callers pass only their own variable references so ("$k/4").
-func command(prog string, args []string) string {
-	words := []string{quote(prog)}
-	for _, a := range args {
-		if strings.Contains(a, "$") {
-			words = append(words, `"`+a+`"`)
-			continue
-		}
-		words = append(words, quote(a))
-	}
-	return strings.Join(words, " ")
 }

@@ -81,12 +81,11 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		{Name: "lab", MountPath: kubeLabDir, ReadOnly: true},
 		{Name: "results", MountPath: kubeResultsDir},
 	}
-	shardArgs := p.ShardArgs(path.Join(kubeLabDir, kubeLabKey), "$k", "$out")
 	script := "set -eu\nk=$((JOB_COMPLETION_INDEX + 1))\nout=" + kubeResultsDir + "/shard-$k\n"
 	if p.Clock == "real" {
 		script += remountSysctls
 	}
-	script += "exec " + command("atmlab", shardArgs) + "\n"
+	script += "exec " + p.shardCommand("atmlab", path.Join(kubeLabDir, kubeLabKey)) + "\n"
 	shard := corev1.Container{
 		Name:    "shard",
 		Image:   p.Image,

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
 // Parallel is how many shards the local engine runs at once: real-time
@@ -85,7 +87,8 @@ feed:
 	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: the shards' results so far are in %s (atmlab report %s/shard-*/ --out %s merges them)", p.Out, p.Out, p.Out)
+		q := shellquote.Quote(p.Out) // the command is there to be pasted into a shell
+		return fmt.Errorf("interrupted: the shards' results so far are in %s (atmlab report %s/shard-*/ --out %s merges them)", p.Out, q, q)
 	}
 	var dirs []string
 	for k := 1; k <= p.Shards; k++ {

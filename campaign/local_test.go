@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -92,5 +93,20 @@ func TestRunLocal(t *testing.T) {
 		if tc.fail != "" && !strings.Contains(progress.String(), "shard 2/4: atmlab lab run: exit status 1: shard 2 broke") {
 			t.Errorf("progress does not say why shard 2 failed:\n%s", progress.String())
 		}
+	}
+}
+
+// TestRunLocalInterruptedQuotesItsMergeCommand checks that the merge command
+// an interrupted campaign suggests, for pasting into a shell, holds the
+// results folder as one quoted word however the folder is named.
+func TestRunLocalInterruptedQuotesItsMergeCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o$(touch${IFS}Q) x")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := Plan{Lab: "/lab.yaml", Name: "x", Shards: 2, Out: out, Clock: "virtual", Binary: fakeAtmlab(t)}
+	err := RunLocal(ctx, p, []string{"EVENTS=" + filepath.Join(t.TempDir(), "events")}, io.Discard)
+	q := "'" + out + "'"
+	if want := "atmlab report " + q + "/shard-*/ --out " + q + " merges them"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("RunLocal(interrupted) = %v, want it to suggest %q", err, want)
 	}
 }

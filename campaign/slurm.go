@@ -2,7 +2,10 @@ package campaign
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
 // Slurm's files, in the campaign's folder.
@@ -17,8 +20,12 @@ const (
 // script, and a submit script that queues the merge with
 // --dependency=afterany on the array, so that it runs (and says which
 // points are missing) even when a shard fails. Each task's and the merge's
-// output goes to a log beside the results.
+// output goes to a log beside the results. Every path reaches the shell as
+// one word quoted by shellquote.Quote, whatever characters it holds.
 func SlurmFiles(p Plan) ([]File, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
 	if strings.ContainsAny(p.Out, "% \t\n\"'") {
 		return nil, fmt.Errorf("--out %q: Slurm reads #SBATCH --output without a shell, so the folder's path cannot hold spaces, quotes or %%: choose another --out", p.Out)
 	}
@@ -41,8 +48,8 @@ func SlurmFiles(p Plan) ([]File, error) {
 	}
 	fmt.Fprintf(&sh, "set -eu\n")
 	fmt.Fprintf(&sh, "k=$SLURM_ARRAY_TASK_ID\n")
-	fmt.Fprintf(&sh, "out=%s/%s\"$k\"\n", quote(p.Out), "shard-")
-	fmt.Fprintf(&sh, "exec %s\n", command(p.Binary, p.ShardArgs(p.Lab, "$k", "$out")))
+	fmt.Fprintf(&sh, "out=%s/shard-\"$k\"\n", shellquote.Quote(p.Out))
+	fmt.Fprintf(&sh, "exec %s\n", p.shardCommand(p.Binary, p.Lab))
 
 	var merge strings.Builder
 	fmt.Fprintf(&merge, "#!/bin/bash\n")
@@ -51,18 +58,18 @@ func SlurmFiles(p Plan) ([]File, error) {
 	fmt.Fprintf(&merge, "#SBATCH --output=%s\n", p.Out+"/merge.log")
 	fmt.Fprintf(&merge, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n")
 	fmt.Fprintf(&merge, "set -eu\n")
-	fmt.Fprintf(&merge, "exec %s report %s/shard-*/ --out %s\n", quote(p.Binary), quote(p.Out), quote(p.Out))
+	fmt.Fprintf(&merge, "exec %s report %s/shard-*/ --out %s\n", shellquote.Quote(p.Binary), shellquote.Quote(p.Out), shellquote.Quote(p.Out))
 
 	var sub strings.Builder
 	fmt.Fprintf(&sub, "#!/bin/sh\n")
 	fmt.Fprintf(&sub, "# Queue the campaign: the shards' array, then the merge once every task has ended.\n")
 	fmt.Fprintf(&sub, "set -eu\n")
-	fmt.Fprintf(&sub, "cd %s\n", quote(p.Out))
+	fmt.Fprintf(&sub, "cd %s\n", shellquote.Quote(p.Out))
 	fmt.Fprintf(&sub, "array=$(sbatch --parsable %s)\n", SlurmShards)
 	fmt.Fprintf(&sub, "array=${array%%%%;*}  # job id without ;cluster\n")
 	fmt.Fprintf(&sub, "merge=$(sbatch --parsable --dependency=afterany:\"$array\" %s)\n", SlurmMerge)
 	fmt.Fprintf(&sub, "merge=${merge%%%%;*}\n")
-	fmt.Fprintf(&sub, "echo \"shards: job $array (array 1-%d), merge: job $merge; report: %s/report.html\"\n", n, p.Out)
+	fmt.Fprintf(&sub, "printf 'shards: job %%s (array 1-%d), merge: job %%s; report: %%s\\n' \"$array\" \"$merge\" %s\n", n, shellquote.Quote(filepath.Join(p.Out, "report.html")))
 
 	return []File{
 		{Name: SlurmShards, Mode: 0o755, Data: []byte(sh.String())},

@@ -89,6 +89,9 @@ func TestPlan(t *testing.T) {
 		{"too many", func(p *Plan) { p.Shards = 1001 }, "--shards 1001: use 1 to 1000"},
 		{"both clocks", func(p *Plan) { p.Clock = "both" }, `--clock "both": a campaign runs in one clock, use --clock real or virtual`},
 		{"relative", func(p *Plan) { p.Out = "o" }, `campaign paths must be absolute`},
+		{"NUL in a path", func(p *Plan) { p.Lab = "/a\x00b.yaml" }, `campaign paths cannot hold a NUL byte`},
+		{"line break in the name", func(p *Plan) { p.Name = "x\ntouch P" }, `holds a control character`},
+		{"line break in the image", func(p *Plan) { p.Image = "img\nkind: Pod" }, `holds a control character`},
 	} {
 		p := ok
 		tc.edit(&p)

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/shellquote"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -97,7 +98,7 @@ func newCalc(opts *options) *cobra.Command {
 				return usageError{fmt.Errorf("--web-public goes with --web: atmlab calc --web 0.0.0.0:8080 --web-public")}
 			}
 			if results != "" {
-				return usageError{fmt.Errorf("--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results %s", results)}
+				return usageError{fmt.Errorf("--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results %s", shellquote.Quote(results))}
 			}
 			if err := p.resolve(cmd.Flags().Changed("mtu")); err != nil {
 				return usageError{err}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/internal/shellquote"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -98,7 +99,7 @@ func newCampaign(opts *options) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "submit: %s\n", filepath.Join(out, "submit.sh"))
+			fmt.Fprintf(cmd.OutOrStdout(), "submit: %s\n", shellquote.Quote(filepath.Join(out, "submit.sh"))) // a command to paste
 			return nil
 		},
 	}

@@ -224,6 +224,7 @@ func TestCalcWeb(t *testing.T) {
 		want string
 	}{
 		{[]string{"calc", "--results", "x", "100"}, "--results goes with --web"},
+		{[]string{"calc", "--results", "my $(x).jsonl", "100"}, "--results goes with --web: atmlab calc --web 127.0.0.1:8080 --results 'my $(x).jsonl'"},
 		{[]string{"calc", "--web", "127.0.0.1:0", "--results", t.TempDir()}, "no results.jsonl there"},
 		{[]string{"calc", "--web", "8080"}, "give host:port"},
 		{[]string{"calc", "--web", ":0"}, "--web-public"},
