@@ -491,3 +491,20 @@ func TestRootlessStateUnblockable(t *testing.T) {
 		t.Errorf("the other user's %s changed: %v", squat, err)
 	}
 }
+
+// A normal user's exec in root's lab says they lack the permission, as
+// their stats does, not that the host's namespace is missing.
+func TestExecOfRootsLabSaysPermission(t *testing.T) {
+	u := newRootless(t, 0o666)
+	r := up(t, pair100)
+	out, err := u.command(atmlab, "exec", r.name, "h1", "--", "true").CombinedOutput()
+	want := fmt.Sprintf("permission denied on namespace %s-h1: lab %s is root's (or another user's); rerun with sudo", r.name, r.name)
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("the user's exec in root's lab: %v: %s, want %q", err, out, want)
+	}
+	// A host the lab does not have is still missing, not forbidden.
+	out, err = u.command(atmlab, "exec", r.name, "h9", "--", "true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no host h9 in lab "+r.name) {
+		t.Errorf("the user's exec in a host root's lab lacks: %v: %s", err, out)
+	}
+}
