@@ -31,6 +31,11 @@ func Exec(lab, node string, argv []string) error {
 	}
 	name := lab + "-" + node
 	if owner(name) != OwnerMark(lab) {
+		// A normal user may not enter (or read the mark of) a namespace
+		// of root's: say so, as stats does, rather than that it is missing.
+		if _, err := os.Lstat(filepath.Join(NetnsDir, name)); err == nil && NeedsHolder() {
+			return fmt.Errorf("permission denied on namespace %s: lab %s is root's (or another user's); rerun with sudo", name, lab)
+		}
 		return fmt.Errorf("no host %s in lab %s (namespace %s not found): is the lab up, and is %s a host?", node, lab, name, node)
 	}
 	path, err := exec.LookPath(argv[0])

@@ -193,8 +193,12 @@ func Down(name string) ([]string, error) {
 		removed, err := downRootless(name)
 		// The lock file of a holder killed with -9: its lock frees once the
 		// signalled holder has exited, which may be a moment after
-		// downRootless returns.
+		// downRootless returns. Without one there is nothing to wait for
+		// (and the state directory is not made here).
 		for range 50 {
+			if _, err := os.Lstat(LockPath(name)); err != nil {
+				break
+			}
 			if l, lerr := tryLock(LockPath(name)); lerr == nil {
 				l.release()
 				break

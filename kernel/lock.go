@@ -47,7 +47,7 @@ func tryLock(path string) (*fileLock, error) { return lockFile(path, false) }
 func waitLock(path string) (*fileLock, error) { return lockFile(path, true) }
 
 func lockFile(path string, wait bool) (*fileLock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := makeLockDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	how := unix.LOCK_EX
@@ -80,6 +80,17 @@ func lockFile(path string, wait bool) (*fileLock, error) {
 		}
 		f.Close()
 	}
+}
+
+// makeLockDir makes the directory a lock lives in: root's /run/atmlab
+// (0755: users may look for root's sockets there); a normal user's state
+// directory, in a holder too, 0700 as makeStateDir checks it.
+func makeLockDir(dir string) error {
+	if os.Geteuid() != 0 || InHolder() {
+		_, err := makeStateDir(dir)
+		return err
+	}
+	return os.MkdirAll(dir, 0o755)
 }
 
 // lockHolder reads the pid a lock's holder wrote into its file, giving a

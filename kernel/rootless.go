@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -39,6 +40,10 @@ import (
 // holderEnv names the holder's state directory in its environment; its
 // presence (with euid 0) marks the process as a holder.
 const holderEnv = "ATMLAB_HOLDER"
+
+// stateEnv names a normal user's state directory in place of StateDir's
+// choice.
+const stateEnv = "ATMLAB_STATE_DIR"
 
 // InHolder reports whether this process is a rootless lab's holder, or a
 // command entered into one. The variable alone does not make a holder: a
@@ -62,14 +67,69 @@ func initialUserNS(uidMap string) bool {
 // is not root and is not inside one already.
 func NeedsHolder() bool { return os.Geteuid() != 0 && !InHolder() }
 
-// StateDir is where a normal user's labs keep their control sockets and
-// pid files: /tmp/atmlab-UID, so that every shell of the user finds it
-// (XDG_RUNTIME_DIR is not set in every one, and the holder hides /run).
+// StateDir is where a normal user's labs keep their control sockets, pid
+// files and locks: a directory only the user can make, so that no other
+// user can take its place first (as one could take /tmp/atmlab-UID):
+//
+//   - $XDG_RUNTIME_DIR/atmlab, when the variable names a directory of the
+//     user's (mode 0700, not a link), as pam_systemd sets it;
+//   - else /run/user/UID/atmlab when that is the user's, for shells that
+//     lack the variable (su, sudo -u, cron) on a machine that has it;
+//   - else $XDG_CACHE_HOME/atmlab/run, or ~/.cache/atmlab/run: in the
+//     user's home, which they can always recreate.
+//
+// "" when none can be named (no runtime directory and no home); making it
+// (makeStateDir) then says how to give one. ATMLAB_STATE_DIR, when set,
+// names it instead: root sets it when it runs a command as the user whose
+// lab it found (AsUser), since its own environment names root's places.
 func StateDir() string {
 	if InHolder() {
 		return os.Getenv(holderEnv)
 	}
-	return fmt.Sprintf("/tmp/atmlab-%d", os.Getuid())
+	if d := os.Getenv(stateEnv); filepath.IsAbs(d) {
+		return d
+	}
+	return chooseStateDir(os.Getuid(), os.Getenv, "/run/user", homeOf)
+}
+
+// chooseStateDir is StateDir for user uid, reading the environment with
+// getenv; runUser is where the machine keeps users' runtime directories
+// (/run/user) and home returns the user's home from the account database.
+func chooseStateDir(uid int, getenv func(string) string, runUser string, home func(uid int) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && ownDir(d, uid) {
+		return filepath.Join(d, "atmlab")
+	}
+	if d := filepath.Join(runUser, strconv.Itoa(uid)); ownDir(d, uid) {
+		return filepath.Join(d, "atmlab")
+	}
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "atmlab", "run")
+	}
+	h := getenv("HOME")
+	if !filepath.IsAbs(h) {
+		h = home(uid)
+	}
+	if !filepath.IsAbs(h) || h == "/" {
+		return ""
+	}
+	return filepath.Join(h, ".cache", "atmlab", "run")
+}
+
+// homeOf returns user uid's home directory from the account database, ""
+// if it has none.
+func homeOf(uid int) string {
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
+}
+
+// ownDir reports whether path is a directory (not a link) owned by uid that
+// no one else may enter or change.
+func ownDir(path string, uid int) bool {
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == uid && st.Mode&0o077 == 0
 }
 
 // runDir is RunDir for this process: root's labs use /run/atmlab, a normal
@@ -94,11 +154,21 @@ func socketPath(lab string) string {
 	return p
 }
 
-// makeStateDir creates dir (StateDir) or checks that it is the user's own: a
-// directory (not a link) that only they can enter, since another user could
-// otherwise place it in /tmp first and read the lab's socket.
+// maxStateDir is the longest state directory whose lab sockets fit in a
+// unix socket's 108-byte path: "/" + a 24-character lab name + ".sock" + NUL.
+const maxStateDir = 108 - 1 - 24 - len(".sock") - 1
+
+// makeStateDir creates dir (StateDir, with its missing parents, all mode
+// 0700) or checks that it is the user's own: a directory (not a link) that
+// only they can enter, so that no one else can read the lab's socket.
 func makeStateDir(dir string) (string, error) {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	if !filepath.IsAbs(dir) {
+		return "", errors.New("no state directory for a lab without root: set HOME (or XDG_RUNTIME_DIR) to a directory of yours")
+	}
+	if len(dir) > maxStateDir {
+		return "", fmt.Errorf("state directory %s is too long for a lab's control socket (at most %d characters): set XDG_CACHE_HOME to a shorter directory of yours", dir, maxStateDir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("state directory: %w", err)
 	}
 	var st unix.Stat_t
@@ -261,7 +331,9 @@ var holderOnce sync.Once
 
 // prepareHolder gives the holder its own /run/netns, once, before the first
 // namespace: a tmpfs in its private mount namespace. Without /run/netns on
-// the machine (only root can make it), the holder mounts a tmpfs on /run.
+// the machine (only root can make it), the holder mounts a tmpfs on /run,
+// and binds the user's state directory (/run/user/UID/atmlab) back into it,
+// where the user's other commands look for the lab's socket.
 func prepareHolder() error {
 	if !InHolder() {
 		return nil
@@ -276,11 +348,29 @@ func prepareHolder() error {
 		if _, serr := os.Stat(NetnsDir); serr != nil {
 			target = filepath.Dir(NetnsDir)
 		}
+		state := StateDir()
+		hidden := strings.HasPrefix(state, target+"/")
+		var keep *os.File
+		if hidden {
+			if keep, err = os.OpenFile(state, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err != nil {
+				err = fmt.Errorf("state directory: %w", err)
+				return
+			}
+			defer keep.Close()
+		}
 		if err = unix.Mount("atmlab", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755"); err != nil {
 			err = fmt.Errorf("mount a private %s: %w", target, err)
 			return
 		}
-		err = os.MkdirAll(NetnsDir, 0o755)
+		if err = os.MkdirAll(NetnsDir, 0o755); err != nil || !hidden {
+			return
+		}
+		if err = os.MkdirAll(state, 0o700); err == nil {
+			err = unix.Mount(fmt.Sprintf("/proc/self/fd/%d", keep.Fd()), state, "", unix.MS_BIND|unix.MS_REC, "")
+		}
+		if err != nil {
+			err = fmt.Errorf("keep the state directory %s in the holder's private %s: %w", state, target, err)
+		}
 	})
 	return err
 }

@@ -30,8 +30,9 @@ const rootlessUID = 47913
 // groups, no capabilities) in its own working directory.
 type rootless struct {
 	t   *testing.T
-	dir string // the user's working directory
-	tun string // a /dev/net/tun node bound over the real one for up and lab run
+	dir string   // the user's working directory and home
+	tun string   // a /dev/net/tun node bound over the real one for up and lab run
+	env []string // the user's environment beyond PATH and HOME
 }
 
 // newRootless makes the user's directory and a private /dev/net/tun node
@@ -54,7 +55,6 @@ func newRootless(t *testing.T, tunMode uint32) *rootless {
 	t.Cleanup(func() {
 		// Whatever a failed test left of the user's labs.
 		u.command("sh", "-c", "pkill -KILL -u "+fmt.Sprint(rootlessUID)).Run()
-		os.RemoveAll(fmt.Sprintf("/tmp/atmlab-%d", rootlessUID))
 	})
 	return u
 }
@@ -79,7 +79,7 @@ func tunNode(t *testing.T, mode uint32) string {
 func (u *rootless) command(argv ...string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = u.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}, u.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: rootlessUID, Gid: rootlessUID}}
 	return cmd
 }
@@ -93,7 +93,7 @@ func (u *rootless) building(args ...string) *exec.Cmd {
 		`mount --bind "$0" /dev/net/tun && exec setpriv --reuid=` + fmt.Sprint(rootlessUID) + ` --regid=` + fmt.Sprint(rootlessUID) + ` --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
 		u.tun, atmlab}, args...)...)
 	cmd.Dir = u.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}, u.env...)
 	return cmd
 }
 
@@ -148,9 +148,20 @@ func userProcesses() []string {
 	return strings.Fields(strings.TrimSpace(string(out)))
 }
 
+// stateDir is the user's state directory: in their runtime directory if
+// the test gives one, else in their home's cache.
+func (u *rootless) stateDir() string {
+	for _, kv := range u.env {
+		if d, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
+			return filepath.Join(d, "atmlab")
+		}
+	}
+	return filepath.Join(u.dir, ".cache", "atmlab", "run")
+}
+
 // checkGone checks that nothing of a rootless lab remains: no process of
 // the user, nothing in its state directory, no namespace in root's view.
-func checkGone(t *testing.T, name, when string) {
+func checkGone(t *testing.T, u *rootless, name, when string) {
 	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -161,7 +172,7 @@ func checkGone(t *testing.T, name, when string) {
 	if len(left) > 0 {
 		t.Errorf("%s: the user's processes remain: %v", when, left)
 	}
-	entries, _ := os.ReadDir(fmt.Sprintf("/tmp/atmlab-%d", rootlessUID))
+	entries, _ := os.ReadDir(u.stateDir())
 	for _, e := range entries {
 		t.Errorf("%s: the state directory still holds %s", when, e.Name())
 	}
@@ -244,7 +255,7 @@ func TestRootlessLab(t *testing.T) {
 		t.Fatalf("rootless up did not stop within 15s of SIGINT")
 	}
 	server.Wait()
-	checkGone(t, name, "after SIGINT")
+	checkGone(t, u, name, "after SIGINT")
 
 	// kill -9: the holder dies with atmlab; the user's server keeps the
 	// namespaces until `down` kills it.
@@ -264,7 +275,7 @@ func TestRootlessLab(t *testing.T) {
 		t.Errorf("down after kill -9: %s", down)
 	}
 	server.Wait()
-	checkGone(t, name, "after kill -9 and down")
+	checkGone(t, u, name, "after kill -9 and down")
 
 	// Root's down of the user's running lab stops it as the user's would.
 	cmd, stderr, done = u.up(file)
@@ -277,7 +288,7 @@ func TestRootlessLab(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("the user's up still runs 15 s after root's down:\n%s", stderr.String())
 	}
-	checkGone(t, name, "after root's down")
+	checkGone(t, u, name, "after root's down")
 
 	// lab run as the user: one TCP stream, results and report in the
 	// user's directory.
@@ -304,7 +315,7 @@ func TestRootlessLab(t *testing.T) {
 	if unix.Stat(filepath.Join(u.dir, "out", "report.html"), &fs) != nil || fs.Uid != rootlessUID {
 		t.Errorf("report.html missing or not the user's (uid %d)", fs.Uid)
 	}
-	checkGone(t, name, "after lab run")
+	checkGone(t, u, name, "after lab run")
 }
 
 // Where the user may not open /dev/net/tun, or the kernel forbids user
@@ -321,7 +332,7 @@ func TestRootlessRefused(t *testing.T) {
 	if down := u.run("down", name); !strings.Contains(down, "nothing to remove") {
 		t.Errorf("down: %s", down)
 	}
-	checkGone(t, name, "after a refused up")
+	checkGone(t, u, name, "after a refused up")
 
 	// A kernel that forbids the user namespaces: user.max_user_namespaces
 	// is 0 in a user namespace the test makes (the limit is per namespace,
@@ -353,5 +364,147 @@ func TestRootlessRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(kernel.NetnsDir, name+"-h1")); err != nil {
 		t.Errorf("root's namespace is gone after the user's down: %v", err)
+	}
+}
+
+// attackerUID is a second unprivileged user, who tries to block the first.
+const attackerUID = rootlessUID + 1
+
+// A brand-new user's rootless labs work in any order of down and up, and
+// another user cannot block them: the directory /tmp/atmlab-UID that
+// atmlab once used, made first by another user open to all, or as a link
+// to theirs, is not where the user's state lives; their home's cache (or
+// their runtime directory, which only the system makes) is, and down never
+// makes it with a mode up refuses.
+func TestRootlessStateUnblockable(t *testing.T) {
+	requireRoot(t, "ping", "unshare", "setpriv", "nsenter", "pgrep")
+	squat := fmt.Sprintf("/tmp/atmlab-%d", rootlessUID)
+	attacker := func(script string) {
+		t.Helper()
+		os.RemoveAll(squat)
+		cmd := exec.Command("sh", "-c", script, squat)
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: attackerUID, Gid: attackerUID}}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the other user's %q: %v: %s", script, err, out)
+		}
+		t.Cleanup(func() { os.RemoveAll(squat) })
+	}
+	theirs := t.TempDir()
+	os.Chmod(theirs, 0o777)
+	os.Chown(theirs, attackerUID, attackerUID)
+
+	// Each order runs as a brand-new user: a fresh, empty home.
+	orders := []struct {
+		name   string
+		squat  string // the other user's shell command, $0 = /tmp/atmlab-UID
+		steps  []string
+		xdgRun bool // give the user a runtime directory /run/user/UID
+	}{
+		{"down", "mkdir -m 777 $0", []string{"down", "down", "up", "stop", "down", "up", "down"}, false},
+		{"up", "ln -s " + theirs + " $0", []string{"up", "down", "down", "up", "stop", "up", "stop"}, false},
+		{"rm", "mkdir -m 777 $0", []string{"up", "stop", "remove", "down", "up", "down"}, false},
+		{"xdg", "mkdir -m 777 $0", []string{"down", "up", "stop", "up", "down"}, true},
+	}
+	for _, o := range orders {
+		t.Run(o.name, func(t *testing.T) {
+			attacker(o.squat)
+			u := newRootless(t, 0o666)
+			if o.xdgRun {
+				if _, err := os.Stat("/run/user"); err != nil {
+					t.Skip("no /run/user on this machine")
+				}
+				run := fmt.Sprintf("/run/user/%d", rootlessUID)
+				if err := os.Mkdir(run, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(run) })
+				os.Chown(run, rootlessUID, rootlessUID)
+				u.env = append(u.env, "XDG_RUNTIME_DIR="+run)
+			}
+			name := labName()
+			file := filepath.Join(u.dir, "lab.yaml")
+			if err := os.WriteFile(file, []byte(strings.ReplaceAll(userPair, "NAME", name)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var running *exec.Cmd
+			var done chan error
+			for i, step := range o.steps {
+				when := fmt.Sprintf("step %d (%s of %v)", i+1, step, o.steps)
+				switch step {
+				case "up":
+					running, _, done = u.up(file)
+					ping := u.run("exec", name, "h1", "--", "ping", "-c", "2", "-i", "0.2", "-W", "1", "10.0.0.2")
+					if !strings.Contains(ping, "2 received") {
+						t.Errorf("%s: ping between the lab's hosts:\n%s", when, ping)
+					}
+					if _, err := os.Lstat(filepath.Join(u.stateDir(), name+".sock")); err != nil {
+						t.Errorf("%s: the lab's socket is not in %s: %v", when, u.stateDir(), err)
+					}
+					// Root finds the user's lab wherever its state is.
+					var st control.Stats
+					if out, err := exec.Command(atmlab, "stats", name, "-o", "json").CombinedOutput(); err != nil || json.Unmarshal(out, &st) != nil {
+						t.Errorf("%s: root's stats of the user's lab: %v\n%s", when, err, out)
+					}
+				case "stop":
+					running.Process.Signal(syscall.SIGINT)
+					select {
+					case err := <-done:
+						if err != nil {
+							t.Errorf("%s: up after SIGINT: %v", when, err)
+						}
+					case <-time.After(15 * time.Second):
+						running.Process.Kill()
+						t.Fatalf("%s: up did not stop within 15 s of SIGINT", when)
+					}
+					running = nil
+					checkGone(t, u, name, when)
+				case "down":
+					out := u.run("down", name)
+					if running != nil {
+						if !strings.Contains(out, "removed "+name+"-h1 "+name+"-h2") {
+							t.Errorf("%s: down of the running lab: %s", when, out)
+						}
+						select {
+						case <-done:
+						case <-time.After(15 * time.Second):
+							running.Process.Kill()
+							t.Fatalf("%s: up still runs 15 s after down", when)
+						}
+						running = nil
+					} else if !strings.Contains(out, "nothing to remove") {
+						t.Errorf("%s: down without a lab: %s", when, out)
+					}
+					checkGone(t, u, name, when)
+				case "remove":
+					if out, err := u.command("rm", "-rf", u.stateDir()).CombinedOutput(); err != nil {
+						t.Fatalf("%s: the user removes their state directory: %v: %s", when, err, out)
+					}
+				}
+				if st, err := os.Lstat(u.stateDir()); err == nil && st.Mode().Perm() != 0o700 {
+					t.Errorf("%s: the state directory has mode %v, want 0700", when, st.Mode().Perm())
+				}
+			}
+		})
+	}
+	if fi, err := os.Lstat(squat); err != nil || fi.Sys().(*syscall.Stat_t).Uid != attackerUID {
+		t.Errorf("the other user's %s changed: %v", squat, err)
+	}
+}
+
+// A normal user's exec in root's lab says they lack the permission, as
+// their stats does, not that the host's namespace is missing.
+func TestExecOfRootsLabSaysPermission(t *testing.T) {
+	u := newRootless(t, 0o666)
+	r := up(t, pair100)
+	out, err := u.command(atmlab, "exec", r.name, "h1", "--", "true").CombinedOutput()
+	want := fmt.Sprintf("permission denied on namespace %s-h1: lab %s is root's (or another user's); rerun with sudo", r.name, r.name)
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("the user's exec in root's lab: %v: %s, want %q", err, out, want)
+	}
+	// A host the lab does not have is still missing, not forbidden.
+	out, err = u.command(atmlab, "exec", r.name, "h9", "--", "true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no host h9 in lab "+r.name) {
+		t.Errorf("the user's exec in a host root's lab lacks: %v: %s", err, out)
 	}
 }

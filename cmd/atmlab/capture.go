@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,8 @@ func newCapture(opts *options) *cobra.Command {
 		Use:   "capture NAME ENDPOINT -w FILE | capture --lua-dissector PATH",
 		Short: "Capture a running lab's link to a pcap file",
 		Long: "Capture both directions of the link that has ENDPOINT (h1:eth0, sw1:p2) as frames arrive,\n" +
-			"until SIGINT or -c N frames. Wireshark and tshark read the file.\n\n" +
+			"until SIGINT or -c N frames. Wireshark and tshark read the file. It is written beside FILE and\n" +
+			"takes its place at the end: a capture that fails before its first record leaves FILE as it was.\n\n" +
 			"On an ATM link the file holds each AAL5 PDU as it arrived, pad and trailer included, as an\n" +
 			"ERF record (pcap link type 197): Wireshark checks its CRC-32. With --cells it holds every\n" +
 			"cell (without its HEC, which no pcap format carries). On a VC-mux link PDUs are SunATM records\n" +
@@ -53,13 +55,18 @@ func newCapture(opts *options) *cobra.Command {
 			if err := refuseUserLab(a[0]); err != nil {
 				return err
 			}
-			f, err := os.Create(file)
+			f, err := newReplacement(file)
 			if err != nil {
 				return err
 			}
 			n, aal34, err := captureLink(cmd.Context(), a[0], a[1], cellMode, f, count)
-			if cerr := f.Close(); err == nil {
+			// Records captured are kept, with the error that ended the
+			// capture; a capture that got nothing leaves file as it was.
+			if cerr := f.finish(err == nil || n > 0); err == nil {
 				err = cerr
+			}
+			if err != nil && n == 0 {
+				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d records written to %s\n", n, file)
 			if aal34 {
@@ -74,4 +81,46 @@ func newCapture(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&cellMode, "cells", false, "on an ATM link, capture every cell instead of whole PDUs")
 	c.Flags().StringVar(&lua, "lua-dissector", "", "write atmlab's Wireshark dissector for AAL3/4 captures to PATH and exit")
 	return c
+}
+
+// replacement is a file written beside the one it replaces, which it
+// takes the place of only when finished: a capture that fails leaves the
+// old file untouched, never truncated.
+type replacement struct {
+	*os.File
+	path string // the file it replaces
+}
+
+// newReplacement creates a new, empty temporary file in path's directory
+// (O_EXCL: never through a link, never an existing file), with the mode of
+// the regular file it will replace, or 0644.
+func newReplacement(path string) (*replacement, error) {
+	mode := os.FileMode(0o644)
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("capture file %s: %w", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("capture file %s: %w", path, err)
+	}
+	return &replacement{File: f, path: path}, nil
+}
+
+// finish closes the file and, if keep, renames it over the one it
+// replaces (a link there is replaced, not followed); otherwise removes it.
+func (r *replacement) finish(keep bool) error {
+	err := r.Close()
+	if keep && err == nil {
+		if err = os.Rename(r.Name(), r.path); err == nil {
+			return nil
+		}
+		err = fmt.Errorf("capture file %s: %w", r.path, err)
+	}
+	os.Remove(r.Name())
+	return err
 }

@@ -93,3 +93,62 @@ func TestWebRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A capture that fails leaves an existing -w file as it was (it once
+// truncated it first) and no temporary file beside it.
+func TestFailedCaptureKeepsFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "old.pcap")
+	os.WriteFile(file, []byte("an earlier capture"), 0o640)
+	_, _, err := run(t, "capture", "nosuchlab", "h1:eth0", "-w", file)
+	if err == nil || !strings.Contains(err.Error(), "nosuchlab") {
+		t.Fatalf("capture of a lab that is not up: %v", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "an earlier capture" {
+		t.Errorf("after a failed capture the file holds %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d files after a failed capture, want only the old one", len(entries))
+	}
+}
+
+// A finished capture takes the place of the file it replaces, with its
+// mode; a link there is replaced, never written through.
+func TestCaptureReplacesFile(t *testing.T) {
+	dir := t.TempDir()
+	file, victim := filepath.Join(dir, "c.pcap"), filepath.Join(dir, "victim")
+	os.WriteFile(file, []byte("old"), 0o640)
+	os.Chmod(file, 0o640)
+	os.WriteFile(victim, []byte("not yours"), 0o600)
+	link := filepath.Join(dir, "link.pcap")
+	os.Symlink(victim, link)
+	for _, path := range []string{file, link} {
+		r, err := newReplacement(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WriteString("new")
+		if err := r.finish(true); err != nil {
+			t.Fatalf("finish %s: %v", path, err)
+		}
+		st, err := os.Lstat(path)
+		if b, _ := os.ReadFile(path); err != nil || !st.Mode().IsRegular() || string(b) != "new" {
+			t.Errorf("%s after the capture: %v %v %q, want a file holding \"new\"", path, st.Mode(), err, b)
+		}
+	}
+	if st, _ := os.Stat(file); st.Mode().Perm() != 0o640 {
+		t.Errorf("replaced file has mode %v, want the old one's 0640", st.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "not yours" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	r, _ := newReplacement(file)
+	r.WriteString("discarded")
+	r.finish(false)
+	if b, _ := os.ReadFile(file); string(b) != "new" {
+		t.Errorf("an abandoned replacement changed the file: %q", b)
+	}
+	if _, err := newReplacement(filepath.Join(dir, "no", "such", "x.pcap")); err == nil || !strings.Contains(err.Error(), "capture file") {
+		t.Errorf("capture into a missing folder: %v", err)
+	}
+}

@@ -176,7 +176,9 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 				return runVariant(ctx, r.Lab, r, live)
 			}
+			restore := oneProcIfVirtual(clocks)
 			total, runErr := camp.Run(cmd.Context())
+			restore()
 			if err := cmp.Or(jsonl.Close(), csvFile.Close()); err != nil && runErr == nil {
 				runErr = fmt.Errorf("results: %w", err)
 			}

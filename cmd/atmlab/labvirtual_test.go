@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,6 +61,7 @@ func TestLabRunVirtual(t *testing.T) {
 	var runs [][]map[string]any
 	for _, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)
+		t.Setenv("GOMAXPROCS", strconv.Itoa(procs)) // else a virtual-only run takes 1
 		out := filepath.Join(t.TempDir(), "out")
 		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
 			t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
@@ -103,6 +105,75 @@ func TestLabRunVirtual(t *testing.T) {
 	b, _ := json.Marshal(runs[1])
 	if string(a) != string(b) {
 		t.Errorf("GOMAXPROCS 1 and 2 gave different results:\n%s\n%s", a, b)
+	}
+}
+
+// A virtual record of an experiment with a background load carries the
+// load as a real-time record does (who, which test, what its sender put
+// on its links), and no emulator CPU, which model time cannot be limited
+// by and which would make two runs' records differ; two runs give the
+// same records.
+func TestVirtualRecordCarriesBackground(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bg.yaml")
+	lab := virtualLab[:strings.Index(virtualLab, "experiments:")] + "experiments:\n" +
+		"  - {name: loaded, from: h1, to: h2, tests: [TCP_RR], duration: 300ms, background: {from: h2, to: h1, test: UDP_STREAM}}\n"
+	os.WriteFile(file, []byte(lab), 0o644)
+	var runs [][]map[string]any
+	for range 2 {
+		out := filepath.Join(t.TempDir(), "out")
+		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
+			t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
+		}
+		runs = append(runs, figures(t, out))
+	}
+	recs := runs[0]
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	bg, _ := recs[0]["background"].(map[string]any)
+	if bg["from"] != "h2" || bg["to"] != "h1" || bg["test"] != "UDP_STREAM" {
+		t.Errorf("the virtual record's background is %v, want h2 to h1 UDP_STREAM", recs[0]["background"])
+	}
+	// The load's 1472-octet datagrams fill h2's 100M link: a NIC counts
+	// 1514 octets a frame of the 1538 on the wire (98.44 Mbit/s; 98.42
+	// measured, beside the point's small responses).
+	if sent, want := bg["sent_bps"].(float64), 100e6*1514/1538; sent < want*0.99 || sent > want*1.001 {
+		t.Errorf("background sent %.2f Mbit/s, want h2's full 100M link, %.2f", sent/1e6, want/1e6)
+	}
+	if cpu, ok := recs[0]["emulator_cpu"]; ok {
+		t.Errorf("the virtual record has emulator_cpu %v, want none", cpu)
+	}
+	a, _ := json.Marshal(runs[0])
+	b, _ := json.Marshal(runs[1])
+	if string(a) != string(b) {
+		t.Errorf("two runs gave different records:\n%s\n%s", a, b)
+	}
+}
+
+// A run whose clocks are all virtual takes one processor for its length
+// and gives back what it had; one that measures in real time too, or whose
+// environment sets GOMAXPROCS, keeps its processors.
+func TestVirtualRunTakesOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	t.Setenv("GOMAXPROCS", "")
+	restore := oneProcIfVirtual([]string{"virtual"})
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("during a virtual run GOMAXPROCS is %d, want 1", n)
+	}
+	restore()
+	if n := runtime.GOMAXPROCS(0); n != 4 {
+		t.Errorf("after a virtual run GOMAXPROCS is %d, want 4 again", n)
+	}
+	for _, c := range []struct {
+		clocks []string
+		env    string
+	}{{[]string{"real", "virtual"}, ""}, {[]string{"real"}, ""}, {[]string{"virtual"}, "2"}} {
+		t.Setenv("GOMAXPROCS", c.env)
+		restore := oneProcIfVirtual(c.clocks)
+		if n := runtime.GOMAXPROCS(0); n != 4 {
+			t.Errorf("clocks %v, GOMAXPROCS=%q: %d processors, want the 4 it had", c.clocks, c.env, n)
+		}
+		restore()
 	}
 }
 

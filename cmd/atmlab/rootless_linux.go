@@ -16,11 +16,11 @@ import (
 // kernel.UserLab), and exits with its exit code. It returns nil at once
 // when there is no such lab.
 func asLabUser(lab string) error {
-	uid, gid, ok, err := kernel.UserLab(lab)
+	uid, gid, dir, ok, err := kernel.UserLab(lab)
 	if err != nil || !ok {
 		return err
 	}
-	code, err := kernel.AsUser(uid, gid)
+	code, err := kernel.AsUser(uid, gid, dir)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func asLabUser(lab string) error {
 // refuseUserLab refuses root's command on user uid's rootless lab named
 // lab, which it reaches only as that user.
 func refuseUserLab(lab string) error {
-	if uid, _, ok, err := kernel.UserLab(lab); err != nil || ok {
+	if uid, _, _, ok, err := kernel.UserLab(lab); err != nil || ok {
 		return errors.Join(err, userLabError(ok, uid, lab))
 	}
 	return nil

@@ -123,8 +123,9 @@ type Host struct {
 	jitter   *randv2.Rand // draws processing delays (Settings.Jitter)
 	settling bool
 	drain    *Watch
-	// TxFrames counts the frames the host has handed to its NICs.
-	TxFrames uint64
+	// TxFrames counts the frames the host has handed to its NICs, TxBytes
+	// their bytes (Ethernet header on, FCS off: a real NIC's tx_bytes).
+	TxFrames, TxBytes uint64
 
 	mu      sync.Mutex // guards ready: waiter callbacks come from netstack's goroutines
 	ready   []*Watch
@@ -283,6 +284,7 @@ func (c *nic) flush() {
 		c.h.lab.frame++
 		c.port.Input(&emulator.Frame{Data: data, ID: c.h.lab.frame, Born: c.h.lab.Sched.Now()})
 		c.h.TxFrames++
+		c.h.TxBytes += uint64(len(data))
 		sent = true
 	}
 	if sent && c.h.drain != nil {

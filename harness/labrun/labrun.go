@@ -80,8 +80,12 @@ type Record struct {
 	Result       perf.Result `json:"result"`
 	Ceiling      float64     `json:"ceiling_bps,omitempty"`
 	AboveCeiling bool        `json:"above_ceiling,omitempty"`
-	EmulatorCPU  float64     `json:"emulator_cpu"` // fraction of a core during the point
-	HostDrops    uint64      `json:"host_drops,omitempty"`
+	// EmulatorCPU is the fraction of a core the emulator used during a
+	// real-time point, 0 and left out when unknown: in virtual time, where
+	// the emulator's speed cannot shape a figure (it runs in model time)
+	// and its CPU time would make the same run's records differ.
+	EmulatorCPU float64 `json:"emulator_cpu,omitempty"`
+	HostDrops   uint64  `json:"host_drops,omitempty"`
 	// Steal is the share of the machine's CPU (all its CPUs) that its
 	// hypervisor took during the point (/proc/stat's steal): above
 	// MaxSteal the point measured the VM's host as much as the lab.
@@ -163,9 +167,10 @@ type Runner struct {
 	// (watch.go).
 	Watch func(Progress)
 	// Perf, if set, measures each point instead of tools run in the hosts
-	// through Env (a virtual-time lab: no servers, no Env needed); Clock
-	// and Stack are recorded with every point.
-	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error)
+	// through Env (a virtual-time lab: no servers, no Env needed), with
+	// what the experiment's background load did beside it (nil without
+	// one); Clock and Stack are recorded with every point.
+	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error)
 	Clock, Stack string
 	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
 	Shard        Shard         // the part of the campaign to measure; zero: all of it
@@ -316,7 +321,12 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack, VethRTT: float64(r.VethRTT) / 1e3}
 	if r.Perf != nil {
 		var err error
-		if rec.Result, err = r.iterate(ctx, p, e, r.Perf); err != nil {
+		rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
+			res, load, err := r.Perf(ctx, p, e)
+			rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
+			return res, err
+		})
+		if err != nil {
 			rec.Error = err.Error()
 		}
 		if p.Tool != "" && p.Tool != "atmlab" && e.Virtual != "" && rec.Result.Error == "" {

@@ -28,8 +28,8 @@ experiments:
 	run := func() ([]labrun.Record, []byte) {
 		var out bytes.Buffer
 		r := &labrun.Runner{Lab: l, JSONL: &out, Clock: "virtual",
-			Perf: func(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {
-				return Measure(ctx, l, p, e)
+			Perf: func(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+				return MeasureLoad(ctx, l, p, e)
 			}}
 		recs, err := r.Run(context.Background())
 		if err != nil || len(recs) != 3 {

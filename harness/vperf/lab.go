@@ -26,6 +26,14 @@ const StartAt = 10 * time.Millisecond
 // what ran before it). Experiments with iperf3 or iperf are skipped with
 // the reason as the result's error.
 func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {
+	res, _, err := MeasureLoad(ctx, lab, p, e)
+	return res, err
+}
+
+// MeasureLoad is Measure that also says what the experiment's background
+// load did beside the point (nil without one), as a real-time record does:
+// its sender's NIC bytes over the point's model time.
+func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
 	spec := perf.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
 	if strings.HasSuffix(p.Test, "_RR") {
 		spec.Request, spec.Response = p.Size, p.Size
@@ -35,14 +43,14 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topolo
 	res := perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
 	if (p.Tool == "iperf3" || p.Tool == "iperf") && e.Virtual != "atmlab" {
 		res.Error = fmt.Sprintf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", p.Tool)
-		return res, nil
+		return res, nil, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	l, err := Build(lab, PointSeed(lab.Seed, p))
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	defer l.Close()
 	addr := func(host string) (netip.Addr, error) {
@@ -54,24 +62,36 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topolo
 	}
 	to, err := addr(p.To)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	l.Sched.RunUntil(StartAt)
+	var load *labrun.BackgroundLoad
 	if bg := e.Background; bg != nil {
+		load = &labrun.BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test}
 		bto, err := addr(bg.To)
 		if err != nil {
-			return res, err
+			return res, load, err
 		}
 		bspec := perf.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size}
 		if strings.HasSuffix(bg.Test, "_RR") {
 			bspec = perf.Spec{Test: bg.Test, Duration: bspec.Duration, Request: bg.Size, Response: bg.Size}
 		}
 		if _, err := Start(Test{Lab: l, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
-			return res, fmt.Errorf("background %s: %w", bg.Test, err)
+			load.Error = err.Error()
+			return res, load, fmt.Errorf("background %s: %w", bg.Test, err)
 		}
 		l.Sched.RunFor(time.Second) // the load reaches steady state first, as in real time
 	}
-	return Run(Test{Lab: l, From: p.From, To: p.To, Addr: to, Spec: spec})
+	var sent0 uint64
+	t0 := l.Sched.Now()
+	if load != nil {
+		sent0 = l.Hosts[load.From].TxBytes
+	}
+	res, err = Run(Test{Lab: l, From: p.From, To: p.To, Addr: to, Spec: spec})
+	if dt := l.Sched.Now() - t0; load != nil && dt > 0 {
+		load.SentBps = 8 * float64(l.Hosts[load.From].TxBytes-sent0) / dt.Seconds()
+	}
+	return res, load, err
 }
 
 // Build builds a lab's network and its virtual hosts on a new scheduler,
