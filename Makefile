@@ -66,6 +66,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./topologies/
 	$(GO) test -run '^$$' -fuzz FuzzParseBuild -fuzztime 30s ./topologies/
 	$(GO) test -run '^$$' -fuzz FuzzSweep -fuzztime 30s ./topologies/
+	$(GO) test -run '^$$' -fuzz FuzzVariantsAsFromScratch -fuzztime 30s ./topologies/
 	$(GO) test -run '^$$' -fuzz FuzzHeader -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL5 -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzAAL34 -fuzztime 30s ./cells/

@@ -267,3 +267,31 @@ func TestExperimentPointsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVariantsAsFromScratch: whatever lab Parse accepts, each variant it
+// measures is the lab resolving the whole file again for it makes, or
+// fails with the same problems.
+func FuzzVariantsAsFromScratch(f *testing.F) {
+	for _, name := range []string{"whatif.yaml", "praktikum.yaml", "gns3-mpls.yaml", "atm-sweep.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(sweepLab))
+	f.Add(nodesLab(8, "variants:\n  - {name: slow, set: [{link: \"h0:eth0\", rate: 10M, loss: 1%}, {node: s1, kind: hub}]}\n  - {name: busy, set: [{node: s0, cpu: {per_packet: 10us}, buffer: 64KiB}, {node: r1, cost: {ip: 5us}}]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lab, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, name := range append([]string{"base"}, lab.Measured()...) {
+			got, gotErrs := lab.withVariant(name)
+			want, wantErrs := variantFromScratch(lab.raw, name)
+			if fmt.Sprint(gotErrs) != fmt.Sprint(wantErrs) || !reflect.DeepEqual(comparable(got), comparable(want)) {
+				t.Fatalf("variant %s: %v, want %v; or the labs differ", name, gotErrs, wantErrs)
+			}
+		}
+	})
+}
