@@ -59,7 +59,6 @@ func (d *decoder) variants(n *yaml.Node, lab *Lab) {
 	}
 	if len(n.Content) > MaxVariants {
 		d.errorf(n, "variants", "%d variants: a lab file holds at most %d; split the variants over lab files", len(n.Content), MaxVariants)
-		return
 	}
 	taken := map[string]bool{"base": true}
 	for i, v := range n.Content {
