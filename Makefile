@@ -44,7 +44,7 @@ integration: deps
 	  echo "integration: $$n test(s) not judged for the hypervisor's steal"; exit $$rc
 
 bench: deps build
-	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... ./kernel/ 2>/dev/null | grep -E '^Benchmark' || true
+	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... ./kernel/ ./topologies/ 2>/dev/null | grep -E '^Benchmark' || true
 	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super)$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
 	# With BEFORE=/path/to/another/atmlab (or name=path,...): the 10G TCP, 1G UDP and OC-12c UDP rows for it and this tree, alternating (~40 s a build a round), and ping through delay=20ms beside a stream (TestDelayAB, ~8 s a build a round)
 	if [ -n "$(BEFORE)" ]; then ATMLAB_BENCH=1 ATMLAB_BEFORE=$(BEFORE) $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^Test(BenchAB|DelayAB|LatencyAB)$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'; fi
@@ -72,6 +72,7 @@ fuzz:
 	$(FUZZ) ./topologies/ FuzzParse
 	$(FUZZ) ./devices/ FuzzParseBuild
 	$(FUZZ) ./topologies/ FuzzSweep
+	$(FUZZ) ./topologies/ FuzzVariantsAsFromScratch
 	$(FUZZ) ./cells/ FuzzHeader
 	$(FUZZ) ./cells/ FuzzAAL5
 	$(FUZZ) ./cells/ FuzzAAL34

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -64,6 +66,12 @@ func Parse(file string, data []byte) (*Lab, error) {
 type Raw struct {
 	File string
 	tree *yaml.Node // the top mapping
+
+	// The lab as written, resolved once (before link defaults): every lab
+	// made of the tree, a variant's too, is a copy of it (resolved).
+	once     sync.Once
+	base     *Lab
+	baseErrs []error
 }
 
 // Decode reads a lab file's contents into its YAML tree, checking its size,
@@ -139,7 +147,7 @@ func Resolve(raw *Raw, variant string) (*Lab, error) {
 // if not nil, is a further step's problems (the reference files'), so that
 // every problem comes back at once.
 func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
-	lab, errs := resolve(raw)
+	lab, errs := raw.resolved()
 	if more != nil {
 		errs = append(errs, more(lab)...)
 	}
@@ -153,6 +161,7 @@ func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
 // resolve decodes, checks and plans the lab as written; the lab comes back
 // with the problems, as far as it was decoded.
 func resolve(raw *Raw) (*Lab, []error) {
+	resolves.Add(1)
 	d := &decoder{file: raw.File}
 	lab := &Lab{File: raw.File, raw: raw}
 	d.lab(raw.tree, lab)
@@ -161,6 +170,10 @@ func resolve(raw *Raw) (*Lab, []error) {
 	}
 	return lab, d.errs
 }
+
+// resolves counts resolve's calls: a test shows that variants do not
+// resolve the file again.
+var resolves atomic.Int64
 
 // joinByLine joins lab-file problems in line order.
 func joinByLine(errs []error) error {

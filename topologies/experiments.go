@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -164,6 +165,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		if len(e.Sizes) == 0 {
 			e.Sizes = []int{0} // the tool's default
 		}
+		d.experimentPoints(v, path, e)
 		if slices.ContainsFunc(lab.Experiments, func(o *Experiment) bool { return o.Name == e.Name }) {
 			d.errorf(v, path+".name", "experiment %q is defined twice", e.Name)
 		}
@@ -212,6 +214,30 @@ func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string
 			fix = "; larger sizes for TCP tests go in an experiment of their own"
 		}
 		d.errorf(x, key, "%d bytes with %s: %s%s", n, strings.Join(udp, " and "), why, fix)
+	}
+}
+
+// MaxExperimentPoints bounds an experiment's matrix as MaxGridPoints
+// bounds a grid: each point is a measurement of its duration, in every
+// variant.
+const MaxExperimentPoints = 10000
+
+// experimentPoints checks that the experiment's matrix (tests × sizes ×
+// socket buffers × repetitions), and its quick one, are at most
+// MaxExperimentPoints.
+func (d *decoder) experimentPoints(n *yaml.Node, path string, e *Experiment) {
+	check := func(path string, tests, sizes, bufs, reps int) {
+		points := 1
+		for _, f := range []int{tests, sizes, bufs, reps} {
+			points = min(points*f, MaxExperimentPoints+1) // no overflow
+		}
+		if points > MaxExperimentPoints {
+			d.errorf(n, path, "%d tests × %d sizes × %d sockbufs × %d repetitions make more than %d points, an experiment's most: measure fewer, or split the experiment", tests, sizes, bufs, reps, MaxExperimentPoints)
+		}
+	}
+	check(path, len(e.Tests), len(e.Sizes), len(e.SockBufs), e.Repetitions)
+	if q := e.Quick; q != nil { // what a list it leaves out shrinks to is at most the experiment's
+		check(path+".quick", cmp.Or(len(q.Tests), len(e.Tests)), cmp.Or(len(q.Sizes), len(e.Sizes)), cmp.Or(len(q.SockBufs), len(e.SockBufs)), cmp.Or(q.Repetitions, 1))
 	}
 }
 

@@ -32,8 +32,8 @@ type Lab struct {
 	Figures     []*Figure     // plots beside the report's default ones
 	Warnings    []*Error      // what is valid but likely a mistake: loops of switches
 
-	// raw is the file's decoded YAML tree: WithVariant decodes it again,
-	// in memory, for each variant.
+	// raw is the file's decoded YAML tree and the lab as written, resolved
+	// once: WithVariant copies that lab for each variant.
 	raw *Raw
 
 	// Indexes by name and endpoint, so that validation stays linear; they

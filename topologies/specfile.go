@@ -25,11 +25,19 @@ type SpecVariant struct {
 
 // SpecJSON writes the resolved labs of a run, one per variant in the
 // order given (lab run's: base, then each variant or grid point), as JSON:
-// every default, check and PVC plan the models were built from. The same
-// lab file gives the same bytes.
+// every default, check and PVC plan the models were built from. The lab
+// file's variants and sweep, the same in every lab, are written once, in
+// the first (where the report reads them): in each, a 1000-point grid's
+// spec.json held a million variants. The same lab file gives the same
+// bytes.
 func SpecJSON(names []string, labs []*Lab) ([]byte, error) {
 	var spec Spec
 	for i, l := range labs {
+		if i > 0 {
+			c := *l
+			c.Variants, c.Sweep = nil, nil
+			l = &c
+		}
 		spec.Variants = append(spec.Variants, SpecVariant{names[i], l})
 	}
 	b, err := json.MarshalIndent(spec, "", "  ")

@@ -36,6 +36,15 @@ var sweepKeys = []string{"rate", "delay", "jitter", "loss", "buffer", "phy", "aa
 
 var paramNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,23}$`)
 
+// valueTextRE is what a swept value may be as its points' names show it
+// (rates, durations, percentages, kinds, cpu: and cost: pairs): the names
+// name result files (virtual-NAME.json), so no '/', space or markup.
+var valueTextRE = regexp.MustCompile(`^[A-Za-z0-9._%:;+µμ-]+$`)
+
+// maxPointName bounds a grid point's name, so that a file named by it
+// (virtual-NAME.json) stays within 255 bytes.
+const maxPointName = 200
+
 // sweep decodes sweep: [{link|node: TARGET or [TARGETS], KEY: [VALUES], name: NAME}]
 // and appends the grid's points to lab.Variants, named by their values in
 // parameter order, such as "rate=10M,delay=5ms". Every value is decoded
@@ -110,6 +119,9 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 			if slices.Contains(p.Values, text) {
 				d.errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q is swept twice; keep one", text)
 			}
+			if !valueTextRE.MatchString(text) {
+				d.errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q: a value names the grid's points and their result files: write it without spaces, '/' or quotes, such as 10M, 5ms, 0.1%%", text)
+			}
 			p.Values = append(p.Values, text)
 			var os []Override
 			for _, t := range targets {
@@ -142,7 +154,23 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 	if len(sw.Params) < len(n.Content) {
 		return // an entry was wrong: said above
 	}
+	length := len(sw.Params) - 1 // the commas
+	for _, p := range sw.Params {
+		longest := 0
+		for _, v := range p.Values {
+			longest = max(longest, len(v))
+		}
+		length += len(p.Name) + 1 + longest
+	}
+	if length > maxPointName {
+		d.errorf(n, "sweep", "the grid's points would have names of up to %d bytes, and they name result files: at most %d; give the parameters shorter name:s, or sweep fewer of them", length, maxPointName)
+		return
+	}
 	lab.Sweep = sw
+	named := map[string]bool{}
+	for _, v := range lab.Variants {
+		named[v.Name] = true
+	}
 	// Every combination, the first parameter slowest, as nested loops in file order.
 	idx := make([]int, len(sw.Params))
 	for {
@@ -154,7 +182,7 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 			name = append(name, p.Name+"="+p.Values[idx[k]])
 		}
 		va.Name = strings.Join(name, ",")
-		if slices.ContainsFunc(lab.Variants, func(o *Variant) bool { return o.Name == va.Name }) {
+		if named[va.Name] {
 			d.errorf(n, "sweep", "the grid's point %s is also a named variant: rename the variant", va.Name)
 		}
 		lab.Variants = append(lab.Variants, va)

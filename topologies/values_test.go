@@ -138,20 +138,7 @@ func TestSizeLimits(t *testing.T) {
 // endpoint and name lookups were quadratic).
 func BenchmarkParseNodes(b *testing.B) {
 	for _, n := range []int{1000, 4000} {
-		var src strings.Builder
-		src.WriteString("name: x\ntopology:\n  nodes:\n")
-		for i := range n / 4 {
-			fmt.Fprintf(&src, "    h%d: {kind: host, ipv4: 10.%d.%d.1/24}\n    g%d: {kind: host, ipv4: 10.%d.%d.2/24}\n    s%d: {kind: switch}\n    r%d: {kind: router, interfaces: {e0: {ipv4: 10.%d.%d.254/24}}}\n",
-				i, i/256, i%256, i, i/256, i%256, i, i, i/256, i%256)
-		}
-		src.WriteString("  links:\n")
-		for i := range n / 4 {
-			fmt.Fprintf(&src, "    - {endpoints: [\"h%d:eth0\", \"s%d:p1\"]}\n    - {endpoints: [\"g%d:eth0\", \"s%d:p2\"]}\n    - {endpoints: [\"r%d:e0\", \"s%d:p3\"]}\n", i, i, i, i, i, i)
-			if i > 0 {
-				fmt.Fprintf(&src, "    - {endpoints: [\"s%d:p4\", \"s%d:p5\"]}\n", i-1, i)
-			}
-		}
-		data := []byte(src.String())
+		data := nodesLab(n, "")
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for range b.N {
 				if _, err := Parse("big.yaml", data); err != nil {
@@ -160,6 +147,26 @@ func BenchmarkParseNodes(b *testing.B) {
 			}
 		})
 	}
+}
+
+// nodesLab is n nodes: hosts in pairs on switches in a chain, and routers;
+// more is appended (variants:).
+func nodesLab(n int, more string) []byte {
+	var src strings.Builder
+	src.WriteString("name: x\ntopology:\n  nodes:\n")
+	for i := range n / 4 {
+		fmt.Fprintf(&src, "    h%d: {kind: host, ipv4: 10.%d.%d.1/24}\n    g%d: {kind: host, ipv4: 10.%d.%d.2/24}\n    s%d: {kind: switch}\n    r%d: {kind: router, interfaces: {e0: {ipv4: 10.%d.%d.254/24}}}\n",
+			i, i/256, i%256, i, i/256, i%256, i, i, i/256, i%256)
+	}
+	src.WriteString("  links:\n")
+	for i := range n / 4 {
+		fmt.Fprintf(&src, "    - {endpoints: [\"h%d:eth0\", \"s%d:p1\"]}\n    - {endpoints: [\"g%d:eth0\", \"s%d:p2\"]}\n    - {endpoints: [\"r%d:e0\", \"s%d:p3\"]}\n", i, i, i, i, i, i)
+		if i > 0 {
+			fmt.Fprintf(&src, "    - {endpoints: [\"s%d:p4\", \"s%d:p5\"]}\n", i-1, i)
+		}
+	}
+	src.WriteString(more)
+	return []byte(src.String())
 }
 
 // Loops of switches and hubs are valid but warned about, naming the loop.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -42,20 +43,37 @@ type Override struct {
 	Cost          *RouterCost // a router's costs, all of them
 }
 
+// MaxVariants bounds a lab file's named variants as MaxGridPoints bounds
+// its grid: every one is a lab built and measured with all the lab's
+// experiments.
+const MaxVariants = MaxGridPoints
+
+// variantNameRE is what a variant's name may be: it names result files
+// (virtual-NAME.json), so no '/', no markup and no leading '.' or '-'.
+var variantNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
+
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
 		d.errorf(n, "variants", "want a list of variants, each with name: and set:")
 		return
 	}
+	if len(n.Content) > MaxVariants {
+		d.errorf(n, "variants", "%d variants: a lab file holds at most %d; split the variants over lab files", len(n.Content), MaxVariants)
+	}
+	taken := map[string]bool{"base": true}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("variants[%d]", i)
 		va := &Variant{Line: v.Line}
 		d.mapping(v, path, []field{
 			{"name", true, func(key string, v *yaml.Node) {
 				if s, ok := d.scalar(key, v); ok {
-					if s == "base" || slices.ContainsFunc(lab.Variants, func(o *Variant) bool { return o.Name == s }) {
+					switch {
+					case taken[s]:
 						d.errorf(v, key, "%q is taken (base is the lab as written)", s)
+					case !variantNameRE.MatchString(s):
+						d.errorf(v, key, "%q: a variant's name names its result files: use 1-64 letters, digits, '.', '_' and '-', starting with a letter, digit or '_'", s)
 					}
+					taken[s] = true
 					va.Name = s
 				}
 			}},
@@ -78,7 +96,7 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	d.mapping(n, path, []field{
 		{"link", false, func(key string, v *yaml.Node) {
 			if s, ok := d.scalar(key, v); ok {
-				if !slices.ContainsFunc(lab.Links, func(l *Link) bool { return l.A.String() == s || l.B.String() == s }) {
+				if l := lab.LinkOf(endpointOf(s)); l == nil || l.A.String() != s && l.B.String() != s {
 					d.errorf(v, key, "no link has endpoint %q", s)
 				}
 				o.Link = s
@@ -148,10 +166,11 @@ func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	return o
 }
 
-// WithVariant returns the lab as the named variant makes it: the file's
-// YAML tree, kept in memory, is decoded again (so the base lab is
-// untouched; the file is not read again), the overrides applied and the
-// result checked as a lab file would be. "base" is the lab as written.
+// WithVariant returns the lab as the named variant makes it: a copy of
+// the lab as written, resolved once from the file's YAML tree kept in
+// memory (so the base lab is untouched; the file is not read again), the
+// overrides applied and the result checked as a lab file would be. "base"
+// is the lab as written.
 func (l *Lab) WithVariant(name string) (*Lab, error) {
 	fresh, errs := l.withVariant(name)
 	if errs != nil {
@@ -167,9 +186,17 @@ func (l *Lab) withVariant(name string) (*Lab, []error) {
 	return l.raw.variant(name)
 }
 
-// variant resolves the tree as the named variant makes it.
+// resolved returns a copy of the lab as written, before link defaults,
+// with its problems; the tree is resolved on the first call only.
+func (raw *Raw) resolved() (*Lab, []error) {
+	raw.once.Do(func() { raw.base, raw.baseErrs = resolve(raw) })
+	return raw.base.clone(), slices.Clone(raw.baseErrs)
+}
+
+// variant resolves the tree as the named variant makes it: the lab as
+// written, with the variant's overrides applied.
 func (raw *Raw) variant(name string) (*Lab, []error) {
-	fresh, errs := resolve(raw)
+	fresh, errs := raw.resolved()
 	if len(errs) > 0 {
 		return nil, []error{joinByLine(errs)}
 	}
@@ -185,11 +212,26 @@ func (raw *Raw) variant(name string) (*Lab, []error) {
 
 // ResolveVariants resolves the lab as each named variant makes it ("base":
 // as written; lab run measures Measured's), PVC plans included, so that a
-// bad variant fails now, before anything runs: validate and the start of
-// lab run call it. Every problem of every variant comes back at once,
-// joined; a lab-file problem is an *Error whose message names the variant.
+// bad variant fails now, before anything runs: the start of lab run calls
+// it. Every problem of every variant comes back at once, joined; a
+// lab-file problem is an *Error whose message names the variant.
 func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
-	var labs []*Lab
+	labs := make([]*Lab, 0, len(names))
+	if err := l.eachVariant(names, func(v *Lab) { labs = append(labs, v) }); err != nil {
+		return nil, err
+	}
+	return labs, nil
+}
+
+// CheckVariants is ResolveVariants for validate: each variant's lab is
+// dropped once checked, so that memory stays one lab's.
+func (l *Lab) CheckVariants(names []string) error {
+	return l.eachVariant(names, func(*Lab) {})
+}
+
+// eachVariant resolves the named variants in turn, handing each good one
+// to keep, and returns every problem joined.
+func (l *Lab) eachVariant(names []string, keep func(*Lab)) error {
 	var problems []error
 	for _, name := range names {
 		prefix := func(err error) error {
@@ -207,12 +249,11 @@ func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
 		for _, err := range errs {
 			problems = append(problems, prefix(err))
 		}
-		labs = append(labs, v)
+		if errs == nil {
+			keep(v)
+		}
 	}
-	if problems != nil {
-		return nil, errors.Join(problems...)
-	}
-	return labs, nil
+	return errors.Join(problems...)
 }
 
 // apply makes the lab what the named variant says and checks the result.
@@ -241,7 +282,8 @@ func (lab *Lab) apply(name string) []error {
 				n.MPLS = *o.MPLS
 			}
 			if o.CPU != nil {
-				n.CPU = o.CPU
+				cpu := *o.CPU // the variant's own stays as written
+				n.CPU = &cpu
 				if o.CPU.PerPacket == 0 && o.CPU.Copy == 0 {
 					n.CPU = nil
 				}
@@ -255,10 +297,7 @@ func (lab *Lab) apply(name string) []error {
 			}
 			continue
 		}
-		for _, link := range lab.Links {
-			if link.A.String() != o.Link && link.B.String() != o.Link {
-				continue
-			}
+		if link := lab.LinkOf(endpointOf(o.Link)); link != nil {
 			for _, dir := range []*Direction{&link.AB, &link.BA} {
 				if o.Rate != 0 {
 					dir.Rate = o.Rate

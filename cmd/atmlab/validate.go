@@ -22,7 +22,7 @@ func newValidate(opts *options) *cobra.Command {
 			var lab *topologies.Lab
 			err := interruptible(cmd.Context(), func() (err error) {
 				if lab, err = topologies.Load(a[0]); err == nil {
-					_, err = lab.ResolveVariants(lab.Measured()) // each variant as lab run will build it
+					err = lab.CheckVariants(lab.Measured()) // each variant as lab run will build it, one at a time
 				}
 				return err
 			})

@@ -1,0 +1,102 @@
+package topologies
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// variantsLab is a 3-node lab (two hosts on a switch) with n named
+// variants, each setting a host link's rate and delay and the switch's buffer.
+func variantsLab(n int) []byte {
+	var src strings.Builder
+	src.WriteString(`name: many
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+  links:
+    - endpoints: ["h1:eth0", "sw1:p1"]
+    - endpoints: ["h2:eth0", "sw1:p2"]
+experiments:
+  - {name: s, from: h1, to: h2, tests: [TCP_STREAM, TCP_RR], sizes: [64, 1448]}
+variants:
+`)
+	for i := range n {
+		fmt.Fprintf(&src, "  - {name: v%d, set: [{link: \"h1:eth0\", rate: %dM, delay: %dus}, {node: sw1, buffer: %dKiB}]}\n", i, 1+i%100, i, 2+i)
+	}
+	return []byte(src.String())
+}
+
+// sweepLab1000 is the same 3-node lab with a 10 × 10 × 10 grid.
+func sweepLab1000() []byte {
+	var rates, delays, losses []string
+	for i := range 10 {
+		rates = append(rates, fmt.Sprintf("%dM", 10*(i+1)))
+		delays = append(delays, fmt.Sprintf("%dms", i))
+		losses = append(losses, fmt.Sprintf("%d%%", i))
+	}
+	return []byte(fmt.Sprintf(`name: grid
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw1: {kind: switch}
+  links:
+    - endpoints: ["h1:eth0", "sw1:p1"]
+    - endpoints: ["h2:eth0", "sw1:p2"]
+experiments:
+  - {name: s, from: h1, to: h2, tests: [TCP_STREAM, TCP_RR], sizes: [64, 1448]}
+sweep:
+  - {link: ["h1:eth0", "h2:eth0"], rate: [%s]}
+  - {link: "h2:eth0", delay: [%s]}
+  - {link: "h1:eth0", loss: [%s]}
+`, strings.Join(rates, ", "), strings.Join(delays, ", "), strings.Join(losses, ", ")))
+}
+
+// validate is what atmlab validate does with a lab file's bytes: the lab
+// as written, then every variant lab run would measure.
+func validate(tb testing.TB, data []byte) {
+	lab, err := Parse("bench.yaml", data)
+	if err == nil {
+		err = lab.CheckVariants(lab.Measured())
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkValidateVariants shows validation linear in named variants.
+func BenchmarkValidateVariants(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		data := variantsLab(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				validate(b, data)
+			}
+		})
+	}
+}
+
+// BenchmarkValidateSweep1000 validates a grid of the most points a sweep
+// may have.
+func BenchmarkValidateSweep1000(b *testing.B) {
+	data := sweepLab1000()
+	for range b.N {
+		validate(b, data)
+	}
+}
+
+// BenchmarkValidateNodes shows validation linear in nodes: the lab of
+// BenchmarkParseNodes with two variants.
+func BenchmarkValidateNodes(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		data := nodesLab(n, "variants:\n  - {name: slow, set: [{link: \"h0:eth0\", rate: 10M}]}\n  - {name: far, set: [{link: \"g0:eth0\", delay: 10ms}]}\n")
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				validate(b, data)
+			}
+		})
+	}
+}
