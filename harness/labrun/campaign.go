@@ -38,8 +38,8 @@ func Plan(lab *topologies.Lab, quick bool) ([]Variant, error) {
 // one results set: the variant loop of atmlab lab run.
 type Campaign struct {
 	Variants []Variant
-	Clocks   []string // "real", "virtual": every variant is measured by each, in this order
-	Shard    Shard    // the part of the campaign to measure; zero: all of it
+	Clocks   []string        // "real", "virtual": every variant is measured by each, in this order
+	Shard    Shard           // the part of the campaign to measure; zero: all of it
 	Done     map[string]bool // points already measured (DoneKey): not measured again
 	// What every variant's Runner gets.
 	Self     string

@@ -24,8 +24,8 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
 )

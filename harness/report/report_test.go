@@ -9,8 +9,8 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
