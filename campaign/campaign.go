@@ -85,7 +85,9 @@ func ShardDirName(k int) string { return "shard-" + strconv.Itoa(k) }
 // "K/N" of the lab at lab into out; shard is a number or, in a script, a
 // shell expansion of one.
 func (p Plan) ShardArgs(lab, shard, out string) []string {
-	a := []string{"lab", "run", lab, "--shard", shard + "/" + strconv.Itoa(p.Shards), "--out", out, "--clock", p.Clock}
+	// --append: a shard run again (a requeued task, a campaign started
+	// again) measures only what its folder lacks.
+	a := []string{"lab", "run", lab, "--shard", shard + "/" + strconv.Itoa(p.Shards), "--out", out, "--append", "--clock", p.Clock}
 	if p.Quick {
 		a = append(a, "--quick")
 	}
