@@ -72,6 +72,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecapsulate -fuzztime 30s ./cells/
 	$(GO) test -run '^$$' -fuzz FuzzIperf2CSV -fuzztime 30s ./harness/labrun/
 	$(GO) test -run '^$$' -fuzz FuzzSegment -fuzztime 30s ./emulator/
+	$(GO) test -run '^$$' -fuzz FuzzLines -fuzztime 30s ./harness/results/
+	$(GO) test -run '^$$' -fuzz FuzzRecords -fuzztime 30s ./harness/labrun/
+	$(GO) test -run '^$$' -fuzz FuzzIdentity -fuzztime 30s ./harness/labrun/
+	$(GO) test -run '^$$' -fuzz FuzzFigures -fuzztime 30s ./harness/labrun/
+	$(GO) test -run '^$$' -fuzz FuzzReadLabs -fuzztime 30s ./harness/report/
 
 clean:
 	rm -rf bin results
