@@ -4,7 +4,8 @@
 // untrusted input (another user may have made it, or put links and FIFOs
 // in it), so every file is opened relative to the folder's own handle,
 // never through a symbolic link, read only when regular and within a size
-// cap, and written only into a folder of the caller's own user (or
+// cap (and not if it is a hard link to a file of another owner than the
+// folder's), and written only into a folder of the caller's own user (or
 // root's): a new file is created exclusively and renamed into place,
 // which replaces a link rather than writing through it.
 package results
