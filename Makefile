@@ -84,6 +84,11 @@ fuzz:
 	$(FUZZ) ./netstat/ FuzzParseSteal
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
+	$(FUZZ) ./harness/results/ FuzzLines
+	$(FUZZ) ./harness/labrun/ FuzzRecords
+	$(FUZZ) ./harness/labrun/ FuzzIdentity
+	$(FUZZ) ./harness/labrun/ FuzzFigures
+	$(FUZZ) ./harness/report/ FuzzReadLabs
 
 clean:
 	rm -rf bin results

@@ -104,10 +104,12 @@ func (p Plan) shardCommand(prog, lab string) string {
 	return strings.Join(append([]string{shellquote.Quote(prog)}, words...), " ")
 }
 
-// shardLine builds the shard's command line: word gives each fixed word
+// shardLine builds the shard's command line (--append: a shard run again,
+// a requeued task or a campaign started again, measures only what its
+// folder lacks): word gives each fixed word
 // and the lab, shard and out are the --shard and --out words as they are.
 func (p Plan) shardLine(word func(string) string, lab, shard, out string) []string {
-	a := []string{word("lab"), word("run"), word(lab), word("--shard"), shard, word("--out"), out, word("--clock"), word(p.Clock)}
+	a := []string{word("lab"), word("run"), word(lab), word("--shard"), shard, word("--out"), out, word("--append"), word("--clock"), word(p.Clock)}
 	if p.Quick {
 		a = append(a, word("--quick"))
 	}

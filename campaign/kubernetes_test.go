@@ -103,7 +103,7 @@ func TestKubernetesManifest(t *testing.T) {
 			}
 			// Index 2 runs shard 3 of 4 into /results/shard-3.
 			args := runScript(t, c.Command, "JOB_COMPLETION_INDEX=2")
-			want := "lab run /lab/lab.yaml --shard 3/4 --out /results/shard-3 --clock " + clock + " --quick"
+			want := "lab run /lab/lab.yaml --shard 3/4 --out /results/shard-3 --append --clock " + clock + " --quick"
 			if args != want {
 				t.Errorf("index 2 ran atmlab %q, want %q", args, want)
 			}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
@@ -39,9 +40,11 @@ func RunLocal(ctx context.Context, p Plan, env []string, progress io.Writer) err
 	if err := p.Check(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(p.Out, 0o755); err != nil {
+	out, err := results.Create(p.Out, results.Force) // the logs are replaced, never written through a link
+	if err != nil {
 		return err
 	}
+	defer out.Close()
 	par := Parallel(p.Clock, p.Shards, runtime.GOMAXPROCS(0))
 	childEnv := append(os.Environ(), env...)
 	if p.Clock == "virtual" {
@@ -64,7 +67,7 @@ func RunLocal(ctx context.Context, p Plan, env []string, progress io.Writer) err
 			defer wg.Done()
 			for k := range next {
 				say("shard %d/%d: started, log %s\n", k, p.Shards, p.ShardDir(k)+".log")
-				err := runChild(ctx, p.Binary, p.ShardArgs(p.Lab, strconv.Itoa(k), p.ShardDir(k)), childEnv, p.ShardDir(k)+".log")
+				err := runChild(ctx, p.Binary, p.ShardArgs(p.Lab, strconv.Itoa(k), p.ShardDir(k)), childEnv, out, filepath.Base(p.ShardDir(k))+".log")
 				if err != nil {
 					mu.Lock()
 					failed = append(failed, k)
@@ -100,7 +103,7 @@ feed:
 	var mergeErr error
 	if len(dirs) == 0 {
 		mergeErr = errors.New("no shard wrote a results folder: nothing to merge")
-	} else if err := runChild(ctx, p.Binary, MergeArgs(p.Out, dirs...), childEnv, log); err != nil {
+	} else if err := runChild(ctx, p.Binary, MergeArgs(p.Out, dirs...), childEnv, out, filepath.Base(log)); err != nil {
 		mergeErr = fmt.Errorf("merge: %v (see %s)", err, log)
 	} else {
 		say("merged %d shard folders: %s\n", len(dirs), filepath.Join(p.Out, "report.html"))
@@ -112,12 +115,14 @@ feed:
 	return mergeErr
 }
 
-// runChild runs bin with args, its output to the file log.
-func runChild(ctx context.Context, bin string, args, env []string, log string) error {
-	f, err := os.Create(log)
+// runChild runs bin with args, its output to the file name in the
+// campaign's folder dir.
+func runChild(ctx context.Context, bin string, args, env []string, dir *results.Folder, name string) error {
+	f, err := dir.Create(name)
 	if err != nil {
 		return err
 	}
+	log := dir.Join(name)
 	defer f.Close()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env

@@ -41,7 +41,7 @@ func TestSlurmFiles(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	if got, want := run(SlurmShards, "SLURM_ARRAY_TASK_ID=3"), "lab run /labs/it's.yaml --shard 3/4 --out "+out+"/shard-3 --clock virtual --quick"; got != want {
+	if got, want := run(SlurmShards, "SLURM_ARRAY_TASK_ID=3"), "lab run /labs/it's.yaml --shard 3/4 --out "+out+"/shard-3 --append --clock virtual --quick"; got != want {
 		t.Errorf("array task 3 ran atmlab %q, want %q", got, want)
 	}
 	for k := 1; k <= 4; k++ {

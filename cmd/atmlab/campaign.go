@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/internal/shellquote"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -86,15 +87,14 @@ func newCampaign(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			dir, err := results.Create(out, results.Force) // the caller's own folder; an older script is replaced, never written through a link
+			if err != nil {
 				return err
 			}
+			defer dir.Close()
 			for _, f := range files {
 				path := filepath.Join(out, f.Name)
-				if err := os.WriteFile(path, f.Data, os.FileMode(f.Mode)); err != nil {
-					return err
-				}
-				if err := os.Chmod(path, os.FileMode(f.Mode)); err != nil { // an older file keeps its mode otherwise
+				if err := dir.WriteFile(f.Name, f.Data, os.FileMode(f.Mode)); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)

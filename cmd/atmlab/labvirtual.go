@@ -84,7 +84,7 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out 
 	l.Close()
 	b, err := json.MarshalIndent(setup, "", "  ")
 	if err == nil {
-		err = os.WriteFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
+		err = writeResultsFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("virtual setup: %w", err)

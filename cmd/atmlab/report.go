@@ -27,17 +27,21 @@ func newReport(opts *options) *cobra.Command {
 				if len(a) > 1 {
 					return usageError{fmt.Errorf("report: %d folders: merging needs --out DIR, the folder to write the merged results and report to", len(a))}
 				}
-				if err := report.Write(a[0]); err != nil {
+				if err := interruptible(cmd.Context(), func() error { return report.Write(cmd.Context(), a[0]) }); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
 				return nil
 			}
-			m, err := labrun.Merge(out, a)
+			var m *labrun.Merged
+			err := interruptible(cmd.Context(), func() error {
+				var err error
+				if m, err = labrun.Merge(cmd.Context(), out, a); err != nil {
+					return err
+				}
+				return report.Write(cmd.Context(), out)
+			})
 			if err != nil {
-				return err
-			}
-			if err := report.Write(out); err != nil {
 				return err
 			}
 			if n := len(m.Missing); n > 0 {

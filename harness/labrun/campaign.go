@@ -38,8 +38,9 @@ func Plan(lab *topologies.Lab, quick bool) ([]Variant, error) {
 // one results set: the variant loop of atmlab lab run.
 type Campaign struct {
 	Variants []Variant
-	Clocks   []string // "real", "virtual": every variant is measured by each, in this order
-	Shard    Shard    // the part of the campaign to measure; zero: all of it
+	Clocks   []string        // "real", "virtual": every variant is measured by each, in this order
+	Shard    Shard           // the part of the campaign to measure; zero: all of it
+	Done     map[string]bool // points already measured (DoneKey): not measured again
 	// What every variant's Runner gets.
 	Self     string
 	JSONL    io.Writer
@@ -64,21 +65,37 @@ func (c *Campaign) Points() int {
 	return n
 }
 
+// todo is how many of a variant's points of the shard the clock has yet
+// to measure.
+func (c *Campaign) todo(v Variant, clock string) int {
+	rc := clock // as records name it: real time is ""
+	if clock == "real" {
+		rc = ""
+	}
+	n := 0
+	for _, p := range ShardPoints(v.Lab, v.Name, c.Shard) {
+		if !c.Done[DoneKey(p, rc)] {
+			n++
+		}
+	}
+	return n
+}
+
 // Run measures the variants in order and returns how many points it
 // measured; it stops at the first variant that fails (or when ctx ends)
 // with that error.
 func (c *Campaign) Run(ctx context.Context) (int, error) {
 	total := 0
 	for _, v := range c.Variants {
-		n := len(ShardPoints(v.Lab, v.Name, c.Shard))
-		if n == 0 {
-			continue // nothing of the matrix (or of this shard) runs in this variant
-		}
 		for _, clk := range c.Clocks {
+			n := c.todo(v, clk)
+			if n == 0 {
+				continue // nothing of the matrix (or of this shard, or not yet measured) runs in this variant
+			}
 			if c.Log != nil {
 				fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
 			}
-			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done}
 			m, err := c.Measure(ctx, clk, r)
 			total += m
 			if err != nil {

@@ -2,10 +2,10 @@ package labrun
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -13,7 +13,7 @@ import (
 // there, each reference result file the lab at src names by a path under
 // its directory, at the same relative path: the report renders from the
 // folder alone, and the copy's references resolve there.
-func CopyReferences(out, src string, lab *topologies.Lab) error {
+func CopyReferences(out *results.Folder, src string, lab *topologies.Lab) error {
 	dir := filepath.Dir(src)
 	for _, r := range lab.References {
 		if r.File == "" {
@@ -25,13 +25,10 @@ func CopyReferences(out, src string, lab *topologies.Lab) error {
 		}
 		data, err := r.Read() // checked and bounded as validation did
 		if err == nil {
-			err = os.MkdirAll(filepath.Join(out, filepath.Dir(rel)), 0o755)
-		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, rel), data, 0o644)
+			err = out.WriteFile(filepath.ToSlash(rel), data, 0o644)
 		}
 		if err != nil {
-			return fmt.Errorf("copy reference %s into %s: %w", rel, out, err)
+			return fmt.Errorf("copy reference %s into %s: %w", rel, out.Path(), err)
 		}
 	}
 	return nil

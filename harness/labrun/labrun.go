@@ -153,6 +153,10 @@ func Points(lab *topologies.Lab) []Point {
 	return pts
 }
 
+// DoneKey names a point measured by a clock ("" real time, "virtual"),
+// as Runner.Done holds it.
+func DoneKey(p Point, clock string) string { return PointKey(p) + "\x00" + clock }
+
 // Runner runs a lab's experiments and writes every result as it comes, so
 // that an interrupted run keeps what it measured.
 type Runner struct {
@@ -174,6 +178,9 @@ type Runner struct {
 	Clock, Stack string
 	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
 	Shard        Shard         // the part of the campaign to measure; zero: all of it
+	// Done is the points already measured (DoneKey): not measured again
+	// (lab run --append).
+	Done map[string]bool
 	// Steal reads the machine's steal time (netstat.Steal for a lab on
 	// this machine; a test's stand-in plays a hypervisor). nil: no steal
 	// is recorded, and no point is measured again for it.
@@ -184,7 +191,7 @@ type Runner struct {
 // Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
-	pts := ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard)
+	pts := slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, r.Clock)] })
 	var paths map[[2]string]time.Duration
 	if r.Perf == nil {
 		// atmlab perf servers wherever an experiment or its background

@@ -1,16 +1,19 @@
 package labrun
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -25,15 +28,26 @@ type Merged struct {
 // lab file and the campaign's identity (with the points none had); the
 // caller renders the report (report.Write). It refuses, writing nothing,
 // folders of different lab files, atmlab versions, clocks or --quick, and
-// a point measured twice; a missing point is only listed.
-func Merge(out string, dirs []string) (*Merged, error) {
+// a point measured twice; a missing point is only listed. The folders are
+// only read (results.OpenRead); out is written as results.Create's Force
+// allows: the caller's own folder, no file written through a link. It
+// stops when ctx ends.
+func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
 	absOut, err := filepath.Abs(out)
 	if err != nil {
 		return nil, err
 	}
 	var ids []Identity
 	var problems []string
-	for _, d := range dirs {
+	ins := make([]*results.Folder, len(dirs))
+	defer func() {
+		for _, in := range ins {
+			if in != nil {
+				in.Close()
+			}
+		}
+	}()
+	for i, d := range dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return nil, err
@@ -41,8 +55,11 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		if abs == absOut {
 			return nil, fmt.Errorf("--out %s is one of the folders merged: give a new folder", out)
 		}
-		id, err := ReadIdentity(d)
-		if errors.Is(err, os.ErrNotExist) {
+		if ins[i], err = results.OpenRead(d); err != nil {
+			return nil, err
+		}
+		id, err := IdentityOf(ins[i])
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no %s: not a folder atmlab lab run wrote (or one from before shards); render it alone with atmlab report %s", d, IdentityFile, d)
 		}
 		if err != nil {
@@ -73,7 +90,11 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		}
 		shards[id.Shard] = d
 	}
-	lab, err := topologies.Load(filepath.Join(dirs[0], "lab.yaml"))
+	src, err := ins[0].ReadFile(LabFile, topologies.MaxFileBytes)
+	var lab *topologies.Lab
+	if err == nil {
+		lab, err = topologies.Parse(ins[0].Join(LabFile), src)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: the lab file lab run copied: %w", dirs[0], err)
 	}
@@ -91,10 +112,10 @@ func Merge(out string, dirs []string) (*Merged, error) {
 	}
 	var recs []Record
 	from := map[string]string{}
-	for _, d := range dirs {
-		rs, err := ReadRecords(d)
+	for i, d := range dirs {
+		rs, err := Records(ctx, ins[i])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
+			return nil, err
 		}
 		for _, r := range rs {
 			k := PointKey(r.Point) + "\x00" + r.Clock
@@ -133,7 +154,7 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		}
 		return 0
 	})
-	if err := writeMerged(out, dirs, lab, ref, recs, len(plan)*len(clocks), m.Missing); err != nil {
+	if err := writeMerged(out, dirs, ins, lab, ref, recs, len(plan)*len(clocks), m.Missing); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -168,47 +189,50 @@ func planned(lab *topologies.Lab, quick bool) ([]plannedPoint, error) {
 }
 
 // writeMerged writes a merge's folder.
-func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, recs []Record, points int, missing []string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+func writeMerged(path string, dirs []string, ins []*results.Folder, lab *topologies.Lab, ref Identity, recs []Record, points int, missing []string) error {
+	out, err := results.Create(path, results.Force)
+	if err != nil {
 		return err
 	}
+	defer out.Close()
 	// The reference files the lab names beside it, as lab run copied them,
 	// so that the merged lab.yaml loads and its report compares.
-	if err := CopyReferences(out, filepath.Join(dirs[0], "lab.yaml"), lab); err != nil {
+	if err := CopyReferences(out, lab.File, lab); err != nil {
 		return err
 	}
 	// What lab run leaves beside its results, from the first folder that has
 	// it: the lab file, the resolved labs, the hardware figures, each
 	// variant's virtual setup.
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
+	written := map[string]bool{}
+	for _, in := range ins {
+		entries, err := in.List()
 		if err != nil {
 			return err
 		}
-		names := []string{"lab.yaml", topologies.SpecFile, "references.json", QuickMarker}
-		for _, e := range entries {
-			if n := e.Name(); strings.HasPrefix(n, "virtual-") && strings.HasSuffix(n, ".json") {
+		names := []string{LabFile, topologies.SpecFile, FiguresFile, QuickMarker}
+		for _, n := range entries {
+			if strings.HasPrefix(n, "virtual-") && strings.HasSuffix(n, ".json") {
 				names = append(names, n)
 			}
 		}
 		for _, name := range names {
-			dst := filepath.Join(out, name)
-			if _, err := os.Stat(dst); err == nil && d != dirs[0] {
+			if written[name] {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(d, name))
-			if errors.Is(err, os.ErrNotExist) {
+			b, err := in.ReadFile(name, 0)
+			if errors.Is(err, fs.ErrNotExist) {
 				continue // not every run leaves every file
 			}
 			if err == nil {
-				err = os.WriteFile(dst, b, 0o644)
+				err = out.WriteFile(name, b, 0o644)
 			}
 			if err != nil {
 				return err
 			}
+			written[name] = true
 		}
 	}
-	var jsonl strings.Builder
+	var jsonl bytes.Buffer
 	for _, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -216,26 +240,29 @@ func writeMerged(out string, dirs []string, lab *topologies.Lab, ref Identity, r
 		}
 		jsonl.Write(append(b, '\n'))
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), []byte(jsonl.String()), 0o644); err != nil {
+	if err := out.WriteFile(RecordsFile, jsonl.Bytes(), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(out, "results.csv"))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var csvb bytes.Buffer
+	w := csv.NewWriter(&csvb)
 	w.Write(CSVHeader)
 	for _, r := range recs {
 		w.Write(CSVRow(r))
 	}
 	w.Flush()
-	if err := cmp.Or(w.Error(), f.Close()); err != nil {
+	if err := w.Error(); err != nil {
+		return err
+	}
+	if err := out.WriteFile(CSVFile, csvb.Bytes(), 0o644); err != nil {
 		return err
 	}
 	id := ref
 	id.Shard, id.Points, id.Merged, id.Missing = "", points, dirs, missing
 	return WriteIdentity(out, id)
 }
+
+// LabFile is the copy of the lab file lab run keeps in a results folder.
+const LabFile = "lab.yaml"
 
 // pointText names a point for a person: variant · experiment · test ·
 // size · sockbuf · repetition, and its clock.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -29,7 +30,7 @@ func shardDir(t *testing.T, root, name string, id Identity, pts ...Point) string
 	dir := filepath.Join(root, name)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(mergeLab), 0o644)
-	if err := WriteIdentity(dir, id); err != nil {
+	if err := WriteIdentity(folder(t, dir), id); err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
@@ -43,6 +44,18 @@ func shardDir(t *testing.T, root, name string, id Identity, pts ...Point) string
 	return dir
 }
 
+// folder opens dir as a results folder to write into, closed at the
+// test's end.
+func folder(t *testing.T, dir string) *results.Folder {
+	t.Helper()
+	f, err := results.Create(dir, results.Force)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func pt(variant string, size int) Point {
 	return Point{Variant: variant, Experiment: "e", Tool: "atmlab", Test: perf.TCPStream, Size: size, Rep: 1, From: "h1", To: "h2"}
 }
@@ -54,7 +67,7 @@ func TestMerge(t *testing.T) {
 	id.Shard = "2/2"
 	b := shardDir(t, root, "b", id, pt("delay=0s", 1472))
 	out := filepath.Join(root, "out")
-	m, err := Merge(out, []string{a, b})
+	m, err := Merge(t.Context(), out, []string{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +123,7 @@ func TestMergeConflicts(t *testing.T) {
 			tc.edit(&bid)
 			b := shardDir(t, t.TempDir(), "b", bid, tc.pts...)
 			out := filepath.Join(t.TempDir(), "out")
-			_, err := Merge(out, []string{a, b})
+			_, err := Merge(t.Context(), out, []string{a, b})
 			if err == nil || !strings.HasPrefix(err.Error(), "the folders do not make one campaign; nothing written:") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Merge() = %v, want %q", err, tc.want)
 			}
@@ -119,12 +132,12 @@ func TestMergeConflicts(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Merge(a, []string{a}); err == nil || !strings.Contains(err.Error(), "is one of the folders merged") {
+	if _, err := Merge(t.Context(), a, []string{a}); err == nil || !strings.Contains(err.Error(), "is one of the folders merged") {
 		t.Fatalf("merge into an input: %v", err)
 	}
 	plain := filepath.Join(root, "plain")
 	os.MkdirAll(plain, 0o755)
-	if _, err := Merge(filepath.Join(root, "o"), []string{a, plain}); err == nil || !strings.Contains(err.Error(), "has no campaign.json") {
+	if _, err := Merge(t.Context(), filepath.Join(root, "o"), []string{a, plain}); err == nil || !strings.Contains(err.Error(), "has no campaign.json") {
 		t.Fatalf("merge of a folder without identity: %v", err)
 	}
 }
@@ -140,7 +153,7 @@ func TestMergeKeepsSpec(t *testing.T) {
 	spec := []byte(`{"variants": []}` + "\n")
 	os.WriteFile(filepath.Join(b, topologies.SpecFile), spec, 0o644)
 	out := filepath.Join(root, "out")
-	if _, err := Merge(out, []string{a, b}); err != nil {
+	if _, err := Merge(t.Context(), out, []string{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(filepath.Join(out, topologies.SpecFile)); err != nil || string(got) != string(spec) {

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -94,24 +94,52 @@ func NewIdentity(lab *topologies.Lab, src []byte, clock string, quick bool, s Sh
 		Clock: clock, Quick: quick, Shard: s.String()}
 }
 
-// WriteIdentity writes DIR/campaign.json.
-func WriteIdentity(dir string, id Identity) error {
+// WriteIdentity writes the folder's campaign.json.
+func WriteIdentity(f *results.Folder, id Identity) error {
 	b, err := json.MarshalIndent(id, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, IdentityFile), append(b, '\n'), 0o644)
+	return f.WriteFile(IdentityFile, append(b, '\n'), 0o644)
 }
 
-// ReadIdentity reads DIR/campaign.json.
+// ReadIdentity reads DIR/campaign.json (any user's folder: it only reads).
 func ReadIdentity(dir string) (Identity, error) {
-	var id Identity
-	b, err := os.ReadFile(filepath.Join(dir, IdentityFile))
+	f, err := results.OpenRead(dir)
 	if err != nil {
+		return Identity{}, err
+	}
+	defer f.Close()
+	return IdentityOf(f)
+}
+
+// IdentityOf reads the folder's campaign.json and checks what a merge
+// relies on: a known clock, a shard K/N or none, no negative count.
+func IdentityOf(f *results.Folder) (Identity, error) {
+	b, err := f.ReadFile(IdentityFile, 0)
+	if err != nil {
+		return Identity{}, err
+	}
+	return parseIdentity(f.Join(IdentityFile), b)
+}
+
+func parseIdentity(file string, b []byte) (Identity, error) {
+	var id Identity
+	if err := results.DecodeJSON(file, b, &id); err != nil {
 		return id, err
 	}
-	if err := json.Unmarshal(b, &id); err != nil {
-		return id, fmt.Errorf("%s: %w", filepath.Join(dir, IdentityFile), err)
+	switch {
+	case id.Points < 0:
+		return id, fmt.Errorf("%s: points %d: a campaign plans 0 or more points", file, id.Points)
+	case id.Clock != "real" && id.Clock != "virtual" && id.Clock != "both":
+		return id, fmt.Errorf("%s: clock %q: want real, virtual or both", file, id.Clock)
+	case len(id.Missing) > id.Points:
+		return id, fmt.Errorf("%s: %d points missing of %d planned", file, len(id.Missing), id.Points)
+	}
+	if id.Shard != "" {
+		if _, err := ParseShard(id.Shard); err != nil {
+			return id, fmt.Errorf("%s: shard: %w", file, err)
+		}
 	}
 	return id, nil
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 
 	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -81,7 +82,7 @@ func gridValues(recs []labrun.Record) (map[string]map[string]float64, []gridMeas
 // kind (Mbit/s, transactions/s) against each swept parameter, one line
 // per value of the other parameters (and per measure), and tabulates the
 // grid. It returns the figures' names and the table.
-func gridReport(dir string, lab *topologies.Lab, recs []labrun.Record) ([]string, string, error) {
+func gridReport(dir *results.Folder, lab *topologies.Lab, recs []labrun.Record) ([]string, string, error) {
 	if lab == nil || lab.Sweep == nil {
 		return nil, "", nil
 	}
@@ -164,7 +165,7 @@ func gridSize(params []*topologies.Param) int {
 
 // plotGrid draws measures against parameter x: its values along the axis,
 // a line for each combination of the other parameters' values and measure.
-func plotGrid(dir, name string, params []*topologies.Param, x int, points []*topologies.Variant, ms []gridMeasure, vals map[string]map[string]float64, unit string) error {
+func plotGrid(dir *results.Folder, name string, params []*topologies.Param, x int, points []*topologies.Variant, ms []gridMeasure, vals map[string]map[string]float64, unit string) error {
 	p := plot.New()
 	p.Title.Text = unit + " against " + params[x].Name
 	p.X.Label.Text = params[x].Name

@@ -49,7 +49,7 @@ sweep:
 		}
 	}
 	dir := t.TempDir()
-	figs, table, err := gridReport(dir, lab, recs)
+	figs, table, err := gridReport(folder(t, dir), lab, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ sweep:
 		t.Fatalf("table:\n%s\nwant:\n%s", table, want)
 	}
 	// No sweep, no grid.
-	if figs, table, _ := gridReport(dir, &topologies.Lab{}, recs); figs != nil || table != "" {
+	if figs, table, _ := gridReport(folder(t, dir), &topologies.Lab{}, recs); figs != nil || table != "" {
 		t.Fatal("a lab without a sweep got a grid")
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -29,12 +29,12 @@ const oldFolderNote = "This results folder has no `spec.json` (it was written be
 // its lab.yaml resolved again, and says so in a note. A folder with
 // neither has no lab; one that does not read is an error, not a shorter
 // report.
-func readLabs(dir string) (folderLabs, error) {
-	b, err := os.ReadFile(filepath.Join(dir, topologies.SpecFile))
+func readLabs(dir *results.Folder) (folderLabs, error) {
+	b, err := dir.ReadFile(topologies.SpecFile, 0)
 	if err == nil {
 		spec, err := topologies.ReadSpec(b)
 		if err != nil {
-			return folderLabs{}, fmt.Errorf("%s/%s does not read, so the report would lack its findings, figures and theory: %v; remove it to render from lab.yaml instead", dir, topologies.SpecFile, err)
+			return folderLabs{}, fmt.Errorf("%v: so spec.json does not read and the report would lack its findings, figures and theory; remove it to render from lab.yaml instead", results.Locate(dir.Join(topologies.SpecFile), b, err))
 		}
 		// Findings, figures and the sweep are the same in every variant's
 		// lab; the lab as written when it was measured (a sweep's is not).
@@ -47,11 +47,15 @@ func readLabs(dir string) (folderLabs, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return folderLabs{}, err
 	}
-	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	src, err := dir.ReadFile(labrun.LabFile, topologies.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return folderLabs{}, nil
 	} else if err != nil {
-		return folderLabs{}, fmt.Errorf("%s/lab.yaml does not load, so the report would lack its findings, figures and theory: fix it, or remove it to render the results alone: %w", dir, err)
+		return folderLabs{}, err
+	}
+	lab, err := topologies.Parse(dir.Join(labrun.LabFile), src)
+	if err != nil {
+		return folderLabs{}, fmt.Errorf("%s does not load, so the report would lack its findings, figures and theory: fix it, or remove it to render the results alone: %w", dir.Join(labrun.LabFile), err)
 	}
 	return folderLabs{lab: lab, note: oldFolderNote}, nil
 }

@@ -63,7 +63,7 @@ func quickFolder(t *testing.T, file, root string, spec bool) string {
 			t.Fatal(err)
 		}
 	}
-	if err := labrun.WriteFigures(dir, labrun.ResolveReferences(lab)); err != nil {
+	if err := labrun.WriteFigures(folder(t, dir), labrun.ResolveReferences(lab)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -87,7 +87,7 @@ func TestReportReadsSpec(t *testing.T) {
 			withSpec := quickFolder(t, file, filepath.Join(root, "new"), true)
 			old := quickFolder(t, file, filepath.Join(root, "old"), false)
 			for _, dir := range []string{withSpec, old} {
-				if err := Write(dir); err != nil {
+				if err := Write(t.Context(), dir); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -113,7 +113,7 @@ func TestReportReadsSpec(t *testing.T) {
 			// spec.json alone: the lab.yaml (and any reference file it
 			// names) is not needed.
 			os.Remove(filepath.Join(withSpec, "lab.yaml"))
-			if err := Write(withSpec); err != nil {
+			if err := Write(t.Context(), withSpec); err != nil {
 				t.Fatal(err)
 			}
 			if md, _ := os.ReadFile(filepath.Join(withSpec, "report.md")); string(md) != string(newMD) {
@@ -124,7 +124,7 @@ func TestReportReadsSpec(t *testing.T) {
 	dir := quickFolder(t, "../../topologies/sw100.yaml", t.TempDir(), true)
 	for _, bad := range []string{"{", `{"variants": []}`} {
 		os.WriteFile(filepath.Join(dir, topologies.SpecFile), []byte(bad), 0o644)
-		if err := Write(dir); err == nil || !strings.Contains(err.Error(), "spec.json does not read") {
+		if err := Write(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "spec.json does not read") {
 			t.Errorf("report of spec.json %q: %v", bad, err)
 		}
 	}

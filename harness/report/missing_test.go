@@ -39,7 +39,7 @@ func shardDir(t *testing.T, root, name string, id labrun.Identity, pts ...labrun
 	for _, err := range []error{
 		os.MkdirAll(dir, 0o755),
 		os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(mergeLab), 0o644),
-		labrun.WriteIdentity(dir, id),
+		labrun.WriteIdentity(folder(t, dir), id),
 		os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(b.String()), 0o644),
 	} {
 		if err != nil {
@@ -62,10 +62,10 @@ func TestMergedReportMissing(t *testing.T) {
 	id.Shard = "2/2"
 	b := shardDir(t, root, "b", id, pt("delay=0s", 1472))
 	out := filepath.Join(root, "out")
-	if _, err := labrun.Merge(out, []string{a, b}); err != nil {
+	if _, err := labrun.Merge(t.Context(), out, []string{a, b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(out); err != nil {
+	if err := Write(t.Context(), out); err != nil {
 		t.Fatal(err)
 	}
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
@@ -85,13 +85,13 @@ func TestReportBrokenInputs(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			id := labrun.Identity{Lab: "m", SHA256: "aa", Version: "v1", Clock: "virtual"}
 			dir := shardDir(t, t.TempDir(), "r", id, pt("delay=0s", 512))
-			if err := Write(dir); err != nil {
+			if err := Write(t.Context(), dir); err != nil {
 				t.Fatalf("the folder as written: %v", err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, file), []byte("{not json"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := Write(dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, file)) {
+			if err := Write(t.Context(), dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, file)) {
 				t.Fatalf("Write() with a broken %s = %v", file, err)
 			}
 		})

@@ -5,13 +5,14 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"html"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -149,9 +151,17 @@ func firstNonEmpty(s ...string) string {
 }
 
 // Write renders report.md and a self-contained report.html with
-// plots (PNG and SVG) from a results folder.
-func Write(dir string) error {
-	recs, err := labrun.ReadRecords(dir)
+// plots (PNG and SVG) from a results folder, which must be the caller's
+// own (results.Open): its files are read only if regular and bounded, and
+// written only by replacing them, never through a link. It stops reading
+// when ctx ends.
+func Write(ctx context.Context, path string) error {
+	dir, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	recs, err := labrun.Records(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -172,7 +182,7 @@ func Write(dir string) error {
 			stream = append(stream, s)
 		}
 	}
-	title := filepath.Base(dir)
+	title := filepath.Base(dir.Path())
 	var figs []string
 	streamFigs, err := plotByExperiment(dir, "throughput", "throughput against message size", "Mbit/s", stream)
 	if err != nil {
@@ -203,7 +213,7 @@ func Write(dir string) error {
 	notes, study := studySections(lab, recs)
 	var md strings.Builder
 	fmt.Fprintf(&md, "# atmlab report: %s\n\n%d results. Each figure is the mean of its repetitions; the plots show min–max as error bars and the path's theoretical ceiling as a dashed line.\n\n", title, len(recs))
-	if _, err := os.Stat(filepath.Join(dir, labrun.QuickMarker)); err == nil {
+	if dir.Exists(labrun.QuickMarker) {
 		md.WriteString("This was a quick run (`--quick`): one short repetition of each point, so differences of a few per cent, and more for request/response rates, are within this machine's noise. A run without `--quick` repeats each point as the lab file says.\n\n")
 	}
 	md.WriteString(labs.note)
@@ -248,12 +258,12 @@ func Write(dir string) error {
 	md.WriteString(byClock(recs, compareVariants))
 	hw, err := labrun.ReadFigures(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) { // a folder without reference figures has no comparison
-		return fmt.Errorf("%s: the report would lack its comparison with the reference figures: %w", filepath.Join(dir, "references.json"), err)
+		return fmt.Errorf("the report would lack its comparison with the reference figures: %w", err)
 	}
 	if len(hw) > 0 {
 		md.WriteString(byClock(recs, func(recs []labrun.Record) string { return compare(hw, recs) }))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
+	if err := dir.WriteFile("report.md", []byte(md.String()), 0o644); err != nil {
 		return err
 	}
 	return writeHTML(dir, title, md.String(), figs)
@@ -266,7 +276,7 @@ func uniq(s []string) []string {
 
 // writeHTML renders the Markdown tables as HTML with the SVG figures inlined,
 // so the page is one self-contained file.
-func writeHTML(dir, title, md string, figs []string) error {
+func writeHTML(dir *results.Folder, title, md string, figs []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!doctype html><html><head><meta charset=\"utf-8\"><title>atmlab report: %s</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}td:last-child{text-align:left}</style></head><body>\n", html.EscapeString(title))
 	inTable := false
@@ -278,7 +288,7 @@ func writeHTML(dir, title, md string, figs []string) error {
 			fmt.Fprintf(&b, "<h2>%s</h2>\n", html.EscapeString(line[3:]))
 		case strings.HasPrefix(line, "!["):
 			name := line[2:strings.Index(line, "]")]
-			svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+			svg, err := dir.ReadFile(name+".svg", 0)
 			if err != nil {
 				return err
 			}
@@ -313,7 +323,7 @@ func writeHTML(dir, title, md string, figs []string) error {
 		}
 	}
 	b.WriteString("</body></html>\n")
-	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(b.String()), 0o644)
+	return dir.WriteFile("report.html", []byte(b.String()), 0o644)
 }
 
 // yerr adapts points to gonum's error bars.
@@ -324,7 +334,7 @@ type yerr struct {
 
 // plotLabFigures draws the figures a lab file asks for: the series of its
 // experiments, tests and variants.
-func plotLabFigures(dir string, lab *topologies.Lab, all []*series) ([]string, error) {
+func plotLabFigures(dir *results.Folder, lab *topologies.Lab, all []*series) ([]string, error) {
 	if lab == nil {
 		return nil, nil
 	}
@@ -361,14 +371,14 @@ func plotLabFigures(dir string, lab *topologies.Lab, all []*series) ([]string, e
 // plotVariants returns a plotter that draws each series' best mean (over
 // message sizes) against the variants, in the order the figure names them
 // or else the lab file's, base first: an RTT sweep, MPLS on and off.
-func plotVariants(lab *topologies.Lab, order []string) func(dir, name, title, ylabel string, ss []*series) error {
+func plotVariants(lab *topologies.Lab, order []string) func(dir *results.Folder, name, title, ylabel string, ss []*series) error {
 	if len(order) == 0 {
 		order = []string{"base"}
 		for _, v := range lab.Variants {
 			order = append(order, v.Name)
 		}
 	}
-	return func(dir, name, title, ylabel string, ss []*series) error {
+	return func(dir *results.Folder, name, title, ylabel string, ss []*series) error {
 		p := plot.New()
 		p.Title.Text = title
 		p.Y.Label.Text = ylabel
@@ -416,7 +426,7 @@ func plotVariants(lab *topologies.Lab, order []string) func(dir, name, title, yl
 // from one experiment, else one figure per experiment, NAME-EXPERIMENT, so
 // that a loopback at tens of Gbit/s does not flatten a 100M link's curves.
 // It returns the figures' names.
-func plotByExperiment(dir, name, title, ylabel string, ss []*series) ([]string, error) {
+func plotByExperiment(dir *results.Folder, name, title, ylabel string, ss []*series) ([]string, error) {
 	var exps []string
 	for _, s := range ss {
 		if !slices.Contains(exps, s.Experiment) {
@@ -445,7 +455,7 @@ func plotByExperiment(dir, name, title, ylabel string, ss []*series) ([]string, 
 
 // plotSeries draws each series (mean with min–max bars) against message
 // size, with its ceiling dashed, to NAME.png and NAME.svg.
-func plotSeries(dir, name, title, ylabel string, ss []*series) error {
+func plotSeries(dir *results.Folder, name, title, ylabel string, ss []*series) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "message size (bytes)"
@@ -576,7 +586,7 @@ func legendLabels(ss []*series) []string {
 //
 // A legend at the top gets headroom above the data, a line of it for each
 // of its entries, so that it covers no point.
-func save(p *plot.Plot, dir, name string, entries int) error {
+func save(p *plot.Plot, dir *results.Folder, name string, entries int) error {
 	if math.IsInf(p.Y.Min, 0) || math.IsInf(p.Y.Max, 0) || math.IsNaN(p.Y.Min) || math.IsNaN(p.Y.Max) {
 		p.Y.Min, p.Y.Max = 0, 1 // nothing plotted (every point failed or was skipped): gonum's tick search never ends on an empty range
 	}
@@ -593,8 +603,18 @@ func save(p *plot.Plot, dir, name string, entries int) error {
 	} else if p.Legend.Top {
 		p.Y.Max += (p.Y.Max - p.Y.Min) * 0.06 * float64(entries)
 	}
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(9*vg.Inch, 5.5*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
+	for _, ext := range []string{"png", "svg"} {
+		// Drawn in memory and written through the folder: a plot's file
+		// is replaced, never written through a link.
+		w, err := p.WriterTo(9*vg.Inch, 5.5*vg.Inch, ext)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if _, err := w.WriteTo(&b); err != nil {
+			return err
+		}
+		if err := dir.WriteFile(name+"."+ext, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -727,7 +747,7 @@ func compareVariants(recs []labrun.Record) string {
 
 // plotIntervals draws the interval reports of every point that has them as
 // time series (to intervals.png and .svg); it reports whether there were any.
-func plotIntervals(dir string, recs []labrun.Record) (bool, error) {
+func plotIntervals(dir *results.Folder, recs []labrun.Record) (bool, error) {
 	p := plot.New()
 	p.Title.Text = "Interval reports"
 	p.X.Label.Text = "time (s)"

@@ -10,6 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -44,12 +45,12 @@ func TestWriteReport(t *testing.T) {
 		Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 90e6, Confidence: &perf.ConfidenceResult{
 			Confidence: perf.Confidence{Level: 95, Width: 0.01, Min: 3, Max: 10}, Iterations: 4, Mean: 90e6, Achieved: 0.008, Interval: &[2]float64{89.64e6, 90.36e6}, Met: true}}})
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	labrun.WriteFigures(dir, []labrun.HardwareFigure{
+	labrun.WriteFigures(folder(t, dir), []labrun.HardwareFigure{
 		{Experiment: "s", Test: perf.UDPStream, Size: 1472, Value: 11.41 * 8 * (1 << 20), As: "11.41 MiB/s", Source: "praktikum"},
 		{Test: perf.TCPRR, Value: 3500, As: "3500 transactions/s", Source: "NT"},
 		{Test: perf.TCPStream, Value: 94e6, As: "94 Mbit/s", Source: "not measured here"},
 	})
-	if err := Write(dir); err != nil {
+	if err := Write(t.Context(), dir); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
@@ -118,4 +119,16 @@ topology:
 	if ss[0].Theory != nil {
 		t.Error("a theory line without a lab file")
 	}
+}
+
+// folder opens dir as a results folder to write into, closed at the
+// test's end.
+func folder(t *testing.T, dir string) *results.Folder {
+	t.Helper()
+	f, err := results.Create(dir, results.Force)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

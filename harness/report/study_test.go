@@ -97,7 +97,7 @@ findings:
 	b, _ := json.Marshal(rec("base", "sw", perf.UDPStream, 1460, 0, 95.6e6))
 	b2, _ := json.Marshal(rec("far", "sw", perf.UDPStream, 1460, 0, 95.1e6))
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), append(append(b, '\n'), append(b2, '\n')...), 0o644)
-	if err := Write(dir); err != nil {
+	if err := Write(t.Context(), dir); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
