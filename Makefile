@@ -55,12 +55,12 @@ bench: deps build
 # The quick start's lab: two hosts on a 100M switch, its experiments (TCP,
 # UDP, RR over message sizes) in quick mode, results and report in results/.
 lab: deps build
-	./bin/atmlab lab run topologies/sw100.yaml --quick --out results/sw100-quick
+	./bin/atmlab lab run topologies/sw100.yaml --quick --force --out results/sw100-quick
 
 # The praktikum's Tasks I-IV in quick mode (about a minute): the report in
 # results/praktikum-demo/report.html, its main figure task2-udp.png.
 demo: deps build
-	./bin/atmlab lab run topologies/praktikum.yaml --quick --out results/praktikum-demo
+	./bin/atmlab lab run topologies/praktikum.yaml --quick --force --out results/praktikum-demo
 
 # Each line fuzzes one target for FUZZTIME; scripts/fuzz.sh fails when the
 # package has no such target, and a unit test (scripts/) checks that every
