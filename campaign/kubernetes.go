@@ -20,7 +20,7 @@ const (
 )
 
 // DefaultImage is the container image --image defaults to: one built from
-// the repository (README: campaigns), with atmlab on its PATH.
+// the repository (docs/campaigns.md), with atmlab on its PATH.
 const DefaultImage = "atmlab:latest"
 
 // Where the pods see the lab file and the results.
@@ -36,8 +36,8 @@ const (
 // makes TAPs, veths, addresses, routes and qdiscs in them (NET_ADMIN), and
 // probes each host's path with an ICMP socket (NET_RAW). `atmlab up`, its
 // exec and a lab run were tested under capsh with exactly these, and up
-// with /proc/sys read-only as in a container, then remounted (README:
-// Campaigns); with any one of them dropped, up fails.
+// with /proc/sys read-only as in a container, then remounted
+// (docs/campaigns.md); with any one of them dropped, up fails.
 var RealTimeCapabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
 
 // remountSysctls makes /proc/sys writable again in a real-time shard's

@@ -68,7 +68,7 @@ func files(t *testing.T, fs []File, err error) map[string][]byte {
 
 // TestKubernetesManifest decodes the manifests strictly into k8s.io/api's
 // types and checks each object: the Indexed Job, the shard each index
-// runs, the volumes and exactly the privileges README states.
+// runs, the volumes and exactly the privileges docs/campaigns.md states.
 func TestKubernetesManifest(t *testing.T) {
 	for _, clock := range []string{"real", "virtual"} {
 		t.Run(clock, func(t *testing.T) {

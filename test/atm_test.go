@@ -333,7 +333,7 @@ experiments:
 // sides for both AALs; below it the hosts' and the TAPs' frame rate leaves
 // under 1 % of margin on a busy machine (244 B read -0.36 % in one run,
 // -1.68 % in another; 340/341 B -0.93/-0.97 % after a retry), and those
-// sizes are `make bench` rows and the README's sweep. Each is measured
+// sizes are `make bench` rows and the sweep in docs/validation.md. Each is measured
 // once (udpAt), not again on a miss: most misses in the sweeps were the
 // receiver's socket overflowing, which its 4 MB buffer (udpSteady)
 // removed (0 of 128 points below 0.99 in four sweeps).

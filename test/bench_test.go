@@ -24,7 +24,7 @@ import (
 	"github.com/atmlab/atmlab/internal/headless"
 )
 
-// TestBenchTable prints the benchmark table of the README (`make bench`).
+// TestBenchTable prints the benchmark table of docs/benchmarks.md (`make bench`).
 // Figures are ratios measured side by side in one run: the emulator against
 // a plain veth pair, measured rates against theory. It asserts nothing and
 // runs only with ATMLAB_BENCH=1.

@@ -17,7 +17,7 @@ import (
 	"github.com/atmlab/atmlab/internal/headless"
 )
 
-// TestLiveViewScreenshot takes the README's picture of the live view
+// TestLiveViewScreenshot takes docs/live-view.md's picture of the live view
 // during the praktikum demo's quick run: ATMLAB_SCREENSHOT=../docs/live-view.png.
 func TestLiveViewScreenshot(t *testing.T) {
 	out := os.Getenv("ATMLAB_SCREENSHOT")

@@ -96,7 +96,7 @@ func TestSwitchGigabit(t *testing.T) {
 	t.Logf("TCP at 1G: %.1f Mbit/s (ceiling %.1f), emulator CPU %.0f%%, lateness p99 %v",
 		got/1e6, ceiling(1e9, 1448, 52)/1e6, 100*st.Loop.CPU, st.Loop.Lateness.P99)
 	// The model never exceeds its ceiling; how close it comes depends on
-	// how many frames per second two cores can move (README, benchmarks).
+	// how many frames per second two cores can move (docs/benchmarks.md).
 	if got > ceiling(1e9, 1448, 52)*1.01 {
 		t.Errorf("TCP at 1G: %.1f Mbit/s is above the line-rate ceiling", got/1e6)
 	}

@@ -20,7 +20,7 @@ const (
 	MaxLinks     = 8192
 )
 
-// Value ranges the decoder enforces (README, "Lab files").
+// Value ranges the decoder enforces (docs/lab-file.md).
 const (
 	MaxDuration = 24 * time.Hour       // delay, jitter, ageing, an experiment's duration
 	MaxCost     = time.Second          // a CPU's or router's cost per packet

@@ -33,7 +33,7 @@ func newCampaign(opts *options) *cobra.Command {
 			"              as many at once as there are CPUs (GOMAXPROCS)\n" +
 			"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
 			"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
-			"  /scratch/whatif/submit.sh\n\nDocumentation: README.md, section Campaigns on a cluster.",
+			"  /scratch/whatif/submit.sh\n\nDocumentation: docs/campaigns.md.",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if engine == "" {
@@ -55,7 +55,7 @@ func newCampaign(opts *options) *cobra.Command {
 				return err
 			}
 			if len(lab.Experiments) == 0 {
-				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
+				return fmt.Errorf("%s has no experiments: add an experiments: section (see docs/experiments.md)", a[0])
 			}
 			src, err := os.ReadFile(file)
 			if err != nil {

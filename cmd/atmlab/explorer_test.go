@@ -340,7 +340,7 @@ func TestExplorerInChromium(t *testing.T) {
 	if err != nil || rects < 100 {
 		t.Fatalf("layout drew %d boxes: %v", rects, err)
 	}
-	// The README's picture: ATMLAB_SCREENSHOT=../../docs/explorer.png.
+	// docs/atm.md's picture: ATMLAB_SCREENSHOT=../../docs/explorer.png.
 	if out := os.Getenv("ATMLAB_SCREENSHOT"); out != "" {
 		step(chromedp.Navigate(url + "?size=1445"))
 		read(1445, "oc3 aal5 llc")

@@ -82,7 +82,7 @@ func newLabRun(opts *options) *cobra.Command {
 				printWarnings(cmd.ErrOrStderr(), lab)
 			}
 			if len(lab.Experiments) == 0 {
-				return fmt.Errorf("%s has no experiments: add an experiments: section (see README)", a[0])
+				return fmt.Errorf("%s has no experiments: add an experiments: section (see docs/experiments.md)", a[0])
 			}
 			// The lab as written, then each what-if variant (or the sweep's
 			// grid points), each made and built now, so that a bad one fails

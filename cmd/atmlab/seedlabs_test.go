@@ -13,7 +13,7 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// seedLabs are the lab files the README's studies rest on.
+// seedLabs are the lab files the seed labs' studies rest on (docs/seed-labs.md).
 var seedLabs = []string{"praktikum", "sandia-wan", "cernet-atm", "gns3-mpls"}
 
 // seedPointDuration is how long each point of the seed labs' quick runs
