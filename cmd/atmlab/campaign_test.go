@@ -115,7 +115,7 @@ func TestSlurmScriptsKeepHostileNames(t *testing.T) {
 		got = append(got, strings.Split(strings.TrimSuffix(line, "\x00"), "\x00"))
 	}
 	want := [][]string{
-		{"atmlab", work, "lab", "run", lab, "--shard", "2/3", "--out", out + "/shard-2", "--clock", "real"},
+		{"atmlab", work, "lab", "run", lab, "--shard", "2/3", "--out", out + "/shard-2", "--append", "--clock", "real"},
 		{"atmlab", work, "report", out + "/shard-1/", out + "/shard-2/", out + "/shard-3/", "--out", out},
 		{"sbatch", out, "--parsable", "shards.sbatch"},
 		{"sbatch", out, "--parsable", "--dependency=afterany:7", "merge.sbatch"},
