@@ -246,6 +246,9 @@ type Command struct {
 	Text string // from "atmlab" on: sudo, ./bin/ and a shell prompt removed
 }
 
+// columnGap ends a command in a two-column listing (design.md's).
+var columnGap = regexp.MustCompile(`\s{3,}[^#\s]`)
+
 var commandStart = regexp.MustCompile(`^(?:\$\s+|#\s+)?(?:sudo\s+(?:-E\s+)?)?(?:\./bin/|bin/)?atmlab\s`)
 
 // Commands returns the atmlab command lines of a page's code blocks, shell
@@ -272,6 +275,9 @@ func (p Page) Commands() []Command {
 				text = strings.TrimSuffix(text, `\`) + " " + strings.TrimSpace(b.Lines[i])
 			}
 			text = text[strings.Index(text, "atmlab"):]
+			if i := columnGap.FindStringIndex(text); i != nil {
+				text = text[:i[0]] // a listing's second column describes the command
+			}
 			cmds = append(cmds, Command{Line: line, Text: text})
 		}
 	}
