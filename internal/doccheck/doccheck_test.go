@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +255,51 @@ func TestParseFindsBlocksCommandsAndLinks(t *testing.T) {
 	}
 	if !p.Anchors()["a-title"] {
 		t.Errorf("anchors %v", p.Anchors())
+	}
+}
+
+// TestTutorialShowsItsFiles checks that each YAML block of the tutorial is
+// part of one of its lab files in docs/tutorial/, as the files are (steps
+// shown whole, the experiments as they end the last), or, a change it
+// suggests, validates added to the tutorial's last lab.
+func TestTutorialShowsItsFiles(t *testing.T) {
+	r := root(t)
+	data, err := os.ReadFile(filepath.Join(r, "docs", "tutorial.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(r, "docs", "tutorial", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no lab files in docs/tutorial/: %v", err)
+	}
+	var texts []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b))
+	}
+	last := filepath.Join(r, "docs", "tutorial", "first-lab.yaml")
+	lastText, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range Parse(data).Blocks {
+		if b.Lang != "yaml" {
+			continue
+		}
+		n++
+		block := strings.Join(b.Lines, "\n") + "\n"
+		if slices.ContainsFunc(texts, func(f string) bool { return strings.Contains(f, block) }) {
+			continue
+		}
+		if err := validate(last, append(append([]byte{}, lastText...), block...)); err != nil {
+			t.Errorf("docs/tutorial.md:%d: the block is in no file of docs/tutorial/, and added to first-lab.yaml it does not validate:\n%v", b.Line, err)
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d YAML blocks in the tutorial, want its three steps and its experiments", n)
 	}
 }
