@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -301,5 +303,48 @@ func TestTutorialShowsItsFiles(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("found %d YAML blocks in the tutorial, want its three steps and its experiments", n)
+	}
+}
+
+// TestSiteNavListsEveryPage checks that each page at the top of docs/ is in
+// mkdocs.yml's nav, where the site's readers find it (mkdocs only notes a
+// page left out). A nav entry without its page fails `make docs` itself.
+func TestSiteNavListsEveryPage(t *testing.T) {
+	r := root(t)
+	data, err := os.ReadFile(filepath.Join(r, "mkdocs.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Nav []any `yaml:"nav"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("mkdocs.yml: %v", err)
+	}
+	inNav := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			inNav[v] = true
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(cfg.Nav)
+	pages, err := filepath.Glob(filepath.Join(r, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		if name := filepath.Base(p); !inNav[name] {
+			t.Errorf("docs/%s is not in mkdocs.yml's nav: add it where it belongs", name)
+		}
 	}
 }
