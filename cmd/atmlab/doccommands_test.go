@@ -59,11 +59,15 @@ func checkCommand(words []string) error {
 		}
 	}
 	var clean []string
-	elided := false // "..." or FILE...: any arguments
+	// A usage line's alternatives ([--rate R | --phy P]) end its words at
+	// the bar, inside a bracket: what follows is not counted either.
+	joined := strings.Join(words, " ")
+	elided := strings.Count(joined, "[") > strings.Count(joined, "]")
 	for _, w := range words[1:] {
+		optional := strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "[-")
 		w = strings.Trim(w, "[]")
-		if w == "" || w == "..." || strings.HasSuffix(w, "...") {
-			elided = true
+		if optional || w == "" || w == "..." || strings.HasSuffix(w, "...") {
+			elided = true // [flags], [FILE], NAME...: not a count of arguments
 			continue
 		}
 		clean = append(clean, w)
@@ -141,4 +145,35 @@ func TestCheckCommandRefusesUnknownVerbsAndFlags(t *testing.T) {
 			t.Errorf("%q: err %v, want ok %v", line, err, ok)
 		}
 	}
+}
+
+// TestCheckCommandAcceptsTheTreesOwnUsage checks the checker against what
+// the command reference generated from the tree shows: every verb's usage
+// line ("atmlab up FILE [flags]") and the atmlab lines of its examples.
+func TestCheckCommandAcceptsTheTreesOwnUsage(t *testing.T) {
+	var visit func(c *cobra.Command)
+	n := 0
+	visit = func(c *cobra.Command) {
+		lines := []string{c.UseLine()}
+		for _, l := range strings.Split(c.Example+"\n"+c.Long, "\n") {
+			// Examples, and the indented lines of the long help: commands.
+			if !strings.HasPrefix(l, " ") && !strings.Contains(c.Example, l) {
+				continue
+			}
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "atmlab ") {
+				lines = append(lines, l)
+			}
+		}
+		for _, l := range lines {
+			n++
+			if err := checkCommand(doccheck.Words(l)); err != nil {
+				t.Errorf("%s: %q: %v", c.CommandPath(), l, err)
+			}
+		}
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(newRoot())
+	t.Logf("%d lines checked", n)
 }
