@@ -1,10 +1,11 @@
 SHELL := /bin/bash
 # atmlab: `make` builds bin/atmlab; `make test` runs every test (the
-# integration tests need root); `make bench` prints the benchmark table.
+# integration tests need root); `make bench` prints the benchmark table;
+# `make docs` builds the manual (docs/) as a site in site/.
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build deps test unit integration bench lab demo fuzz clean
+.PHONY: all build deps test unit integration bench lab demo docs fuzz clean
 
 all: build
 
@@ -68,6 +69,14 @@ demo: deps build
 FUZZTIME ?= 30s
 FUZZ = GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
+# The manual as a site in site/ (open site/index.html): Debian's mkdocs and
+# mkdocs-material, installed if missing. --strict fails on a broken link or a
+# page missing from the nav; the pages read the same on a forge.
+docs:
+	@command -v mkdocs >/dev/null && test -d /usr/share/mkdocs/themes/material || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mkdocs mkdocs-material >/dev/null; }
+	mkdocs build --strict --site-dir site
+
 fuzz:
 	$(FUZZ) ./topologies/ FuzzParse
 	$(FUZZ) ./devices/ FuzzParseBuild
@@ -91,4 +100,4 @@ fuzz:
 	$(FUZZ) ./harness/report/ FuzzReadLabs
 
 clean:
-	rm -rf bin results
+	rm -rf bin results site

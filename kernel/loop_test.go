@@ -613,7 +613,7 @@ func BenchmarkLoopSwitch(b *testing.B) {
 // when every core is busy with normal-priority work (a build, another
 // lab's hosts). It used to poll at SCHED_IDLE, where such work starved it:
 // a frame waited 0.3-2 s for the loop's thread to run again (TestGSOGigabit
-// saw TCP time out through a 1G switch with nothing dropped, issue 12).
+// saw TCP time out through a 1G switch with nothing dropped).
 func TestLoopIdleNotStarved(t *testing.T) {
 	loop, _, host := fakeTAPs(t, `
 name: busy

@@ -14,7 +14,7 @@ import (
 )
 
 // TestBenchAB measures the rows a change to the real-time engine is
-// judged by (issue 12) for builds of atmlab side by side in one run,
+// judged by for builds of atmlab side by side in one run,
 // alternating: ATMLAB_BEFORE names the other build (say, main's:
 // `go build -o /tmp/atmlab-main ./cmd/atmlab` in its tree), or several as
 // name=path,name=path; the last is this tree's ("after"). Each round
@@ -117,7 +117,7 @@ func abBuilds(t *testing.T, rounds int, tools ...string) ([]build, int) {
 	return append(builds, build{"after", after}), rounds
 }
 
-// TestLatencyAB measures the rows of issue 12 that depend on how the
+// TestLatencyAB measures the benchmark rows that depend on how the
 // real-time loop waits between events, for builds of atmlab side by side
 // in one run, alternating (ATMLAB_BEFORE as for TestBenchAB; the last
 // build is this tree's): OC-3c AAL5 UDP at 200 B through an atm-switch

@@ -12,7 +12,7 @@ import (
 )
 
 // TestBenchSuper prints the rows of the benchmark table that super-frames
-// decide (issue 12), side by side in one run: TCP through an unpaced switch
+// decide, side by side in one run: TCP through an unpaced switch
 // hop beside a veth pair, TCP at 10G and at 1G both ways against the
 // ceiling, with the emulator's CPU and the wire frames per super-frame;
 // and UDP 1472 at 1G and over OC-12c, which super-frames do not help

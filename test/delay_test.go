@@ -14,7 +14,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 )
 
-// Issue 13, must-show 4 (second half): `delay: 1h` at line rate keeps the
+// `delay: 1h` at line rate keeps the
 // emulator's memory flat, on an Ethernet link (the impairment pipe's 1000
 // frames) and on an OC-3c ATM link (192,000 cells); everything beyond is
 // counted as limit drops. Before the bounds, memory grew 14.7 MB a second

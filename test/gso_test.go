@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 12 must-show 2, TCP: through a 1G switch with super-frames (TSO on
+// TCP through a 1G switch with super-frames (TSO on
 // the hosts' TAPs, cut into wire frames at the NIC model), TCP reaches its
 // ceiling of 941.48 Mbit/s within 1 % one way; the hosts' token buckets,
 // billing super-frames as their segments, pace the senders, so nothing is

@@ -349,8 +349,7 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 	return out, recs
 }
 
-// 2: TCP_RR with 1-byte messages over a link with delay: 5ms (issue 12's
-// criterion): the time the delay adds to a transaction, its transaction
+// 2: TCP_RR with 1-byte messages over a link with delay: 5ms: the time the delay adds to a transaction, its transaction
 // time minus the same lab's at zero delay measured just before, against
 // the model's 10 ms (the delay each way; serialization is in both). What
 // it adds beyond that is the hosts waking after each 10 ms idle spell: a

@@ -152,7 +152,7 @@ func figure(t *testing.T, recs []labrun.Record, variant, exp, test, tool string,
 	return (figs[(n-1)/2] + figs[n/2]) / 2
 }
 
-// The praktikum's shapes (issue 7): via the hub (Amsel1 as the study's NT
+// The praktikum's shapes: via the hub (Amsel1 as the study's NT
 // host) below the switched pair for UDP_STREAM (RR, which one-second quick
 // points measure too noisily, is TestHubTaskIINT's); Task III's TCP
 // stream below Task II's by about the study's share with the study's PCs,

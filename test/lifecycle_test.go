@@ -85,7 +85,7 @@ func writeLab(t *testing.T, lab, name string) string {
 	return file
 }
 
-// issue 13, 1: a namespace with a lab's name that atmlab did not make, and
+// A namespace with a lab's name that atmlab did not make, and
 // the process in it, survive a refused up of the lab, up of another lab
 // whose name it extends, and down.
 func TestDecoySurvives(t *testing.T) {
@@ -137,7 +137,7 @@ func TestDecoySurvives(t *testing.T) {
 	alive("after the other lab stopped")
 }
 
-// issue 13, 2: two up of one lab, the second 0, 10 or 50 ms after the first:
+// Two up of one lab, the second 0, 10 or 50 ms after the first:
 // one runs, the other refuses and touches nothing of it.
 func TestStartRace(t *testing.T) {
 	requireRoot(t, "ping")
@@ -173,7 +173,7 @@ func TestStartRace(t *testing.T) {
 	}
 }
 
-// issue 13, 5: the congestion controls atmlab adds to the host-wide list
+// The congestion controls atmlab adds to the host-wide list
 // are taken back per lab: not while another lab needs them, and by down
 // after kill -9.
 func TestCongestionRestore(t *testing.T) {
@@ -216,7 +216,7 @@ func TestCongestionRestore(t *testing.T) {
 	}
 }
 
-// issue 13, 8 and 13: a lab's control socket is root's (0600 whatever the
+// A lab's control socket is root's (0600 whatever the
 // umask); another user's stats says permission denied, not "not running",
 // and even through a socket opened to all, SO_PEERCRED refuses them; their
 // down fails saying to use sudo, and root's down of a running lab refuses.

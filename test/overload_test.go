@@ -30,7 +30,7 @@ topology:
     - {endpoints: ["h3:eth0", "sw1:p3"], ethernet: {rate: 100M}}
 `
 
-// Issue 13, must-show 4 and defect 14: 60 s of two UDP senders at 500
+// 60 s of two UDP senders at 500
 // Mbit/s each (10x the 100M port they share): every datagram the senders'
 // kernels sent is delivered to the receiver's sockets or counted as a drop
 // somewhere, exactly: at the switch port, at the senders' TAPs, or inside

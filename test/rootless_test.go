@@ -187,7 +187,7 @@ func checkGone(t *testing.T, u *rootless, name, when string) {
 // with the sysctl that would allow it.
 var userPair = strings.ReplaceAll(pair100, ", sysctls: {net.ipv4.tcp_congestion_control: cubic}", "")
 
-// Issue 13, must-show 5 (first half): a lab runs as an unprivileged user.
+// A lab runs as an unprivileged user.
 // `atmlab up` builds it in a user namespace of its own; the user's `exec`
 // carries real traffic between its hosts, `stats` and `capture` read it,
 // and it is gone after SIGINT, and after kill -9 and `down`, with a server

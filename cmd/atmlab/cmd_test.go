@@ -376,7 +376,7 @@ func TestSignals(t *testing.T) {
 
 // A variant that sets one host's aal: aal34 on a PVC it shares fails
 // validate at its file and line, and lab run before anything is measured
-// (no results folder); issue 14's must-show 3.
+// (no results folder).
 func TestBadVariantFailsEarly(t *testing.T) {
 	src, err := os.ReadFile("../../topologies/cernet-atm.yaml")
 	if err != nil {

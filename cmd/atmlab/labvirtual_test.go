@@ -228,7 +228,7 @@ func TestLabRunVirtualUnprivileged(t *testing.T) {
 // whole report from its results folder, the lab's own folder gone; a
 // results folder whose spec.json does not read, or (written before lab run
 // wrote spec.json) whose lab.yaml does not load, makes report fail, not
-// shrink (issue 14's must-show 3).
+// shrink.
 func TestReportFromResultsFolder(t *testing.T) {
 	dir := t.TempDir()
 	labDir := filepath.Join(dir, "lab")

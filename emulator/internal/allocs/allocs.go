@@ -1,5 +1,5 @@
 // Package allocs counts the allocations of a model's path exactly, for
-// the tests that pin steady traffic at none (issue 12).
+// the tests that pin steady traffic at none.
 package allocs
 
 import (
