@@ -92,7 +92,7 @@ func (r *running) udpAt(what, cli, srv, addr string, port, secs, size int, want,
 	return got
 }
 
-// Issue 4, 2 and 3: on OC-3c with LLC/SNAP and AAL5, UDP goodput is within
+// On OC-3c with LLC/SNAP and AAL5, UDP goodput is within
 // 1 % of the cell ceiling on both sides of a cell boundary (1444 fills 31
 // cells, 1445 needs 32); TCP over MTU 9180 reaches 134.5 Mbit/s within 2 %;
 // AAL3/4 carries 1444-byte datagrams in 34 cells instead of 31, and the
@@ -130,7 +130,7 @@ func TestATMGoodput(t *testing.T) {
 	}
 }
 
-// Issue 4, 4: through an atm-switch the figures are the same; a cell loss
+// Through an atm-switch the figures are the same; a cell loss
 // ratio of 1e-3 loses 1 - (1-p)^cells of the PDUs (plus, since a lost last
 // cell merges a PDU with the next, p(1-p)^cells more), each failing its CRC
 // at reassembly and counted.
@@ -188,7 +188,7 @@ func TestATMSwitch(t *testing.T) {
 	}
 }
 
-// Issue 4, 5: tshark decodes a capture of an ATM link: AAL5 PDUs whose
+// tshark decodes a capture of an ATM link: AAL5 PDUs whose
 // CRCs it finds correct, with IP inside; one corrupted octet makes one
 // incorrect. The cell capture holds every cell.
 func TestATMCapture(t *testing.T) {
@@ -257,7 +257,7 @@ func TestATMCapture(t *testing.T) {
 	}
 }
 
-// Issue 4, 2: a sweep across three cell boundaries (UDP 1348/1349,
+// A sweep across three cell boundaries (UDP 1348/1349,
 // 1396/1397, 1444/1445 over LLC/SNAP) steps down exactly where theory says,
 // by the depth it says, and the report plots it beside the theory line.
 // Each size runs three times and the median run counts (a run above the
@@ -325,7 +325,7 @@ experiments:
 	}
 }
 
-// Issue 12, 1: through an atm-switch on OC-3c, small UDP datagrams are
+// Through an atm-switch on OC-3c, small UDP datagrams are
 // within 1 % of the cell ceiling on both sides of cell boundaries, for AAL5
 // and AAL3/4 (LLC/SNAP): where the cells of one VC have their output to
 // themselves, a PDU crosses each hop as one train (one event, not one per

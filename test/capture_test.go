@@ -33,7 +33,7 @@ topology:
       atm: {phy: oc3, aal: aal34, encap: llc}
 `
 
-// Issue 13: tshark decodes captures to IP without flags on a VC-mux link,
+// tshark decodes captures to IP without flags on a VC-mux link,
 // and with atmlab's Lua dissector (which `atmlab capture` names and
 // writes out) on an AAL3/4 link: SAR fields, CRC-10, reassembly, CPCS,
 // LLC/SNAP, IP. A corrupted cell fails its CRC-10 and loses its message.
@@ -134,7 +134,7 @@ func TestCaptureDecodes(t *testing.T) {
 	}
 }
 
-// Issue 13, 15: an AAL3/4 host's token bucket bills AAL3/4 cells exactly
+// An AAL3/4 host's token bucket bills AAL3/4 cells exactly
 // (a size table filled through netlink), so a UDP flood over AAL3/4 runs
 // at the cell ceiling with nothing dropped inside the sending host: the
 // "hosts dropped frames at their TAPs" warning no longer fires when the

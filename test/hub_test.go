@@ -207,7 +207,7 @@ func TestHubTaskII(t *testing.T) {
 	}
 }
 
-// Issue 5's Task II shape as the study measured it: its hub path was also
+// The praktikum's Task II shape as the study measured it: its hub path was also
 // its Windows NT host (the curves are labelled A1NT2A4L). With a1 given the
 // praktikum lab's NT cost (30 µs + 66 ns an octet a frame), UDP_STREAM and
 // TCP_RR through the hub fall below the switched pair. The two paths are

@@ -35,7 +35,7 @@ func (r *running) hops() []string {
 	return hops
 }
 
-// Issue 6, 1 and 3: through five routers ping and iperf3 work with MPLS off
+// Through five routers ping and iperf3 work with MPLS off
 // and on; traceroute lists every router with MPLS off and with the uniform
 // TTL model, and only the edges with pipe; at zero cost UDP goodput is the
 // ceiling with 4 bytes of label on the core links, within 1 %.
@@ -82,7 +82,7 @@ func TestRouterChain(t *testing.T) {
 	}
 }
 
-// Issue 6, 2 and 5: tshark decodes the label, S bit and TTL on a core link;
+// tshark decodes the label, S bit and TTL on a core link;
 // the link into the egress carries no label under PHP and label 0 with
 // explicit null; a destination on no subnet gets net unreachable and is
 // counted.
@@ -134,7 +134,7 @@ func TestRouterCapture(t *testing.T) {
 	}
 }
 
-// Issue 6, 4: with costs that make the routers the bottleneck — five
+// With costs that make the routers the bottleneck — five
 // routers on one shared CPU, as GNS3 runs them; an IP lookup 30 µs, a push,
 // swap or pop 32 µs — UDP goodput is the service rate: IP 1468 B every
 // 5 x 30 = 150 µs (78.29 Mbit/s), MPLS every 30 + 4 x 32 = 158 µs

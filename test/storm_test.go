@@ -33,7 +33,7 @@ topology:
     - {endpoints: ["sw1:p6", "sw2:p6"], ethernet: {rate: 1G}}
 `
 
-// Issue 13 item 3: under a broadcast storm atmlab stays responsive: stats
+// Under a broadcast storm atmlab stays responsive: stats
 // answers within 1 s, SIGINT ends the lab within 2 s with nothing left.
 func TestStormResponsive(t *testing.T) {
 	requireRoot(t, "ping")

@@ -159,14 +159,7 @@ func validate(file string, data []byte) error {
 // trackerWords are the marks of a work tracker, which the product does not
 // carry: an issue's number, a plan's labels, a work session. The pattern
 // is built so that this file does not match it.
-var trackerWords = regexp.MustCompile(`issue [0-9]+|[(]issue|must` + `-show|[Ss]ession [0-9]+`)
-
-// trackerAllowed are files that still carry tracker words while they are
-// rewritten elsewhere. Temporary: each is to leave this list, and the list
-// to go, once those rewrites land.
-var trackerAllowed = map[string]bool{
-	"README.md": true, // being rewritten to one page
-}
+var trackerWords = regexp.MustCompile(`(?i)issue [0-9]+|[(]issue|must` + `-show|session [0-9]+`)
 
 // TestNoTrackerWords checks that no tracked file names an issue, a plan's
 // labels or a work session: code, comments, tests and docs say what the
@@ -178,9 +171,6 @@ func TestNoTrackerWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if trackerAllowed[f] {
-			continue
-		}
 		data, err := os.ReadFile(filepath.Join(r, f))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
