@@ -131,6 +131,9 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := writeHosts(lab, name); err != nil {
+			k.Notes = append(k.Notes, err.Error())
+		}
 	}
 	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {
 		return nil, err
@@ -219,6 +222,7 @@ func down(name string) ([]string, error) {
 	}
 	removed, err := Remove(owned)
 	os.Remove(SocketPath(name))
+	os.Remove(webPath(RunDir, name))
 	return removed, errors.Join(err, hostCC.restore(name))
 }
 
