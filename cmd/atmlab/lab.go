@@ -156,7 +156,7 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Self: self, JSONL: jsonl, CSV: csvw,
-				Progress: cmd.ErrOrStderr(), Log: cmd.ErrOrStderr(), Out: out}
+				Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr(), Out: out}
 			id := labrun.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
 			id.Points = camp.Points()
 			if err := labrun.WriteIdentity(out, id); err != nil {
