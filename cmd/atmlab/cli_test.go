@@ -207,7 +207,8 @@ func TestInspectReadsALabFileWithoutRunningIt(t *testing.T) {
 	os.WriteFile(file, []byte("name: atmx\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n"+
 		"  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\n      atm: {phy: oc3}\n      impair: {delay: 5ms}\n"), 0o644)
 	out, _, err := run(t, "inspect", file)
-	if err != nil || !strings.Contains(out, "lab atmx: 2 nodes, 1 links") || !strings.Contains(out, "oc3 aal5 llc") || !strings.Contains(out, "delay 5ms") {
+	if err != nil || !strings.Contains(out, "lab atmx: 2 nodes, 1 links") || !strings.Contains(out, "oc3 aal5 llc") || !strings.Contains(out, "delay 5ms") ||
+		!strings.Contains(out, "h1    eth0 0/") {
 		t.Fatalf("inspect %s: %v\n%s", file, err, out)
 	}
 	out, _, err = run(t, "inspect", "-o", "json", file)

@@ -14,12 +14,13 @@ import (
 func newInspect(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect NAME|FILE",
-		Short: "Show a lab's nodes, addresses and links: a running lab's, or a lab file's without running it",
+		Short: "Show a lab's nodes, addresses, links and PVCs: a running lab's, or a lab file's without running it",
 		Long: "Show a lab: each node with its kind and addresses, each link with its ends, rates,\n" +
-			"impairments and, for ATM links, PHY, AAL and encapsulation. NAME asks a running lab through\n" +
+			"impairments and, for ATM links, PHY, AAL and encapsulation, and each host's and ATM switch's\n" +
+			"PVCs. NAME asks a running lab through\n" +
 			"its control socket (what it runs now, after any atmlab set); FILE (ending in .yaml or .yml)\n" +
 			"reads a lab file without building anything, so it needs neither root nor Linux.\n\n" +
-			"Example:\n  atmlab inspect sw100\n  atmlab inspect topologies/atm-oc3.yaml -o json",
+			"Example:\n  atmlab inspect sw100\n  atmlab inspect topologies/cernet-atm.yaml -o json",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var v *topologies.View
@@ -82,6 +83,21 @@ func printView(cmd *cobra.Command, v *topologies.View) {
 		fmt.Fprintf(w, "%s — %s\t%s\t%s\t%s\n", l.A, l.B, dirText(l.AB, l.Prop), dirText(l.BA, l.Prop), atm)
 	}
 	w.Flush()
+	first := true
+	for _, n := range v.Nodes {
+		for _, p := range n.PVCs {
+			if first {
+				fmt.Fprintln(out)
+				w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "NODE\tPVC")
+				first = false
+			}
+			fmt.Fprintf(w, "%s\t%s\n", n.Name, p)
+		}
+	}
+	if !first {
+		w.Flush()
+	}
 }
 
 // dirText is one direction of a link: its rate and impairments.

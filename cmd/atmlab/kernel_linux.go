@@ -59,7 +59,7 @@ func holderRun(labs ...*topologies.Lab) (int, error) { return kernel.RunHolder(o
 func measureLock(waiting func(pid int)) (func(), error) { return kernel.MeasureLock(waiting) }
 func measureLockPath() string                           { return kernel.MeasureLockPath() }
 
-func downLab(name string) ([]string, error)        { return kernel.Down(name) }
+func downLab(name string) ([]string, error) { return kernel.Down(name) }
 
 // runningLabs lists the labs whose control sockets answer (atmlab ls,
 // completion); tests replace it.
@@ -71,6 +71,7 @@ var runningLabs = func() ([]runningLab, error) {
 	}
 	return out, err
 }
+
 func execIn(lab, node string, argv []string) error { return kernel.Exec(lab, node, argv) }
 
 func queryStats(ctx context.Context, lab string) (*control.Stats, error) {

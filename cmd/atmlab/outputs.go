@@ -12,17 +12,17 @@ import (
 // not listed prints only its table (or its own output) and refuses the
 // others, so that -o never silently does nothing.
 var outputs = map[string][]string{
-	"atmlab calc":         {"table", "json", "csv"},
-	"atmlab perf client":  {"table", "json", "csv"},
-	"atmlab perf memcpy":  {"table", "json"},
-	"atmlab down":         {"table", "json"},
-	"atmlab set":          {"table", "json"},
-	"atmlab sim":          {"table", "json"},
-	"atmlab stats":        {"table", "json"},
-	"atmlab validate":     {"table", "json"},
-	"atmlab ls":           {"table", "json"},
-	"atmlab inspect":      {"table", "json"},
-	"atmlab version":      {"table", "json"},
+	"atmlab calc":        {"table", "json", "csv"},
+	"atmlab perf client": {"table", "json", "csv"},
+	"atmlab perf memcpy": {"table", "json"},
+	"atmlab down":        {"table", "json"},
+	"atmlab set":         {"table", "json"},
+	"atmlab sim":         {"table", "json"},
+	"atmlab stats":       {"table", "json"},
+	"atmlab validate":    {"table", "json"},
+	"atmlab ls":          {"table", "json"},
+	"atmlab inspect":     {"table", "json"},
+	"atmlab version":     {"table", "json"},
 }
 
 // checkOutput refuses an -o format that cmd does not honour.
