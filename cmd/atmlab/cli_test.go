@@ -263,13 +263,11 @@ func TestOutputFormatAVerbLacksIsRefused(t *testing.T) {
 // web's address flags are named as up's, lab run's and calc's; the old
 // names still work.
 func TestWebFlagsHaveOneNameAndTheOldStillWork(t *testing.T) {
-	fakeLabs(t)
-	labTopology = func(context.Context, string) (*topologies.View, error) { return nil, errors.New("not running") }
 	for _, flags := range [][]string{{"--web", "127.0.0.1:0", "--web-public"}, {"--listen", "127.0.0.1:0", "--public"}} {
 		_, _, err := run(t, append([]string{"web", "nosuch"}, flags...)...)
 		var u usageError
-		if err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "not running") {
-			t.Errorf("web %v: %v, want the lab's error, not a flag error", flags, err)
+		if err == nil || errors.As(err, &u) || strings.Contains(err.Error(), "flag") {
+			t.Errorf("web %v: %v, want the missing lab's error, not a flag error", flags, err)
 		}
 	}
 	for _, verb := range [][]string{{"up"}, {"lab", "run"}, {"calc"}, {"web"}} {

@@ -17,7 +17,7 @@ var outputs = map[string][]string{
 	"atmlab perf memcpy": {"table", "json"},
 	"atmlab down":        {"table", "json"},
 	"atmlab set":         {"table", "json"},
-	"atmlab sim":         {"table", "json"},
+	"atmlab sim csma":    {"table", "json"},
 	"atmlab stats":       {"table", "json"},
 	"atmlab validate":    {"table", "json"},
 	"atmlab ls":          {"table", "json"},
