@@ -64,10 +64,10 @@ func writeHosts(lab *topologies.Lab, ns string) error {
 		return fmt.Errorf("%s exists and is not atmlab's: left alone, so names do not resolve in %s", p, ns)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("names do not resolve in the hosts: %w", err)
+		return fmt.Errorf("node names do not resolve inside the hosts: %w", unwrapPath(err))
 	}
 	if err := os.WriteFile(p, hostsFile(lab), 0o644); err != nil {
-		return fmt.Errorf("names do not resolve in the hosts: %w", err)
+		return fmt.Errorf("node names do not resolve inside the hosts: %w", unwrapPath(err))
 	}
 	return nil
 }
@@ -111,4 +111,14 @@ func useHosts(ns string) {
 		return
 	}
 	unix.Mount(p, "/etc/hosts", "none", unix.MS_BIND, "")
+}
+
+// unwrapPath drops a path error's file name, the same for every host, so
+// that one note stands for them all.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", EtcNetns, pe.Err)
+	}
+	return err
 }
