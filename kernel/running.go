@@ -22,9 +22,10 @@ type RunningLab struct {
 	Web   string    `json:"web,omitempty"`
 }
 
-// Running lists the labs whose control sockets answer: this user's, and
-// for a normal user root's too, as `atmlab stats` finds them. A socket a
-// killed lab left behind does not answer and is not listed.
+// Running lists the labs whose control sockets answer this user, where
+// `atmlab stats` looks for them (a normal user's are theirs alone, as
+// root's are root's). A socket a killed lab left behind does not answer
+// and is not listed.
 func Running() ([]RunningLab, error) {
 	dirs := []string{RunDir}
 	if RunDir != "/run/atmlab" {
