@@ -22,6 +22,16 @@ type ViewNode struct {
 	// PVCs are a host's ATM interfaces' circuits ("eth0 0/100 to 10.0.0.2")
 	// and an atm-switch's mappings ("p1:0:100 <-> p2:0:200").
 	PVCs []string `json:"pvcs,omitempty"`
+	// Labels are an MPLS router's label bindings, as the built network
+	// has them (SetLabels): "push 16 for 10.0.3.0/24", "in 17: pop via ...".
+	Labels []string `json:"labels,omitempty"`
+}
+
+// SetLabels gives each router named in labels its label bindings.
+func (v *View) SetLabels(labels map[string][]string) {
+	for i := range v.Nodes {
+		v.Nodes[i].Labels = labels[v.Nodes[i].Name]
+	}
 }
 
 // ViewLink is a link between two endpoints, each direction's settings as

@@ -221,6 +221,14 @@ func TestInspectReadsALabFileWithoutRunningIt(t *testing.T) {
 	}
 }
 
+// A lab file's MPLS routers show the label bindings the built network has.
+func TestInspectShowsMPLSLabels(t *testing.T) {
+	out, _, err := run(t, "inspect", "../../topologies/gns3-mpls.yaml")
+	if err != nil || !strings.Contains(out, "MPLS LABELS") || !strings.Contains(out, "r1    push ") || !strings.Contains(out, ": pop via ") {
+		t.Errorf("inspect gns3-mpls.yaml: %v\n%s", err, out)
+	}
+}
+
 // `atmlab lab FILE` (run forgotten) is an error that says what was meant,
 // not the group's help and exit 0.
 func TestLabWithoutVerbRefusesAFile(t *testing.T) {

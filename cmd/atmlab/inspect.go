@@ -2,22 +2,25 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/devices"
+	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
 
 func newInspect(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect NAME|FILE",
-		Short: "Show a lab's nodes, addresses, links and PVCs: a running lab's, or a lab file's without running it",
+		Short: "Show a lab's nodes, addresses, links, PVCs and MPLS labels: a running lab's, or a lab file's without running it",
 		Long: "Show a lab: each node with its kind and addresses, each link with its ends, rates,\n" +
-			"impairments and, for ATM links, PHY, AAL and encapsulation, and each host's and ATM switch's\n" +
-			"PVCs. NAME asks a running lab through\n" +
+			"impairments and, for ATM links, PHY, AAL and encapsulation, each host's and ATM switch's\n" +
+			"PVCs and each MPLS router's label bindings. NAME asks a running lab through\n" +
 			"its control socket (what it runs now, after any atmlab set); FILE (ending in .yaml or .yml)\n" +
 			"reads a lab file without building anything, so it needs neither root nor Linux.\n\n" +
 			"Example:\n  atmlab inspect sw100\n  atmlab inspect topologies/cernet-atm.yaml -o json",
@@ -30,6 +33,7 @@ func newInspect(opts *options) *cobra.Command {
 					return err
 				}
 				view := lab.View()
+				view.SetLabels(devices.Build(lab, sched.New()).Labels())
 				v = &view
 			} else {
 				var err error
@@ -83,19 +87,24 @@ func printView(cmd *cobra.Command, v *topologies.View) {
 		fmt.Fprintf(w, "%s — %s\t%s\t%s\t%s\n", l.A, l.B, dirText(l.AB, l.Prop), dirText(l.BA, l.Prop), atm)
 	}
 	w.Flush()
-	first := true
+	table(out, v, "PVC", func(n topologies.ViewNode) []string { return n.PVCs })
+	table(out, v, "MPLS LABELS", func(n topologies.ViewNode) []string { return n.Labels })
+}
+
+// table writes one line per node and item of what, if any node has one.
+func table(out io.Writer, v *topologies.View, title string, what func(topologies.ViewNode) []string) {
+	var w *tabwriter.Writer
 	for _, n := range v.Nodes {
-		for _, p := range n.PVCs {
-			if first {
+		for _, p := range what(n) {
+			if w == nil {
 				fmt.Fprintln(out)
 				w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "NODE\tPVC")
-				first = false
+				fmt.Fprintf(w, "NODE\t%s\n", title)
 			}
 			fmt.Fprintf(w, "%s\t%s\n", n.Name, p)
 		}
 	}
-	if !first {
+	if w != nil {
 		w.Flush()
 	}
 }
