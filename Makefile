@@ -5,12 +5,22 @@ SHELL := /bin/bash
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build deps test unit integration bench lab demo docs fuzz clean
+.PHONY: all build deps test unit integration bench lab demo docs docs-cli fuzz clean
 
 all: build
 
+# atmlab --version prints these; a plain `go build` falls back to Go's own
+# build stamp (the module version, vcs.revision).
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+
 build:
-	$(GO) build -o bin/atmlab ./cmd/atmlab
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/atmlab ./cmd/atmlab
+
+# The command reference (docs/cli/) and the man pages (docs/man/), from the
+# command tree; a unit test fails when they are stale.
+docs-cli:
+	$(GO) run ./cmd/atmlab gen-docs --md docs/cli --man docs/man
 
 # What labs and integration tests run inside the hosts (Debian packages);
 # tshark checks that Wireshark decodes atmlab's captures, traceroute the routers,

@@ -8,10 +8,12 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// topology answers a topology request: the lab's spec, for a viewer that
-// attaches to a running lab (atmlab web).
+// topology answers a topology request: the lab's spec with its routers'
+// label bindings, for a viewer that attaches to a running lab (atmlab web,
+// atmlab inspect).
 func (s *Server) topology(c net.Conn) {
 	spec := s.lab.Network().Lab.View()
+	spec.SetLabels(s.lab.Network().Labels()) // fixed once built: safe off the loop goroutine
 	json.NewEncoder(c).Encode(reply{Topology: &spec})
 }
 

@@ -2,7 +2,13 @@ package control
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/devices"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // A topology request answers the running lab's spec.
@@ -14,5 +20,44 @@ func TestControlTopology(t *testing.T) {
 	}
 	if s == nil || s.Lab != "echo" || len(s.Nodes) != 3 || len(s.Links) != 2 || s.Links[1].A != "h2:eth0" || s.Links[1].AB.Rate != 100e6 {
 		t.Fatalf("topology reply %+v", s)
+	}
+}
+
+// A running lab's topology carries its MPLS routers' label bindings, for
+// atmlab inspect.
+func TestControlTopologyCarriesLabels(t *testing.T) {
+	lab, err := topologies.Parse("mpls.yaml", []byte(`name: mpls
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24, routes: [{to: 0.0.0.0/0, via: 10.0.0.254}]}
+    h2: {kind: host, ipv4: 10.0.2.2/24, routes: [{to: 0.0.0.0/0, via: 10.0.2.254}]}
+    r1: {kind: router, mpls: true, interfaces: {eth0: {ipv4: 10.0.0.254/24}, eth1: {ipv4: 10.0.1.1/24}}}
+    r2: {kind: router, mpls: true, interfaces: {eth0: {ipv4: 10.0.1.2/24}, eth1: {ipv4: 10.0.2.254/24}}}
+  links:
+    - endpoints: ["h1:eth0", "r1:eth0"]
+    - endpoints: ["r1:eth1", "r2:eth0"]
+    - endpoints: ["r2:eth1", "h2:eth0"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeLab{name: "mpls", s: sched.New(), start: time.Unix(1e9, 0)}
+	f.net = devices.Build(lab, f.s)
+	path := filepath.Join(t.TempDir(), "mpls.sock")
+	s, err := Listen(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.Serve(ctx)
+	t.Cleanup(func() { cancel(); s.Close(); s.wg.Wait() })
+	v, err := QueryTopology(context.Background(), "mpls", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range v.Nodes {
+		if (n.Kind == topologies.KindRouter) != (len(n.Labels) > 0) {
+			t.Errorf("node %s (%s): labels %q", n.Name, n.Kind, n.Labels)
+		}
 	}
 }

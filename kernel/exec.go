@@ -50,5 +50,6 @@ func Exec(lab, node string, argv []string) error {
 	if err := netns.Set(ns); err != nil {
 		return fmt.Errorf("enter namespace %s: %w", name, err)
 	}
+	useHosts(name)
 	return fmt.Errorf("exec %s: %w", argv[0], syscall.Exec(path, argv, os.Environ()))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,6 +132,9 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := writeHosts(lab, name); err != nil && !slices.Contains(k.Notes, err.Error()) {
+			k.Notes = append(k.Notes, err.Error()) // once: a rootless lab's every host fails alike
+		}
 	}
 	if k.Loop.VethRTT, err = probeVeth(lab.Name); err != nil {
 		return nil, err
@@ -223,6 +227,7 @@ func down(name string) ([]string, error) {
 	}
 	removed, err := Remove(owned)
 	os.Remove(SocketPath(name))
+	os.Remove(webPath(RunDir, name))
 	return removed, errors.Join(err, hostCC.restore(name))
 }
 

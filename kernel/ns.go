@@ -204,6 +204,9 @@ func Remove(names []string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("remove namespace %s: %w", name, err))
 			continue
 		}
+		if err := removeHosts(name); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", HostsPath(name), err))
+		}
 		removed = append(removed, name)
 	}
 	return removed, errors.Join(errs...)

@@ -1,6 +1,7 @@
 package topologies
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -18,6 +19,19 @@ type ViewNode struct {
 	Name       string   `json:"name"`
 	Kind       Kind     `json:"kind"`
 	Interfaces []string `json:"interfaces,omitempty"` // "eth0 10.0.0.1/24"
+	// PVCs are a host's ATM interfaces' circuits ("eth0 0/100 to 10.0.0.2")
+	// and an atm-switch's mappings ("p1:0:100 <-> p2:0:200").
+	PVCs []string `json:"pvcs,omitempty"`
+	// Labels are an MPLS router's label bindings, as the built network
+	// has them (SetLabels): "push 16 for 10.0.3.0/24", "in 17: pop via ...".
+	Labels []string `json:"labels,omitempty"`
+}
+
+// SetLabels gives each router named in labels its label bindings.
+func (v *View) SetLabels(labels map[string][]string) {
+	for i := range v.Nodes {
+		v.Nodes[i].Labels = labels[v.Nodes[i].Name]
+	}
 }
 
 // ViewLink is a link between two endpoints, each direction's settings as
@@ -53,6 +67,18 @@ func (l *Lab) View() View {
 				d += " " + i.IPv4.String()
 			}
 			sn.Interfaces = append(sn.Interfaces, d)
+			for _, vc := range i.VCs {
+				p := fmt.Sprintf("%s %d/%d", i.Name, vc.VPI, vc.VCI)
+				if vc.Peer.IsValid() {
+					p += " to " + vc.Peer.String()
+				}
+				sn.PVCs = append(sn.PVCs, p)
+			}
+		}
+		if n.ATMSwitch != nil {
+			for _, m := range n.ATMSwitch.Mappings {
+				sn.PVCs = append(sn.PVCs, m.From.String()+" <-> "+m.To.String())
+			}
 		}
 		s.Nodes = append(s.Nodes, sn)
 	}

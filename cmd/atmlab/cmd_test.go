@@ -84,7 +84,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"validate"},
 		{"validate", "a", "b"},
-		{"exec", "lab", "node"},
+		{"exec", "lab"},
 		{"stats", "--frobnicate", "x"},
 		{"validate", "-o", "xml", "../../topologies/sw100.yaml"},
 		{"capture", "lab", "h1:eth0"},

@@ -59,7 +59,19 @@ func holderRun(labs ...*topologies.Lab) (int, error) { return kernel.RunHolder(o
 func measureLock(waiting func(pid int)) (func(), error) { return kernel.MeasureLock(waiting) }
 func measureLockPath() string                           { return kernel.MeasureLockPath() }
 
-func downLab(name string) ([]string, error)        { return kernel.Down(name) }
+func downLab(name string) ([]string, error) { return kernel.Down(name) }
+
+// runningLabs lists the labs whose control sockets answer (atmlab ls,
+// completion); tests replace it.
+var runningLabs = func() ([]runningLab, error) {
+	labs, err := kernel.Running()
+	out := make([]runningLab, len(labs))
+	for i, l := range labs {
+		out[i] = runningLab(l)
+	}
+	return out, err
+}
+
 func execIn(lab, node string, argv []string) error { return kernel.Exec(lab, node, argv) }
 
 func queryStats(ctx context.Context, lab string) (*control.Stats, error) {
@@ -105,6 +117,9 @@ func runUp(cmd *cobra.Command, lab *topologies.Lab, loop loopOptions, profile st
 	defer stopWeb()
 	if _, err := view.start(webCtx, cmd.OutOrStdout(), inProcess{k}); err != nil {
 		return err
+	}
+	if view.bound != "" {
+		defer kernel.AdvertiseWeb(lab.Name, "http://"+view.bound+"/")()
 	}
 	hosts := len(k.Namespaces())
 	fmt.Fprintf(cmd.OutOrStdout(), "lab %s ready: %d hosts, %d links; atmlab exec %s NODE -- CMD to use it, Ctrl-C to stop\n",

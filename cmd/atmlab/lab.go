@@ -170,7 +170,7 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 			}
 			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Done: done, Self: self, JSONL: jsonl, CSV: csvw,
-				Progress: cmd.ErrOrStderr(), Log: cmd.ErrOrStderr(), Out: out}
+				Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr(), Out: out}
 			id.Points = camp.Points()
 			if err := labrun.WriteIdentity(dir, id); err != nil {
 				return err

@@ -63,8 +63,13 @@ func TestLabRunVirtual(t *testing.T) {
 		runtime.GOMAXPROCS(procs)
 		t.Setenv("GOMAXPROCS", strconv.Itoa(procs)) // else a virtual-only run takes 1
 		out := filepath.Join(t.TempDir(), "out")
-		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
+		_, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out)
+		if err != nil {
 			t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
+		}
+		// Not a terminal: the progress bar is plain lines, one per point.
+		if strings.Contains(errOut, "\r") || !strings.Contains(errOut, "] 8/8  ETA 0s\n") {
+			t.Errorf("lab run's progress in a log:\n%q", errOut)
 		}
 		for _, f := range []string{"report.md", "report.html", "virtual-base.json", "spec.json"} {
 			if _, err := os.Stat(filepath.Join(out, f)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -23,23 +24,25 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "atmlab",
 		Short:         "ATM/Ethernet link emulator and measurement harness",
-		Long:          "atmlab builds labs of Linux hosts (network namespaces) joined by emulated switches,\nhubs, ATM links and routers, and measures real traffic through them.\n\nExample:\n  atmlab up topologies/sw100.yaml\n\nDocumentation: README.md and DESIGN.md in the source tree.",
+		Long:          "atmlab builds labs of Linux hosts (network namespaces) joined by emulated switches,\nhubs, ATM links and routers, and measures real traffic through them.\n\nExample:\n  atmlab up topologies/sw100.yaml\n\nDocumentation: README.md and docs/ in the source tree (docs/cli/ has a page per command;\nman atmlab once docs/man/ is installed).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if opts.output != "table" && opts.output != "json" && opts.output != "csv" {
-				return usageError{fmt.Errorf("-o %q: use table, json or csv", opts.output)}
-			}
-			return nil
+			return checkOutput(cmd, opts.output)
 		},
+		Version: readBuildInfo().String(),
 	}
-	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json, or csv (perf client, calc; others print the table)")
+	root.SetVersionTemplate("atmlab {{.Version}}\n")
+	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json or csv, where the command has it (see its help); a format it lacks is refused")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, verb := range []func(*options) *cobra.Command{
-		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb,
+		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb, newVersion, newLs, newInspect,
 	} {
 		root.AddCommand(verb(opts))
 	}
+	root.AddCommand(newGenDocs())
+	addCompletions(root)
+	refuseUnknownVerbs(root)
 	return root
 }
 
@@ -47,7 +50,8 @@ func newRoot() *cobra.Command {
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := check(cmd, a); err != nil {
-			return usageError{fmt.Errorf("%s: %w (see atmlab %s --help)", cmd.Name(), err, cmd.Name())}
+			path := strings.TrimPrefix(cmd.CommandPath(), "atmlab ")
+			return usageError{fmt.Errorf("%s: %w (see atmlab %s --help)", path, err, path)}
 		}
 		return nil
 	}
@@ -77,5 +81,35 @@ func interruptible(ctx context.Context, f func() error) error {
 		return err
 	case <-ctx.Done():
 		return errInterrupted
+	}
+}
+
+// refuseUnknownVerbs makes each group of verbs (lab, perf) refuse a word
+// that is none of its verbs, as the root does, instead of printing its
+// help and succeeding: `atmlab lab FILE` is a mistake for `lab run FILE`.
+func refuseUnknownVerbs(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if !c.HasSubCommands() || c.Runnable() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return cmd.Help()
+			}
+			var verbs []string
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					verbs = append(verbs, s.Name())
+				}
+			}
+			hint := ""
+			if len(verbs) == 1 {
+				hint = fmt.Sprintf("; did you mean atmlab %s %s %s?", cmd.Name(), verbs[0], strings.Join(a, " "))
+			} else if len(verbs) > 1 {
+				hint = fmt.Sprintf("; its commands are %s", strings.Join(verbs, ", "))
+			}
+			return usageError{fmt.Errorf("unknown command %q for %q%s", a[0], cmd.CommandPath(), hint)}
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 type webFlags struct {
 	addr   string
 	public bool
+	bound  string // the address the live view listens on, once started
 }
 
 func (f *webFlags) add(c *cobra.Command) {
@@ -35,7 +36,7 @@ func (f *webFlags) check() error {
 		return err
 	}
 	if needsHolder() || inHolder() {
-		return errors.New("--web needs root (a normal user's lab runs in its own network namespace): start the lab without it and run `atmlab web NAME --listen 127.0.0.1:8080` in another shell")
+		return errors.New("--web needs root (a normal user's lab runs in its own network namespace): start the lab without it and run `atmlab web NAME --web 127.0.0.1:8080` in another shell")
 	}
 	return nil
 }
@@ -49,46 +50,57 @@ func (f *webFlags) start(ctx context.Context, w io.Writer, src web.Source) (*web
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	return serveWeb(ctx, w, f.addr, f.public, src)
+	s, bound, err := serveWeb(ctx, w, f.addr, f.public, src)
+	f.bound = bound
+	return s, err
 }
 
-func serveWeb(ctx context.Context, w io.Writer, addr string, public bool, src web.Source) (*web.Server, error) {
+// serveWeb serves src's live view on addr and returns the address it
+// listens on.
+func serveWeb(ctx context.Context, w io.Writer, addr string, public bool, src web.Source) (*web.Server, string, error) {
 	ln, err := webguard.Listen(addr, public)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s := web.New(ln, src)
 	fmt.Fprintf(w, "live view: %s (read-only without the token)\n", s.URL(ln))
 	go s.Serve(ctx, ln)
-	return s, nil
+	return s, ln.Addr().String(), nil
 }
 
 func newWeb(opts *options) *cobra.Command {
 	var listen string
 	var public bool
 	c := &cobra.Command{
-		Use:   "web NAME [--listen ADDR] [--public]",
+		Use:   "web NAME [--web ADDR] [--web-public]",
 		Short: "Serve the live view of a running lab in the browser",
 		Long: "Attach to the running lab NAME through its control socket and serve its live view: the\n" +
 			"topology, each link's rate, utilisation, queue and drops, hubs, ATM ports and routers,\n" +
 			"a few times a second, and the controls of atmlab set. Open the printed URL; without its\n" +
 			"token the page is read-only. Runs until SIGINT or SIGTERM.\n\n" +
-			"Example:\n  atmlab web sw100 --listen 127.0.0.1:8080",
+			"--web and --web-public are named as in up, lab run and calc (--listen and --public, their\n" +
+			"old names, still work).\n\n" +
+			"Example:\n  atmlab web sw100 --web 127.0.0.1:8080",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src := attached{lab: a[0]}
 			if _, err := queryTopology(cmd.Context(), a[0]); err != nil {
 				return err
 			}
-			if _, err := serveWeb(cmd.Context(), cmd.OutOrStdout(), listen, public, src); err != nil {
+			if _, _, err := serveWeb(cmd.Context(), cmd.OutOrStdout(), listen, public, src); err != nil {
 				return err
 			}
 			<-cmd.Context().Done()
 			return nil
 		},
 	}
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve the live view on")
-	c.Flags().BoolVar(&public, "public", false, "let --listen bind an address other machines can reach")
+	c.Flags().StringVar(&listen, "web", "127.0.0.1:8080", "address to serve the live view on")
+	c.Flags().BoolVar(&public, "web-public", false, "let --web bind an address other machines can reach")
+	// The old names, hidden: one thing has one name in every verb.
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "old name of --web")
+	c.Flags().BoolVar(&public, "public", false, "old name of --web-public")
+	c.Flags().MarkDeprecated("listen", "use --web")
+	c.Flags().MarkDeprecated("public", "use --web-public")
 	return c
 }
 

@@ -8,6 +8,7 @@ package router
 
 import (
 	"encoding/binary"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -118,6 +119,12 @@ func (r *Router) Push(fec netip.Prefix, label uint32) { r.ftn[fec] = label }
 
 // Bind installs what the router does with an incoming label.
 func (r *Router) Bind(label uint32, e ILM) { r.ilm[label] = e }
+
+// Bindings returns copies of the router's label tables: what it pushes
+// for each FEC at ingress, and what it does with each label it receives.
+func (r *Router) Bindings() (push map[netip.Prefix]uint32, ilm map[uint32]ILM) {
+	return maps.Clone(r.ftn), maps.Clone(r.ilm)
+}
 
 // Owns reports whether a is one of the router's addresses.
 func (r *Router) Owns(a netip.Addr) bool {
