@@ -64,6 +64,10 @@ func checkCommand(words []string) error {
 	joined := strings.Join(words, " ")
 	elided := strings.Count(joined, "[") > strings.Count(joined, "]")
 	for _, w := range words[1:] {
+		if w == "[--" { // [-- CMD...]: an optional command, not a flag
+			elided = true
+			break
+		}
 		optional := strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "[-")
 		w = strings.Trim(w, "[]")
 		if optional || w == "" || w == "..." || strings.HasSuffix(w, "...") {
