@@ -77,6 +77,7 @@ func checkCommand(words []string) error {
 		clean = append(clean, w)
 	}
 	root := newRoot()
+	root.InitDefaultCompletionCmd() // cobra adds it when it executes
 	cmd, rest, err := root.Find(clean)
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func checkCommand(words []string) error {
 			i++ // its value is the next word
 		}
 	}
-	if cmd.HasSubCommands() && !cmd.Runnable() && len(positional) > 0 {
+	if cmd.HasSubCommands() && len(positional) > 0 { // a group runs only to say "did you mean"
 		return fmt.Errorf("%q is not a verb of atmlab %s", positional[0], cmd.Name())
 	}
 	// The argument checks may read flags: set them, where the words are
