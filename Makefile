@@ -54,14 +54,14 @@ integration: deps
 	  n=$$(grep -c 'not judged (hypervisor steal)' $$log); rm -f $$log; \
 	  echo "integration: $$n test(s) not judged for the hypervisor's steal"; exit $$rc
 
+# Every benchmark, printed and kept in docs/bench-latest.md with its date,
+# commit, machine and load. With BEFORE=/path/to/another/atmlab (or
+# name=path,...): the 10G TCP, 1G UDP and OC-12c UDP rows for it and this
+# tree, alternating, and the loop's latency rows (TestBenchAB, TestDelayAB,
+# TestLatencyAB). Virtual time's speed and the 200-host fabric take ~4 min,
+# the seed labs' stability ~12 min, their determinism ~3 min.
 bench: deps build
-	$(GO) test -bench . -benchmem -run '^$$' ./emulator/... ./cells/... ./kernel/ ./topologies/ 2>/dev/null | grep -E '^Benchmark' || true
-	ATMLAB_BENCH=1 $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super)$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'
-	# With BEFORE=/path/to/another/atmlab (or name=path,...): the 10G TCP, 1G UDP and OC-12c UDP rows for it and this tree, alternating (~40 s a build a round), and ping through delay=20ms beside a stream (TestDelayAB, ~8 s a build a round)
-	if [ -n "$(BEFORE)" ]; then ATMLAB_BENCH=1 ATMLAB_BEFORE=$(BEFORE) $(GO) test -tags integration -p 1 -count=1 -timeout 30m -run '^Test(BenchAB|DelayAB|LatencyAB)$$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'; fi
-	$(GO) test -run '^$$' -bench Virtual -benchtime 1x ./harness/vperf/ | grep -E '^Benchmark'   # virtual time: sim-s per CPU-s, the 200-host fabric (~4 min)
-	scripts/stability.sh    # the seed labs' quick runs five times: each claim's verdicts and spread (~12 min)
-	scripts/determinism.sh  # the seed labs' quick runs in virtual time, three times: identical records (~3 min)
+	GO=$(GO) scripts/bench.sh $(BEFORE)
 
 # The quick start's lab: two hosts on a 100M switch, its experiments (TCP,
 # UDP, RR over message sizes) in quick mode, results and report in results/.
