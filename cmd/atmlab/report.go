@@ -24,8 +24,8 @@ func newReport(opts *options) *cobra.Command {
 			"With --out, merge any number of folders of one campaign's shards (lab run --shard K/N) into one\n" +
 			"results set and report in the --out folder: it refuses folders of another lab file, atmlab version,\n" +
 			"clock or --quick, and a point measured twice, and lists the points no folder has (a warning).\n" +
-			"With --flent, write the records again as flent's data files in the folder's flent/ (lab run\n" +
-			"writes them too): flent -i FILE.flent.gz -p totals -o plot.png plots one.\n\n" +
+			"With --flent, write the records again as flent's data files in the folder's flent/ (lab run and\n" +
+			"a merge write them too): flent -i FILE.flent.gz -p totals -o plot.png plots one.\n\n" +
 			"Example:\n  atmlab report results/sw100-20261130-101500\n  atmlab report results/whatif/shard-* --out results/whatif",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -64,14 +64,11 @@ func newReport(opts *options) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d results from %d folders into %s\nreport: %s\n", m.Records, len(a), out, filepath.Join(out, "report.html"))
-			if flentFiles {
-				return writeFlent(cmd, out)
-			}
-			return nil
+			return writeFlent(cmd, out) // a merged results set, as lab run's, comes with its flent files
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "merge the folders into this one (results, lab file, campaign.json, report)")
-	c.Flags().BoolVar(&flentFiles, "flent", false, "also write the records as flent's data files (.flent.gz) in the folder's flent/")
+	c.Flags().BoolVar(&flentFiles, "flent", false, "also write the records as flent's data files (.flent.gz) in the folder's flent/ (a merge always does)")
 	return c
 }
 
