@@ -25,11 +25,12 @@ docs-cli:
 # What labs and integration tests run inside the hosts (Debian packages);
 # tshark checks that Wireshark decodes atmlab's captures, traceroute the routers,
 # chromium (headless, internal/headless) the web pages; slurm-wlm and munge run a
-# campaign on a one-node Slurm, kubectl checks its Kubernetes manifests (Debian's
-# kubernetes-client only when no kubectl is installed: it conflicts with others).
+# campaign on a one-node Slurm, flent plots a run's flent files, kubectl checks its
+# Kubernetes manifests (Debian's kubernetes-client only when no kubectl is
+# installed: it conflicts with others).
 deps:
-	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null && test -x /usr/bin/chromium && command -v slurmctld >/dev/null && command -v munged >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 iperf ethtool iproute2 iputils-ping tshark traceroute chromium slurm-wlm munge >/dev/null; }
+	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v ethtool >/dev/null && command -v tc >/dev/null && command -v ping >/dev/null && command -v tshark >/dev/null && command -v traceroute >/dev/null && test -x /usr/bin/chromium && command -v slurmctld >/dev/null && command -v munged >/dev/null && test -x /usr/bin/flent || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 iperf ethtool iproute2 iputils-ping tshark traceroute chromium slurm-wlm munge flent >/dev/null; }
 	@command -v kubectl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; }
 
 # Unit tests need no root; integration tests run real namespaces and traffic

@@ -201,6 +201,9 @@ func newLabRun(opts *options) *cobra.Command {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
+			if err := flentInto(context.WithoutCancel(cmd.Context()), cmd, dir); err != nil && runErr == nil {
+				runErr = err
+			}
 			if errors.Is(runErr, context.Canceled) {
 				return fmt.Errorf("interrupted after %d points; what was measured is in %s", total, out)
 			}

@@ -280,6 +280,9 @@ func TestReportFromResultsFolder(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(merged, "spec.json")); err != nil || !strings.Contains(string(b), `"variant": "base"`) {
 		t.Fatalf("the merged folder lacks the shards' spec.json: %v", err)
 	}
+	if m, _ := filepath.Glob(filepath.Join(merged, "flent", "*.flent.gz")); len(m) != 1 {
+		t.Errorf("the merged folder has flent files %v, want its one point's", m)
+	}
 	// Broken inputs: a spec.json that does not read; in a folder written
 	// before lab run wrote spec.json, a lab.yaml that does not load.
 	os.WriteFile(filepath.Join(out, "spec.json"), []byte("{\"variants\": [\n"), 0o644)

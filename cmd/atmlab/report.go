@@ -1,25 +1,31 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
+	"github.com/atmlab/atmlab/harness/results"
 )
 
 func newReport(opts *options) *cobra.Command {
 	var out string
+	var flentFiles bool
 	c := &cobra.Command{
-		Use:   "report DIR... [--out DIR]",
+		Use:   "report DIR... [--out DIR] [--flent]",
 		Short: "Render report.md and report.html (with plots) from a results folder, or merge shards' folders into one",
 		Long: "Render a results folder's report: tables of every point (mean, min, max, ceiling) and plots of\n" +
 			"throughput and transactions/s against message size, as Markdown and a self-contained HTML page.\n" +
 			"With --out, merge any number of folders of one campaign's shards (lab run --shard K/N) into one\n" +
 			"results set and report in the --out folder: it refuses folders of another lab file, atmlab version,\n" +
-			"clock or --quick, and a point measured twice, and lists the points no folder has (a warning).\n\n" +
+			"clock or --quick, and a point measured twice, and lists the points no folder has (a warning).\n" +
+			"With --flent, write the records again as flent's data files in the folder's flent/ (lab run and\n" +
+			"a merge write them too): flent -i FILE.flent.gz -p totals -o plot.png plots one.\n\n" +
 			"Example:\n  atmlab report results/sw100-20261130-101500\n  atmlab report results/whatif/shard-* --out results/whatif",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -31,6 +37,9 @@ func newReport(opts *options) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
+				if flentFiles {
+					return writeFlent(cmd, a[0])
+				}
 				return nil
 			}
 			var m *labrun.Merged
@@ -55,9 +64,35 @@ func newReport(opts *options) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d results from %d folders into %s\nreport: %s\n", m.Records, len(a), out, filepath.Join(out, "report.html"))
-			return nil
+			return writeFlent(cmd, out) // a merged results set, as lab run's, comes with its flent files
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "merge the folders into this one (results, lab file, campaign.json, report)")
+	c.Flags().BoolVar(&flentFiles, "flent", false, "also write the records as flent's data files (.flent.gz) in the folder's flent/ (a merge always does)")
 	return c
+}
+
+// writeFlent writes a results folder's records as flent's data files in
+// its flent/ folder and says where.
+func writeFlent(cmd *cobra.Command, dir string) error {
+	f, err := results.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return flentInto(cmd.Context(), cmd, f)
+}
+
+// flentInto writes an open results folder's flent files and says where.
+func flentInto(ctx context.Context, cmd *cobra.Command, f *results.Folder) error {
+	n, skipped, err := flent.Write(ctx, f)
+	if err != nil {
+		return fmt.Errorf("flent files: %w", err)
+	}
+	msg := fmt.Sprintf("flent: %d files in %s", n, f.Join(flent.Dir))
+	if skipped > 0 {
+		msg += fmt.Sprintf(" (%d records without a figure flent plots left out)", skipped)
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), msg)
+	return nil
 }

@@ -201,9 +201,26 @@ func (f *Folder) Exists(name string) bool {
 
 // List returns the names in the folder, sorted.
 func (f *Folder) List() ([]string, error) {
-	names, err := f.d.list()
+	names, err := f.d.list(".")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.path, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// ListDir returns the names in a folder under the results folder, sorted;
+// none if it does not exist. No link on the way is followed.
+func (f *Folder) ListDir(sub string) ([]string, error) {
+	if err := f.checkName(sub); err != nil {
+		return nil, err
+	}
+	names, err := f.d.list(sub)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, f.fileError(sub, err)
 	}
 	slices.Sort(names)
 	return names, nil

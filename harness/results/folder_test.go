@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -216,4 +217,35 @@ func FuzzLines(f *testing.F) {
 			t.Fatalf("error without file and line: %v", err)
 		}
 	})
+}
+
+// ListDir lists a folder under the results folder, sorted; a missing one
+// is empty, and one that is a link (to a folder outside) is refused, not
+// followed.
+func TestListDirDoesNotFollowALink(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "b"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", "a"), nil, 0o644)
+	os.WriteFile(filepath.Join(outside, "secret"), nil, 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Skip(err)
+	}
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if names, err := f.ListDir("sub"); err != nil || !slices.Equal(names, []string{"a", "b"}) {
+		t.Errorf("ListDir(sub) = %v, %v", names, err)
+	}
+	if names, err := f.ListDir("none"); err != nil || names != nil {
+		t.Errorf("ListDir(none) = %v, %v; want nothing", names, err)
+	}
+	if names, err := f.ListDir("link"); err == nil {
+		t.Errorf("ListDir through a link listed %v", names)
+	}
+	if _, err := f.ListDir("../x"); err == nil {
+		t.Error("ListDir outside the folder")
+	}
 }

@@ -76,8 +76,11 @@ func (d *dir) exists(name string) bool {
 	return err == nil
 }
 
-func (d *dir) list() ([]string, error) {
-	f, err := d.root.Open(".")
+func (d *dir) list(sub string) ([]string, error) {
+	if info, err := d.root.Lstat(sub); err == nil && !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", sub)
+	}
+	f, err := d.root.Open(sub)
 	if err != nil {
 		return nil, err
 	}

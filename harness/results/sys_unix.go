@@ -158,8 +158,15 @@ func (d *dir) exists(name string) bool {
 	return unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
-func (d *dir) list() ([]string, error) {
-	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// list returns the names in sub, a folder under the results folder ("."
+// for the folder itself), reached without following a link.
+func (d *dir) list(sub string) ([]string, error) {
+	pfd, _, err := d.parent(sub+"/.", false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.release(pfd)
+	fd, err := unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
