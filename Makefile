@@ -83,6 +83,7 @@ fuzz:
 	$(FUZZ) ./netstat/ FuzzParseSteal
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
+	$(FUZZ) ./internal/labshell/ FuzzSplit
 
 clean:
 	rm -rf bin results

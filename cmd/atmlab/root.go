@@ -36,7 +36,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json, or csv (perf client, calc; others print the table)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, verb := range []func(*options) *cobra.Command{
-		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb,
+		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb, newShell,
 	} {
 		root.AddCommand(verb(opts))
 	}

@@ -1,0 +1,139 @@
+package labshell
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// Lines is where the shell reads its command lines.
+type Lines interface {
+	// ReadLine returns the next line, or io.EOF at the end of the input.
+	ReadLine() (string, error)
+}
+
+// Loop reads lines and runs each until exit, quit or the end of the
+// input, or until ctx ends. A signal on interrupts (Ctrl-C) cancels the
+// running command, not the shell. It returns how many lines failed.
+func (s *Shell) Loop(ctx context.Context, in Lines, interrupts <-chan os.Signal) int {
+	failed := 0
+	for ctx.Err() == nil {
+		line, err := in.ReadLine()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				fmt.Fprintf(s.Stderr, "atmlab shell: %v\n", err)
+				failed++
+			}
+			return failed
+		}
+		for len(interrupts) > 0 { // a Ctrl-C typed between commands
+			<-interrupts
+		}
+		lineCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-interrupts:
+				cancel()
+			case <-done:
+			}
+		}()
+		err = s.Run(lineCtx, line)
+		close(done)
+		cancel()
+		switch {
+		case errors.Is(err, ErrExit):
+			return failed
+		case err != nil && ctx.Err() == nil:
+			fmt.Fprintf(s.Stderr, "%v\n", err)
+			failed++
+		}
+	}
+	return failed
+}
+
+// Script reads lines from a file or pipe, without prompt or line editing.
+type Script struct{ sc *bufio.Scanner }
+
+func NewScript(r io.Reader) *Script { return &Script{sc: bufio.NewScanner(r)} }
+
+func (s *Script) ReadLine() (string, error) {
+	if s.sc.Scan() {
+		return s.sc.Text(), nil
+	}
+	if err := s.sc.Err(); err != nil {
+		return "", err
+	}
+	return "", io.EOF
+}
+
+// Terminal reads lines from a terminal with a prompt, line editing and
+// history (golang.org/x/term), in raw mode only while it reads: a command
+// then runs on the terminal as the user set it up, and Ctrl-C sends it
+// SIGINT as usual.
+type Terminal struct {
+	fd  int
+	in  *ctrlC
+	t   *term.Terminal
+	out io.Writer
+}
+
+// NewTerminal reads from the terminal in and shows the prompt on out.
+func NewTerminal(in *os.File, out io.Writer, prompt string) *Terminal {
+	c := &ctrlC{r: in}
+	return &Terminal{fd: int(in.Fd()), in: c, out: out, t: term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{c, out}, prompt)}
+}
+
+// ReadLine reads one line. Ctrl-C there drops the line, as a shell does;
+// Ctrl-D on an empty line is the end of the input.
+func (t *Terminal) ReadLine() (string, error) {
+	for {
+		if w, h, err := term.GetSize(t.fd); err == nil {
+			t.t.SetSize(w, h)
+		}
+		old, err := term.MakeRaw(t.fd)
+		if err != nil {
+			return "", err
+		}
+		line, err := t.t.ReadLine()
+		term.Restore(t.fd, old)
+		if errors.Is(err, term.ErrPasteIndicator) {
+			err = nil
+		}
+		if t.in.hit {
+			t.in.hit = false
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(t.out)
+		}
+		return line, err
+	}
+}
+
+// ctrlC reads a terminal in raw mode and turns Ctrl-C into Enter, noting
+// it, because x/term's line editor ends the input on Ctrl-C: the line it
+// then returns is dropped.
+type ctrlC struct {
+	r   io.Reader
+	hit bool
+}
+
+func (c *ctrlC) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i := range p[:n] {
+		if p[i] == 3 {
+			p[i] = '\r'
+			c.hit = true
+		}
+	}
+	return n, err
+}
