@@ -68,7 +68,9 @@ func (s *Shell) iperf(ctx context.Context, args []string) error {
 	}
 	srvCtx, stopSrv := context.WithCancel(ctx)
 	defer stopSrv()
-	srv := s.command(srvCtx, to, []string{"iperf3", "-s", "-1"})
+	// --forceflush: the server says it listens at once, not when its
+	// output buffer fills.
+	srv := s.command(srvCtx, to, []string{"iperf3", "-s", "-1", "--forceflush"})
 	var srvErr bytes.Buffer
 	srv.Stderr = &srvErr
 	out, err := srv.StdoutPipe()
