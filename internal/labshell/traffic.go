@@ -117,8 +117,12 @@ func (s *Shell) iperf(ctx context.Context, args []string) error {
 	var res struct {
 		Error string `json:"error"`
 		End   struct {
-			Sent     struct{ BitsPerSecond float64 `json:"bits_per_second"` } `json:"sum_sent"`
-			Received struct{ BitsPerSecond float64 `json:"bits_per_second"` } `json:"sum_received"`
+			Sent struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_sent"`
+			Received struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
 		} `json:"end"`
 	}
 	if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
