@@ -3,7 +3,9 @@
 package test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,6 +127,19 @@ topology:
 	}
 	if !strings.Contains(out, "emulator: up") {
 		t.Errorf("stats: no emulator line:\n%s", out)
+	}
+
+	// Ctrl-C ends a capture with no count, and the file holds what came.
+	pcap := filepath.Join(t.TempDir(), "h1.pcap")
+	p.typeLine("capture h1:eth0 -w " + pcap)
+	p.expect("capturing until Ctrl-C", 10*time.Second)
+	time.Sleep(300 * time.Millisecond) // the capture is attached
+	p.tty.Write([]byte{3})
+	if out := p.expect(prompt, 10*time.Second); !strings.Contains(out, "records written to "+pcap) {
+		t.Errorf("capture then Ctrl-C:\n%s", out)
+	}
+	if b, err := os.ReadFile(pcap); err != nil || len(b) < 24 {
+		t.Errorf("the capture file: %d bytes, %v; want at least a pcap header", len(b), err)
 	}
 
 	// Ctrl-C stops a running command and the shell goes on.

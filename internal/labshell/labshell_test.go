@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/term"
 
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/shellquote"
@@ -20,11 +22,15 @@ import (
 // fakeLab runs a node's command on this machine as `sh -c` with NODE set,
 // and records the control calls.
 type fakeLab struct {
-	sets   []string
-	script func(node string, argv []string) string // the sh script for a command
+	sets    []string
+	started chan string                             // if not nil, each command's node as it is made
+	script  func(node string, argv []string) string // the sh script for a command
 }
 
 func (f *fakeLab) Command(ctx context.Context, node string, argv []string) *exec.Cmd {
+	if f.started != nil {
+		f.started <- node
+	}
 	script := "echo " + node + ": " + strings.Join(argv, " ")
 	if f.script != nil {
 		script = f.script(node, argv)
@@ -151,16 +157,25 @@ func TestAFailedLineDoesNotEndTheShell(t *testing.T) {
 }
 
 func TestInterruptStopsTheCommandNotTheShell(t *testing.T) {
-	f := &fakeLab{script: quoted}
+	// Every ping hangs: pingall is stopped by Ctrl-C too.
+	f := &fakeLab{script: func(node string, argv []string) string {
+		if argv[0] == "ping" {
+			return "exec sleep 30"
+		}
+		return quoted(node, argv)
+	}, started: make(chan string, 10)}
 	sh, out, errOut := newShell(f)
 	interrupts := make(chan os.Signal, 1)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		interrupts <- os.Interrupt
+		for range 2 { // the sleep, then pingall's first ping
+			<-f.started
+			time.Sleep(100 * time.Millisecond)
+			interrupts <- os.Interrupt
+		}
 	}()
 	start := time.Now()
-	failed := sh.Loop(context.Background(), NewScript(strings.NewReader("h1 exec sleep 30\nh2 echo after\n")), interrupts)
-	if d := time.Since(start); d > 2*time.Second {
+	failed := sh.Loop(context.Background(), NewScript(strings.NewReader("h1 exec sleep 30\npingall\nh2 echo after\n")), interrupts)
+	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the interrupted command ran %v", d)
 	}
 	if failed != 0 || out.String() != "after\n" {
@@ -176,6 +191,12 @@ func TestCtrlCAtThePromptDropsTheLine(t *testing.T) {
 	defer ptmx.Close()
 	defer tty.Close()
 	go io.Copy(io.Discard, ptmx) // the prompt and the echo
+	// Raw from the start: between two lines ReadLine restores the mode it
+	// found, and a cooked terminal there would make the Ctrl-C typed ahead
+	// a signal.
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
 	in := NewTerminal(tty, tty, "t> ")
 	lines := make(chan string, 3)
 	go func() {
@@ -188,20 +209,21 @@ func TestCtrlCAtThePromptDropsTheLine(t *testing.T) {
 			lines <- line
 		}
 	}()
-	// x/term treats bytes typed ahead in one read the same way; one key at a
-	// time is what a person types.
-	for _, b := range []byte("h1 ping h2\x03pingall\r\x04") {
+	// One key at a time, as a person types, then lines typed ahead while a
+	// command ran, read at once.
+	for _, b := range []byte("h1 ping h2\x03pingall\r") {
 		ptmx.Write([]byte{b})
 		time.Sleep(2 * time.Millisecond)
 	}
+	ptmx.Write([]byte("stats\rh1 ping h3\x03\x03nodes\r\x04"))
 	var got []string
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				if len(got) != 1 || got[0] != "pingall" {
-					t.Errorf("lines read %q, want only pingall", got)
+				if want := []string{"pingall", "stats", "nodes"}; !slices.Equal(got, want) {
+					t.Errorf("lines read %q, want %q", got, want)
 				}
 				return
 			}

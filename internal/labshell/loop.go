@@ -45,11 +45,16 @@ func (s *Shell) Loop(ctx context.Context, in Lines, interrupts <-chan os.Signal)
 		}()
 		err = s.Run(lineCtx, line)
 		close(done)
+		interrupted := lineCtx.Err() != nil
 		cancel()
 		switch {
 		case errors.Is(err, ErrExit):
 			return failed
-		case err != nil && ctx.Err() == nil:
+		case interrupted && s.Stdin != nil && !s.nodeCommand(line):
+			// After the terminal's ^C; a node's command (ping) ends its
+			// own line.
+			fmt.Fprintln(s.Stdout)
+		case err != nil && !interrupted:
 			fmt.Fprintf(s.Stderr, "%v\n", err)
 			failed++
 		}
@@ -108,8 +113,7 @@ func (t *Terminal) ReadLine() (string, error) {
 		if errors.Is(err, term.ErrPasteIndicator) {
 			err = nil
 		}
-		if t.in.hit {
-			t.in.hit = false
+		if err == nil && t.in.cancelled() {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
@@ -119,21 +123,44 @@ func (t *Terminal) ReadLine() (string, error) {
 	}
 }
 
-// ctrlC reads a terminal in raw mode and turns Ctrl-C into Enter, noting
-// it, because x/term's line editor ends the input on Ctrl-C: the line it
-// then returns is dropped.
+// ctrlC reads a terminal in raw mode and turns Ctrl-C into Enter, because
+// x/term's line editor ends the input on Ctrl-C; it notes, for each key
+// that ends a line, whether it was Ctrl-C, so that line is dropped. Lines
+// typed ahead (read at once) keep their order.
 type ctrlC struct {
-	r   io.Reader
-	hit bool
+	r      io.Reader
+	ends   []bool // for each line ending read and not yet taken: was it Ctrl-C
+	lastCR bool   // the last byte read was a CR (a LF after it ends no line)
 }
 
 func (c *ctrlC) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	for i := range p[:n] {
-		if p[i] == 3 {
+		switch b := p[i]; {
+		case b == 3:
 			p[i] = '\r'
-			c.hit = true
+			c.ends = append(c.ends, true)
+		case b == '\r', b == '\n' && !c.lastCR:
+			c.ends = append(c.ends, false)
 		}
+		c.lastCR = p[i] == '\r'
 	}
 	return n, err
+}
+
+// cancelled takes the oldest line ending: whether the line it ended was
+// dropped with Ctrl-C.
+func (c *ctrlC) cancelled() bool {
+	if len(c.ends) == 0 {
+		return false
+	}
+	end := c.ends[0]
+	c.ends = c.ends[1:]
+	return end
+}
+
+// nodeCommand reports whether line runs a command in a host.
+func (s *Shell) nodeCommand(line string) bool {
+	words, _ := Split(line)
+	return len(words) > 0 && s.isHost(words[0])
 }
