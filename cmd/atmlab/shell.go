@@ -54,15 +54,25 @@ func newShell(opts *options) *cobra.Command {
 			if term.IsTerminal(int(os.Stdin.Fd())) {
 				sh.Stdin = os.Stdin
 				fmt.Fprintf(sh.Stdout, "lab %s: %d nodes, %d links; type help for the commands, exit or Ctrl-D to leave\n", view.Lab, len(view.Nodes), len(view.Links))
-				sh.Loop(ctx, labshell.NewTerminal(os.Stdin, sh.Stdout, a[0]+"> "), interrupts)
-				return nil
+				in := labshell.NewTerminal(os.Stdin, sh.Stdout, a[0]+"> ")
+				defer in.Close()
+				sh.Loop(ctx, in, interrupts)
+				return terminated(ctx)
 			}
 			if n := sh.Loop(ctx, labshell.NewScript(cmd.InOrStdin()), interrupts); n > 0 {
 				return fmt.Errorf("%d lines failed", n)
 			}
-			return nil
+			return terminated(ctx)
 		},
 	}
+}
+
+// terminated is errInterrupted once ctx ended (SIGTERM).
+func terminated(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
 }
 
 // shellLab reaches a running lab for the shell through the verbs' own

@@ -233,3 +233,21 @@ func TestCtrlCAtThePromptDropsTheLine(t *testing.T) {
 		}
 	}
 }
+
+// blocked is input that never comes.
+type blocked struct{}
+
+func (blocked) ReadLine() (string, error) { select {} }
+
+func TestTerminationEndsTheShellWhileItWaitsForALine(t *testing.T) {
+	sh, _, _ := newShell(&fakeLab{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- sh.Loop(ctx, blocked{}, nil) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the shell still waits for a line after its context ended")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"golang.org/x/term"
 )
@@ -18,12 +19,29 @@ type Lines interface {
 }
 
 // Loop reads lines and runs each until exit, quit or the end of the
-// input, or until ctx ends. A signal on interrupts (Ctrl-C) cancels the
-// running command, not the shell. It returns how many lines failed.
+// input, or until ctx ends (SIGTERM), which also stops the running
+// command; a read then in progress is left behind, for the process is
+// ending. A signal on interrupts (Ctrl-C) cancels the running command,
+// not the shell. It returns how many lines failed.
 func (s *Shell) Loop(ctx context.Context, in Lines, interrupts <-chan os.Signal) int {
 	failed := 0
+	type read struct {
+		line string
+		err  error
+	}
 	for ctx.Err() == nil {
-		line, err := in.ReadLine()
+		next := make(chan read, 1)
+		go func() {
+			line, err := in.ReadLine()
+			next <- read{line, err}
+		}()
+		var r read
+		select {
+		case r = <-next:
+		case <-ctx.Done():
+			return failed
+		}
+		line, err := r.line, r.err
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				fmt.Fprintf(s.Stderr, "atmlab shell: %v\n", err)
@@ -86,6 +104,10 @@ type Terminal struct {
 	in  *ctrlC
 	t   *term.Terminal
 	out io.Writer
+
+	mu     sync.Mutex
+	old    *term.State // the mode to restore, while raw
+	closed bool
 }
 
 // NewTerminal reads from the terminal in and shows the prompt on out.
@@ -104,12 +126,11 @@ func (t *Terminal) ReadLine() (string, error) {
 		if w, h, err := term.GetSize(t.fd); err == nil {
 			t.t.SetSize(w, h)
 		}
-		old, err := term.MakeRaw(t.fd)
-		if err != nil {
+		if err := t.raw(); err != nil {
 			return "", err
 		}
 		line, err := t.t.ReadLine()
-		term.Restore(t.fd, old)
+		t.restore()
 		if errors.Is(err, term.ErrPasteIndicator) {
 			err = nil
 		}
@@ -121,6 +142,36 @@ func (t *Terminal) ReadLine() (string, error) {
 		}
 		return line, err
 	}
+}
+
+func (t *Terminal) raw() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return io.EOF
+	}
+	old, err := term.MakeRaw(t.fd)
+	t.old = old
+	return err
+}
+
+func (t *Terminal) restore() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.old != nil {
+		term.Restore(t.fd, t.old)
+		t.old = nil
+	}
+}
+
+// Close gives the terminal back as it was, also while a line is being
+// read (the shell ends on SIGTERM), and reads no more.
+func (t *Terminal) Close() error {
+	t.restore()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	return nil
 }
 
 // ctrlC reads a terminal in raw mode and turns Ctrl-C into Enter, because
