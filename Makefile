@@ -109,6 +109,7 @@ fuzz:
 	$(FUZZ) ./harness/labrun/ FuzzIdentity
 	$(FUZZ) ./harness/labrun/ FuzzFigures
 	$(FUZZ) ./harness/report/ FuzzReadLabs
+	$(FUZZ) ./internal/labshell/ FuzzSplit
 
 clean:
 	rm -rf bin results site

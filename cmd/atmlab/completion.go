@@ -50,6 +50,7 @@ func addCompletions(root *cobra.Command) {
 	set("campaign", files)
 	set("down", files)
 	set("stats", byArg(labNames))
+	set("shell", byArg(labNames))
 	set("web", byArg(labNames))
 	set("capture", byArg(labNames, linkEnds))
 	set("exec", func(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {

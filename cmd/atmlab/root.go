@@ -36,7 +36,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json or csv, where the command has it (see its help); a format it lacks is refused")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, verb := range []func(*options) *cobra.Command{
-		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb, newVersion, newLs, newInspect,
+		newValidate, newUp, newDown, newExec, newStats, newSet, newCapture, newSim, newPerf, newCalc, newLab, newReport, newCampaign, newWeb, newVersion, newLs, newInspect, newShell,
 	} {
 		root.AddCommand(verb(opts))
 	}

@@ -1,36 +1,103 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
-	"strings"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/internal/labshell"
+	"github.com/atmlab/atmlab/topologies"
 )
 
-// hostShell is the interactive shell `atmlab exec LAB NODE` (no command)
-// runs in the host: $SHELL, or /bin/sh, with a prompt that names the lab
-// and the node, and env, what to add to its environment. PS1 sets the
-// prompt of sh and dash; bash's ~/.bashrc usually sets its own PS1, so
-// PROMPT_COMMAND sets it again before each prompt.
-func hostShell(lab, node string) (argv, env []string) {
-	sh := os.Getenv("SHELL")
-	if sh == "" {
-		sh = "/bin/sh"
-	}
-	prompt := "[" + lab + ":" + node + "] # "
-	if os.Geteuid() != 0 {
-		prompt = "[" + lab + ":" + node + "] $ "
-	}
-	return []string{sh}, []string{
-		"PS1=" + prompt, "ATMLAB_PS1=" + prompt, `PROMPT_COMMAND=PS1="$ATMLAB_PS1"`,
-		"ATMLAB_LAB=" + lab, "ATMLAB_NODE=" + node,
+func newShell(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "shell NAME",
+		Short: "A prompt on a running lab where node names stand for addresses: h1 ping h2, pingall, iperf h1 h2",
+		Long: "Read commands from the terminal (with line editing and history) or, when stdin is not a\n" +
+			"terminal, from a script, and run each on the running lab, as Mininet's CLI does. In\n" +
+			"`NODE CMD ARGS...` any other node's name in ARGS is replaced by its address.\n" +
+			"Ctrl-C stops the running command, not the shell; an error in one line ends only that line.\n" +
+			"From a script, the exit code is 1 when any line failed.\n\n" + labshell.Help +
+			"\nExamples:\n  atmlab shell sw100\n  echo pingall | atmlab shell sw100",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := needsKernel("shell"); err != nil {
+				return err
+			}
+			if err := asLabUser(a[0]); err != nil {
+				return err
+			}
+			view, err := queryTopology(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			// Ctrl-C is the running command's: it must not end the shell,
+			// which SIGTERM still does.
+			interrupts := make(chan os.Signal, 1)
+			signal.Notify(interrupts, os.Interrupt)
+			defer signal.Stop(interrupts)
+			ctx, stop := signal.NotifyContext(context.WithoutCancel(cmd.Context()), syscall.SIGTERM)
+			defer stop()
+			sh := &labshell.Shell{Lab: shellLab{name: a[0], self: self}, View: *view, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+			if term.IsTerminal(int(os.Stdin.Fd())) {
+				sh.Stdin = os.Stdin
+				fmt.Fprintf(sh.Stdout, "lab %s: %d nodes, %d links; type help for the commands, exit or Ctrl-D to leave\n", view.Lab, len(view.Nodes), len(view.Links))
+				in := labshell.NewTerminal(os.Stdin, sh.Stdout, a[0]+"> ")
+				defer in.Close()
+				sh.Loop(ctx, in, interrupts)
+				return terminated(ctx)
+			}
+			if n := sh.Loop(ctx, labshell.NewScript(cmd.InOrStdin()), interrupts); n > 0 {
+				return fmt.Errorf("%d lines failed", n)
+			}
+			return terminated(ctx)
+		},
 	}
 }
 
-// shellIn sets the environment of hostShell and returns its command line.
-func shellIn(lab, node string) []string {
-	argv, env := hostShell(lab, node)
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
+// terminated is errInterrupted once ctx ended (SIGTERM).
+func terminated(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errInterrupted
 	}
-	return argv
+	return nil
+}
+
+// shellLab reaches a running lab for the shell through the verbs' own
+// calls: a node's command is `atmlab exec`, so that it enters the host
+// (and a rootless lab's holder) exactly as exec does.
+type shellLab struct{ name, self string }
+
+func (l shellLab) Command(ctx context.Context, node string, argv []string) *exec.Cmd {
+	return exec.CommandContext(ctx, l.self, append([]string{"exec", l.name, node, "--"}, argv...)...)
+}
+
+func (l shellLab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (*control.Changed, error) {
+	return setLink(ctx, l.name, endpoint, direction, c)
+}
+
+func (l shellLab) Stats(ctx context.Context, w io.Writer) error {
+	st, err := queryStats(ctx, l.name)
+	if err != nil {
+		return err
+	}
+	writeStats(w, st)
+	return nil
+}
+
+func (l shellLab) Capture(ctx context.Context, endpoint string, cells bool, w io.Writer, count int) (int, error) {
+	n, _, err := captureLink(ctx, l.name, endpoint, cells, w, count)
+	return n, err
 }
