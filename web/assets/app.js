@@ -101,7 +101,10 @@ function draw() {
     el('line', {class: 'hit', x1: a.x, y1: a.y, x2: b.x, y2: b.y}, g);
     const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
     el('text', {x: mx, y: my - 6}, g, linkLabel(l));
-    el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, g, '');
+    // each direction named by its ends: "h1 → sw1 61.53 Mbit/s"
+    const lv = el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, g);
+    el('tspan', {class: 'dir', 'data-dir': 'ab', x: mx}, lv, '');
+    el('tspan', {class: 'dir', 'data-dir': 'ba', x: mx, dy: 13}, lv, '');
     g.addEventListener('click', () => select('link', i));
   });
   for (const nd of spec.nodes) {
@@ -205,7 +208,9 @@ function update(snap) {
     if (g) {
       g.dataset.ab = ab.toFixed(0);
       g.dataset.ba = ba.toFixed(0);
-      $('live-' + i).textContent = `→ ${fmtRate(ab)}  ← ${fmtRate(ba)}bit/s`;
+      const [tab, tba] = $('live-' + i).children;
+      tab.textContent = `${nodeOf(l.a)} → ${nodeOf(l.b)} ${fmtRate(ab)}bit/s`;
+      tba.textContent = `${nodeOf(l.b)} → ${nodeOf(l.a)} ${fmtRate(ba)}bit/s`;
       const u = Math.max(rate(l.a, busy), rate(l.b, busy));
       const wire = g.querySelector('line.wire');
       wire.style.stroke = u > 0.9 ? '#c00' : u > 0.5 ? '#e80' : u > 0.05 ? '#07c' : '';
@@ -270,7 +275,7 @@ function update(snap) {
   }
   const e = st.emulator, pe = ps && ps.emulator;
   const cpu = pe && dt > 0 ? (e.cpu_time_ns - pe.cpu_time_ns) / 1e9 / dt : e.cpu;
-  $('emu').textContent = `emulator CPU ${pct(cpu)} of a core · release lateness p50 ${us(e.lateness.p50_ns)} p99 ${us(e.lateness.p99_ns)} · veth baseline RTT ${us(e.veth_rtt_ns)} · up ${(e.uptime_ns / 1e9).toFixed(0)} s`;
+  $('emu').textContent = emuText(cpu, e);
   $('emu').dataset.cpu = cpu;
   const ch = $('changes');
   ch.textContent = '';
@@ -284,6 +289,24 @@ function update(snap) {
       ch.appendChild(d);
     }
   }
+}
+
+// late says how late the emulator let frames go, in the unit that reads
+// best: "0.2 ms", "16 ms", "40 µs".
+function late(ns) {
+  if (ns >= 10e6) return (ns / 1e6).toFixed(0) + ' ms';
+  if (ns >= 1e5) return (ns / 1e6).toFixed(1) + ' ms';
+  return (ns / 1e3).toFixed(0) + ' µs';
+}
+
+// emuText is the header's line on the emulator, in plain words: how busy
+// it is, how late it lets frames go (typically, and for the worst 1 %),
+// and what a ping over a plain veth pair takes on this machine (the
+// kernel's own cost, for comparison with the lab's pings).
+function emuText(cpu, e) {
+  return `emulator busy ${pct(cpu)} of a CPU core · frames sent late by ${late(e.lateness.p50_ns)} typically, ` +
+    `up to ${late(e.lateness.p99_ns)} (99th percentile) · a ping between two namespaces over a plain veth pair, ` +
+    `no emulator: ${us(e.veth_rtt_ns)} · up ${(e.uptime_ns / 1e9).toFixed(0)} s`;
 }
 
 // chart draws a key's last minute, each series on its own scale.
