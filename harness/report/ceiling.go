@@ -1,10 +1,7 @@
 package report
 
 import (
-	"cmp"
-	"fmt"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -62,19 +59,16 @@ func ceilingLine(at func(size int) (float64, bool), lo, hi int) plotter.XYs {
 	return append(line, all[len(all)-1])
 }
 
-// aboveCeiling is why a point read above its theoretical ceiling, for a
-// record the run did not flag: nothing can carry more than its link, so
-// the excess is the measurement's, and the report says whose.
+// aboveCeiling is why a point read above its theoretical ceiling, unless
+// the run's flag says so already: for a record the run flagged for
+// something else (its TAPs dropped frames), or one from a folder written
+// before every such point was flagged.
 func aboveCeiling(r labrun.Record) string {
-	v := r.Result.Figure()
-	if r.Ceiling <= 0 || v <= r.Ceiling || r.Flag != "" {
+	why := r.AboveCeilingReason()
+	if why == r.Flag {
 		return ""
 	}
-	why := "the tool's timing: it divides what arrived by a time window that is a little shorter than the time the data took to arrive"
-	if r.Tool == "iperf3" && r.Test == "UDP_STREAM" {
-		why = "iperf3 counts the datagrams the receiver read in each of its one-second reports; a report's window is timed when the receiver wakes, and the datagrams read in it arrived over a slightly longer time, so a window reads a little more than the link carried"
-	}
-	return fmt.Sprintf("%.1f %% of the ceiling, above it: no link carries more than its ceiling; the excess (%.2f %%) is %s", 100*v/r.Ceiling, 100*(v/r.Ceiling-1), why)
+	return why
 }
 
 // figureTitle names what a figure shows: its experiment, the test and
@@ -90,20 +84,23 @@ func figureTitle(what string, ss []*series) string {
 		}
 		return v
 	}
-	var head []string
+	head := ""
 	if e := common(func(s *series) string { return s.Experiment }); e != "" {
-		head = append(head, e+":")
+		head = e + ": "
 	}
 	if t := common(func(s *series) string { return s.Test }); t != "" {
-		tool := common(func(s *series) string { return s.Tool })
-		head = append(head, strings.TrimSpace(t+" test "+cmp.Or(tool, "")))
+		head += t + " test"
+		if tool := common(func(s *series) string { return s.Tool }); tool != "" {
+			head += " by " + tool
+		}
+		head += ", "
 	}
 	if p := common(func(s *series) string { return s.Path }); p != "" {
-		head = append(head, p)
+		head += p
 	} else {
-		head = append(head, "each series' path in the legend")
+		head += "each series' path in the legend"
 	}
-	return strings.Join(head, " ") + "\n" + what
+	return head + "\n" + what
 }
 
 // withPaths adds each series' path to its legend label when the series

@@ -106,7 +106,8 @@ func group(recs []labrun.Record) []*series {
 		}
 		if r.Flag != "" {
 			a.Flags = append(a.Flags, r.Flag)
-		} else if why := aboveCeiling(r); why != "" {
+		}
+		if why := aboveCeiling(r); why != "" {
 			a.Flags = append(a.Flags, why)
 		}
 		if c := r.Result.Confidence; c != nil {
