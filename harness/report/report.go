@@ -492,7 +492,11 @@ func plotSeries(dir, name, title, ylabel string, ss []*series) error {
 			p.Add(line)
 			p.Legend.Add(labels[i], line, points)
 		} else {
-			p.Legend.Add("measured: "+labels[i], points)
+			label := "measured: " + labels[i]
+			if len(ss) == 1 {
+				label = "measured (mean of the runs; bars: lowest to highest)"
+			}
+			p.Legend.Add(label, points)
 		}
 		entries++
 		if len(s.Theory) > 0 {
