@@ -54,11 +54,11 @@ func columns(unit string) []string {
 // glossary explains the point tables' columns once, after them.
 const glossary = `## Reading the tables
 
-- **message size**: the bytes of payload the test hands its socket at a time: a UDP datagram's payload, or each write to a TCP connection.
-- **runs**: how many times the point was measured; **mean**, **lowest** and **highest** are over those runs (the plots' points and error bars).
-- **theoretical ceiling**: the most the path can carry at this size, worked out from its links' framing (Ethernet's headers and gaps, ATM's 53-octet cells); ` + "`atmlab calc`" + ` prints the same figure. No measurement can truly exceed it.
-- **share of the ceiling**: the mean divided by the ceiling. 100 % means the link was the limit; less means something else held the point back, and the notes say what when the run could tell. A point above 100 % is always flagged in the notes with why it read high.
-- **emulator late by**: how long after its due time the emulator let frames go during the point: typically (half the frames were later than this, half earlier), the 1 frame in 100 that was latest (the 99th percentile), and the worst. Large values mean the machine was too busy for the emulator to keep time.
-- **notes**: flags (why a point may not show the link alone), errors and, when the experiment asked for one, the confidence reached.
+- message size: the bytes of payload the test hands its socket at a time: a UDP datagram's payload, or each write to a TCP connection.
+- runs: how many times the point was measured; mean, lowest and highest are over those runs (the plots' points and error bars).
+- theoretical ceiling: the most the path can carry at this size, worked out from its links' framing (Ethernet's headers and gaps, ATM's 53-octet cells); ` + "`atmlab calc`" + ` prints the same figure. No measurement can truly exceed it.
+- share of the ceiling: the mean divided by the ceiling. 100 % means the link was the limit; less means something else held the point back, and the notes say what when the run could tell. A point above 100 % is always flagged in the notes with why it read high.
+- emulator late by: how long after its due time the emulator let frames go during the point: typically (half the frames were later than this, half earlier), the 1 frame in 100 that was latest (the 99th percentile), and the worst. Large values mean the machine was too busy for the emulator to keep time.
+- notes: flags (why a point may not show the link alone), errors and, when the experiment asked for one, the confidence reached.
 
 `
