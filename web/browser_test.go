@@ -57,7 +57,7 @@ func applyOnPage(t *testing.T, ctx context.Context, url, direction, settings str
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(`[data-node="h1"]`)),
-		chromedp.Click(chromedp.CSS(`#link-0 text`)),
+		chromedp.Click(chromedp.CSS(`#link-0 .hit`)),
 		chromedp.SetValue(chromedp.CSS(`#set-direction`), direction),
 		chromedp.SendKeys(chromedp.CSS(`#set-settings`), settings),
 		chromedp.Click(chromedp.CSS(`#set-apply`)),

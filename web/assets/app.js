@@ -93,16 +93,20 @@ function draw() {
   const svg = $('topo');
   svg.textContent = '';
   const pos = layout(spec);
-  const links = el('g', {}, svg), nodes = el('g', {}, svg);
+  // link labels go on top of the nodes, so that a short link's rates stay
+  // readable (their white halo keeps them apart from what lies under them)
+  const links = el('g', {}, svg), nodes = el('g', {}, svg), labels = el('g', {class: 'labels'}, svg);
   spec.links.forEach((l, i) => {
     const a = pos[nodeOf(l.a)], b = pos[nodeOf(l.b)];
     const g = el('g', {class: 'link', id: 'link-' + i, 'data-link': l.a, 'data-b': l.b}, links);
     el('line', {class: 'wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y}, g);
     el('line', {class: 'hit', x1: a.x, y1: a.y, x2: b.x, y2: b.y}, g);
     const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
-    el('text', {x: mx, y: my - 6}, g, linkLabel(l));
+    const lg = el('g', {class: 'link-label', 'data-for': 'link-' + i}, labels);
+    el('text', {x: mx, y: my - 6}, lg, linkLabel(l));
     // each direction named by its ends: "h1 → sw1 61.53 Mbit/s"
-    const lv = el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, g);
+    lg.addEventListener('click', () => select('link', i));
+    const lv = el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, lg);
     el('tspan', {class: 'dir', 'data-dir': 'ab', x: mx}, lv, '');
     el('tspan', {class: 'dir', 'data-dir': 'ba', x: mx, dy: 13}, lv, '');
     g.addEventListener('click', () => select('link', i));
