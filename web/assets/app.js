@@ -60,8 +60,15 @@ function layout(s) {
     for (const [u, v] of edges) {
       if (u === v || !pos[u] || !pos[v]) continue;
       const a = pos[u], b = pos[v], dx = b.x - a.x, dy = b.y - a.y;
-      const d = Math.sqrt(dx * dx + dy * dy) + 0.01, k = 0.05 * (d - 170);
+      const d = Math.sqrt(dx * dx + dy * dy) + 0.01, k = 0.05 * (d - 200);
       f[u].x += k * dx / d; f[u].y += k * dy / d; f[v].x -= k * dx / d; f[v].y -= k * dy / d;
+    }
+    // a weak pull to the middle keeps a lab's separate parts (an ATM
+    // corner beside an Ethernet one) near each other, so that the fit
+    // below can draw its links long enough for their labels
+    for (const nd of s.nodes) {
+      f[nd.name].x += 0.008 * (500 - pos[nd.name].x);
+      f[nd.name].y += 0.008 * (320 - pos[nd.name].y);
     }
     const step = 1 - it / 400;
     for (const nd of s.nodes) {
@@ -73,9 +80,12 @@ function layout(s) {
   // fit into the view box
   const xs = Object.values(pos).map((p) => p.x), ys = Object.values(pos).map((p) => p.y);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  // the labels are wide: a lab taller than the view is stretched across
+  // it, up to 1.6 times as wide as tall
   const sc = Math.min(860 / Math.max(x1 - x0, 1), 520 / Math.max(y1 - y0, 1), 3);
+  const sx = Math.min(860 / Math.max(x1 - x0, 1), 1.6 * sc);
   for (const p of Object.values(pos)) {
-    p.x = 500 + (p.x - (x0 + x1) / 2) * sc;
+    p.x = 500 + (p.x - (x0 + x1) / 2) * sx;
     p.y = 320 + (p.y - (y0 + y1) / 2) * sc;
   }
   return pos;
