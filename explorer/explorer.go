@@ -83,6 +83,8 @@ type Measured struct {
 	Size       int     `json:"size_bytes"`
 	Throughput float64 `json:"throughput_bps"`
 	Ceiling    float64 `json:"ceiling_bps,omitempty"`
+	Curve      int     `json:"curve"` // its path's curve in Detail.Curves, -1 if its lab is not known
+	rec        int     // its record, while the curves are made
 }
 
 // Figures answers a figures request: every row at the size, and the
@@ -108,7 +110,9 @@ type Detail struct {
 	Steps    []theory.Step   `json:"steps"`
 	Line     []Point         `json:"line"`
 	Measured []Measured      `json:"measured"`
+	Curves   []Curve         `json:"curves"`            // each measured path's ceiling over the window
 	Results  string          `json:"results,omitempty"` // the results folder, or why it could not be read
+	Axis     Axis            `json:"axis"`              // the sawtooth chart's range and ticks
 }
 
 // Query is what a figures request asks: the payload size, the MTU, the
@@ -173,14 +177,19 @@ func Compute(q Query, dir string) (Figures, error) {
 		if err != nil {
 			f.Detail.Results = fmt.Sprintf("%s: %v", dir, err)
 		}
-		for _, rec := range recs {
+		for i, rec := range recs {
 			if rec.Error != "" || rec.Result.Error != "" || rec.Result.ThroughputBps <= 0 || rec.Size <= 0 {
 				continue
 			}
-			f.Detail.Measured = append(f.Detail.Measured, Measured{rec.Variant, rec.Experiment, rec.Test, rec.Size, rec.Result.ThroughputBps, rec.Ceiling})
+			f.Detail.Measured = append(f.Detail.Measured, Measured{rec.Variant, rec.Experiment, rec.Test, rec.Size, rec.Result.ThroughputBps, rec.Ceiling, -1, i})
 		}
 		slices.SortStableFunc(f.Detail.Measured, func(a, b Measured) int { return a.Size - b.Size })
+		f.Detail.Curves = curves(dir, recs, f.Detail.Measured, f.From, f.To)
 	}
+	if f.Detail.Curves == nil {
+		f.Detail.Curves = []Curve{}
+	}
+	f.Detail.Axis = axis(&f)
 	return f, nil
 }
 

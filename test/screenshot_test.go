@@ -18,7 +18,9 @@ import (
 )
 
 // TestLiveViewScreenshot takes docs/live-view.md's picture of the live view
-// during the praktikum demo's quick run: ATMLAB_SCREENSHOT=../docs/live-view.png.
+// during the praktikum demo's quick run, once the page shows its link
+// colours' legend, directions named by their ends and its header in plain
+// words: ATMLAB_SCREENSHOT=../docs/live-view.png.
 func TestLiveViewScreenshot(t *testing.T) {
 	out := os.Getenv("ATMLAB_SCREENSHOT")
 	if out == "" {
@@ -57,6 +59,13 @@ func TestLiveViewScreenshot(t *testing.T) {
 	}
 	if err == nil {
 		err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-node="hub1"]`)), chromedp.Sleep(3*time.Second))
+	}
+	if err == nil {
+		// what the picture must show: the links' colours explained, each
+		// direction named by its ends, the header in plain words
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('link-legend').textContent.includes('over 90 %') &&
+			[...document.querySelectorAll('text.live tspan')].some(e => e.textContent.startsWith('a1 → hub1 ')) &&
+			document.getElementById('emu').textContent.includes('(99th percentile)')`, chromedp.WithPollingTimeout(10*time.Second)))
 	}
 	var png []byte
 	if err == nil {

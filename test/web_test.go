@@ -108,7 +108,7 @@ func setOnPage(t *testing.T, ctx context.Context, settings string) (status, text
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#link-0 text`)),
+		chromedp.Click(chromedp.CSS(`#link-0 .hit`)),
 		chromedp.SendKeys(chromedp.CSS(`#set-settings`), settings),
 		chromedp.Click(chromedp.CSS(`#set-apply`)),
 	)

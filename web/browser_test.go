@@ -57,7 +57,7 @@ func applyOnPage(t *testing.T, ctx context.Context, url, direction, settings str
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(`[data-node="h1"]`)),
-		chromedp.Click(chromedp.CSS(`#link-0 text`)),
+		chromedp.Click(chromedp.CSS(`#link-0 .hit`)),
 		chromedp.SetValue(chromedp.CSS(`#set-direction`), direction),
 		chromedp.SendKeys(chromedp.CSS(`#set-settings`), settings),
 		chromedp.Click(chromedp.CSS(`#set-apply`)),
@@ -148,5 +148,51 @@ topology:
 		chromedp.WithPollingTimeout(10*time.Second)))
 	if row != "forwarded4321" {
 		t.Errorf("w1's panel row %q, want forwarded 4321", row)
+	}
+}
+
+// A student can read the page alone: a legend says what the links'
+// colours mean, each link's rates name their direction by its ends
+// ("h1 → sw1 32.00 Mbit/s"), and the header says in plain words how late
+// the emulator is and what the veth baseline is, in milliseconds where
+// that reads better than thousands of microseconds.
+func TestBrowserNamesDirectionsAndColours(t *testing.T) {
+	_, _, addr := serve(t)
+	ctx, cancel := context.WithTimeout(headless.New(t), time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-node="sw1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Poll[bool](`Number(document.body.dataset.polls || 0) >= 3`, chromedp.WithPollingTimeout(10*time.Second)))
+	legend := run(t, ctx, chromedp.Text(chromedp.ID("link-legend")))
+	swatches := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#link-legend .sw')].map(e => getComputedStyle(e).backgroundColor)`))
+	for _, want := range []string{"colour", "under 5 %", "5–50 %", "50–90 %", "over 90 %", "thicker"} {
+		if !strings.Contains(legend, want) {
+			t.Errorf("legend %q lacks %q", legend, want)
+		}
+	}
+	// the swatches are the wires' colours: grey, blue, orange, red
+	if want := []string{"rgb(153, 153, 153)", "rgb(0, 119, 204)", "rgb(238, 136, 0)", "rgb(204, 0, 0)"}; !slices.Equal(swatches, want) {
+		t.Errorf("legend's swatches %q, want %q", swatches, want)
+	}
+	dirs := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#live-0 tspan')].map(e => e.textContent)`))
+	if len(dirs) != 2 || dirs[0] != "h1 → sw1 32.00 Mbit/s" || dirs[1] != "sw1 → h1 32.00 Mbit/s" {
+		t.Errorf("link 0's rates %q, want each direction named by its ends", dirs)
+	}
+	// The fake's emulator: 2 µs typically, 9 µs at p99, a 30 µs veth ping.
+	head := run(t, ctx, chromedp.Text(chromedp.ID("emu")))
+	for _, want := range []string{"late by 2 µs typically", "up to 9 µs (99th percentile)", "plain veth pair", "no emulator: 30.0 µs"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header %q lacks %q", head, want)
+		}
+	}
+	for _, jargon := range []string{"lateness", "p99", "baseline"} {
+		if strings.Contains(head, jargon) {
+			t.Errorf("header %q says %q", head, jargon)
+		}
+	}
+	late := run(t, ctx, chromedp.Evaluate[[]string](`[late(15990800), late(230000), late(40000)]`))
+	if !slices.Equal(late, []string{"16 ms", "0.2 ms", "40 µs"}) {
+		t.Errorf("lateness read as %q, want 16 ms, 0.2 ms, 40 µs", late)
 	}
 }

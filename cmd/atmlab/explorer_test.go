@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -340,15 +342,111 @@ func TestExplorerInChromium(t *testing.T) {
 	if err != nil || rects < 100 {
 		t.Fatalf("layout drew %d boxes: %v", rects, err)
 	}
-	// docs/atm.md's picture: ATMLAB_SCREENSHOT=../../docs/explorer.png.
-	if out := os.Getenv("ATMLAB_SCREENSHOT"); out != "" {
-		step(chromedp.Navigate(url + "?size=1445"))
-		read(1445, "oc3 aal5 llc")
-		png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+}
+
+// encapLab is an OC-3c path measured with LLC/SNAP and, as a variant,
+// with VC-mux, on both sides of the cell boundaries near 1445 bytes.
+const encapLab = `name: encap
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
+experiments:
+  - name: encaps
+    from: h1
+    to: h2
+    tests: [UDP_STREAM]
+    sizes: [1300, 1348, 1349, 1396, 1397, 1420, 1444, 1445, 1452, 1453, 1492, 1493]
+    duration: 2s
+    variants: [base, vcmux]
+variants:
+  - name: vcmux
+    set:
+      - {link: "h1:eth0", encap: vcmux}
+`
+
+// TestExplorerDrawsEachVariantOnItsCurve measures an LLC/SNAP path and its
+// VC-mux variant in virtual time, opens the explorer on the results in
+// headless Chromium, and reads the chart: a dashed curve for each
+// variant, each measured point on its own curve (VC-mux's 3 % above
+// LLC's line where LLC needs a cell more), a legend naming both, and
+// round tick labels. With ATMLAB_SCREENSHOT=../../docs/explorer.png it
+// takes the docs' picture.
+func TestExplorerDrawsEachVariantOnItsCurve(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "encap.yaml")
+	os.WriteFile(file, []byte(encapLab), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out); err != nil {
+		t.Fatalf("lab run --clock virtual: %v\n%s", err, errOut)
+	}
+	url := startWeb(t, "--results", out)
+	ctx, cancel := context.WithTimeout(headless.New(t), 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900), chromedp.Navigate(url+"?size=1445"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-size="1445"]`))); err != nil {
+		t.Fatal(err)
+	}
+	type pt struct {
+		Curve string  `json:"curve"`
+		Y     float64 `json:"y"`
+		OnY   float64 `json:"on"` // its curve's y at its x
+	}
+	// each point's y beside its own curve's y at the same x (the curve is
+	// one vertex a byte, so the vertex at its x)
+	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[]pt](`[...document.querySelectorAll('#saw circle.meas')].map(c => {
+		const line = document.querySelector('#saw polyline.curve[data-curve="' + c.dataset.curve + '"]');
+		const x = +c.getAttribute('cx');
+		let best = null;
+		for (const p of (line ? line.getAttribute('points') : '').split(' ')) {
+			const [px, py] = p.split(',').map(Number);
+			if (best === null || Math.abs(px - x) < Math.abs(best[0] - x)) best = [px, py];
+		}
+		return {curve: c.dataset.curve, y: +c.getAttribute('cy'), on: best ? best[1] : -1};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	curves, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#saw polyline.curve').length`))
+	if curves != 2 || len(pts) != 24 {
+		t.Fatalf("%d curves and %d measured points drawn, want 2 and 24", curves, len(pts))
+	}
+	seen := map[string]int{}
+	for _, p := range pts {
+		seen[p.Curve]++
+		if math.Abs(p.Y-p.OnY) > 1.5 { // pixels: the virtual clock's figures are theory's
+			t.Errorf("a point of curve %s at y %.1f, its curve at %.1f", p.Curve, p.Y, p.OnY)
+		}
+	}
+	if seen["0"] != 12 || seen["1"] != 12 {
+		t.Errorf("points by curve %v, want 12 on each", seen)
+	}
+	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("saw-legend")))
+	for _, want := range []string{"base", "LLC/SNAP", "vcmux", "VC-mux", "on its own ceiling", "chosen above"} {
+		if !strings.Contains(legend, want) {
+			t.Errorf("legend %q lacks %q", legend, want)
+		}
+	}
+	ticks, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#saw text.ytick, #saw text.xtick')].map(e => e.textContent)`))
+	if len(ticks) < 6 {
+		t.Errorf("ticks %q", ticks)
+	}
+	for _, tk := range ticks {
+		if v, err := strconv.ParseFloat(tk, 64); err != nil || v != math.Round(v) {
+			t.Errorf("tick %q is not a round number", tk)
+		}
+	}
+	if errs, _ := chromedp.Run(ctx, chromedp.Evaluate[any](`window.atmlabErrors || null`)); errs != nil {
+		t.Errorf("script errors %v", errs)
+	}
+	// The docs' picture: ATMLAB_SCREENSHOT=../../docs/explorer.png.
+	if shot := os.Getenv("ATMLAB_SCREENSHOT"); shot != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(out, png, 0o644); err != nil {
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

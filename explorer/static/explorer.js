@@ -173,44 +173,70 @@ function drawLayout(packets) {
   }
 }
 
-// drawSaw draws the ceiling over the window, the chosen size, the steps and
-// the measured points that fall in the window.
+// COLOURS are the measured paths' colours, curve by curve.
+const COLOURS = ["#c0392b", "#1f77b4", "#2ca02c", "#9467bd", "#e67e22", "#17becf"];
+
+// drawSaw draws the chosen path's ceiling over the window, the chosen
+// size, the steps, and the measured points that fall in the window, each
+// on its own path's ceiling (a variant's curve), with the axis and round
+// ticks the server chose and a legend.
 function drawSaw(f, d) {
   const svg = $("saw");
   svg.replaceChildren();
   const W = +svg.getAttribute("width"), H = +svg.getAttribute("height");
   const L = 70, R = 10, T = 10, B = 30;
   const meas = d.measured.filter((m) => m.size_bytes >= f.from && m.size_bytes <= f.to);
-  let lo = Infinity, hi = -Infinity;
-  for (const p of d.line) { lo = Math.min(lo, p.goodput_bps); hi = Math.max(hi, p.goodput_bps); }
-  for (const m of meas) { lo = Math.min(lo, m.throughput_bps); hi = Math.max(hi, m.throughput_bps); }
-  if (hi === lo) { hi += 1; lo -= 1; }
-  const pad = (hi - lo) * 0.05;
-  lo -= pad; hi += pad;
+  const ax = d.axis, lo = ax.y_min_bps, hi = ax.y_max_bps;
   const span = Math.max(1, f.to - f.from);
   const X = (s) => L + (s - f.from) / span * (W - L - R);
   const Y = (g) => T + (hi - g) / (hi - lo) * (H - T - B);
   svg.appendChild(el("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }));
   svg.appendChild(el("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
-  for (let i = 0; i <= 4; i++) {
-    const g = lo + (hi - lo) * i / 4;
-    svg.appendChild(el("text", { x: 2, y: Y(g) + 4 }, mbit(g)));
-    const s = Math.round(f.from + span * i / 4);
-    svg.appendChild(el("text", { x: X(s), y: H - 10, "text-anchor": ["start", "middle", "middle", "middle", "end"][i] }, s));
+  for (const t of ax.y_ticks) {
+    svg.appendChild(el("line", { x1: L - 4, y1: Y(t.value), x2: W - R, y2: Y(t.value), class: "grid" }));
+    svg.appendChild(el("text", { x: L - 6, y: Y(t.value) + 4, "text-anchor": "end", class: "ytick" }, t.label));
   }
-  svg.appendChild(el("text", { x: L + 8, y: T + 10 }, "goodput ceiling, Mbit/s, by UDP payload, bytes" + (meas.length ? "; red: measured" : "")));
+  for (const t of ax.x_ticks) {
+    svg.appendChild(el("line", { x1: X(t.value), y1: H - B, x2: X(t.value), y2: H - B + 4, class: "axis" }));
+    svg.appendChild(el("text", { x: X(t.value), y: H - 10, "text-anchor": "middle", class: "xtick" }, t.label));
+  }
+  svg.appendChild(el("text", { x: L + 8, y: T + 10 }, "goodput ceiling, Mbit/s, by UDP payload, bytes"));
   svg.appendChild(el("polyline", { class: "line", points: d.line.map((p) => X(p.size_bytes) + "," + Y(p.goodput_bps)).join(" ") }));
+  const shown = new Set(meas.map((m) => m.curve));
+  d.curves.forEach((c, i) => {
+    if (!shown.has(i)) return;
+    svg.appendChild(el("polyline", { class: "curve", "data-curve": i, stroke: COLOURS[i % COLOURS.length],
+      points: c.line.map((p) => X(p.size_bytes) + "," + Y(p.goodput_bps)).join(" ") }));
+  });
   for (const s of d.steps) {
     const c = el("circle", { cx: X(s.size_bytes), cy: Y(s.goodput_bps), r: 2.5, class: "step" });
     c.appendChild(el("title", {}, s.size_bytes + " B: " + s.cells + " cells, " + mbit(s.goodput_bps) + " Mbit/s; one byte more: " + mbit(s.next_goodput_bps)));
     svg.appendChild(c);
   }
   for (const m of meas) {
-    const c = el("circle", { cx: X(m.size_bytes), cy: Y(m.throughput_bps), r: 4, class: "meas" });
-    c.appendChild(el("title", {}, m.experiment + " " + m.test + " " + m.size_bytes + " B: " + mbit(m.throughput_bps) + " Mbit/s measured"));
+    const c = el("circle", { cx: X(m.size_bytes), cy: Y(m.throughput_bps), r: 4, class: "meas", "data-curve": m.curve,
+      fill: m.curve >= 0 ? COLOURS[m.curve % COLOURS.length] : "#888" });
+    c.appendChild(el("title", {}, m.variant + " " + m.experiment + " " + m.test + " " + m.size_bytes + " B: " + mbit(m.throughput_bps) + " Mbit/s measured"));
     svg.appendChild(c);
   }
   svg.appendChild(el("line", { x1: X(f.size_bytes), y1: T, x2: X(f.size_bytes), y2: H - B, class: "marker" }));
+  // the legend: what each line and colour is
+  const lg = $("saw-legend");
+  lg.replaceChildren();
+  const item = (cls, colour, text, curve) => {
+    const s = document.createElement("span");
+    s.className = "item " + cls;
+    if (curve !== undefined) s.dataset.curve = curve;
+    const sw = document.createElement("i");
+    sw.style.background = colour;
+    s.append(sw, text);
+    lg.appendChild(s);
+  };
+  item("chosen", "#222", "ceiling of the path chosen above: " + d.phy + " " + d.aal + " " + d.encap);
+  d.curves.forEach((c, i) => {
+    if (shown.has(i)) item("measured", COLOURS[i % COLOURS.length], "measured, " + c.variant + " (" + c.test + ", " + c.path + "), on its own ceiling", i);
+  });
+  if (shown.has(-1)) item("unknown", "#888", "measured, path not known (no lab in the results folder)");
 }
 
 function select(phy, aal, encap) {

@@ -444,7 +444,7 @@ const StealRetakes = 2
 func (r *Runner) judge(p Point, rec *Record) {
 	if c, ok := r.ceiling(p, rec.Result); ok {
 		rec.Ceiling = c
-		rec.AboveCeiling = rec.Result.ThroughputBps > c*1.01
+		rec.AboveCeiling = rec.AboveCeilingReason() != ""
 	}
 	overrun, busy := rec.causes()
 	switch {
@@ -458,7 +458,7 @@ func (r *Runner) judge(p Point, rec *Record) {
 	case busy:
 		rec.Flag = fmt.Sprintf("emulator CPU %.0f%%: it may have limited this point", 100*rec.EmulatorCPU)
 	case rec.AboveCeiling:
-		rec.Flag = "above the path's theoretical ceiling"
+		rec.Flag = rec.AboveCeilingReason()
 	case rec.below(0.98):
 		rec.Flag = fmt.Sprintf("%.0f%% of the ceiling (%d lost%s): not the link but the hosts' or the emulator's CPU, or a receiver that could not keep up, limited this point",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.Result.Lost, inHosts(rec.HostKernel))

@@ -26,7 +26,6 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/results"
-	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -36,11 +35,13 @@ type series struct {
 	Key        string // experiment · test · tool · sockbuf
 	Experiment string
 	Test       string
+	Tool       string
 	Points     []agg // by size, ascending
 	Ceiling    bool  // whether points carry a ceiling
 	// The first record's path, for the theory line.
 	Variant, From, To string
-	Theory            plotter.XYs // the ceiling at every size between the points, if known
+	Path              string      // the hosts and links between them (theory.PathName), if known
+	Theory            plotter.XYs // the ceiling at every byte between the points (ceilingLine), if known
 }
 
 // agg is the repetitions of one point.
@@ -73,7 +74,7 @@ func group(recs []labrun.Record) []*series {
 		}
 		s := byKey[key]
 		if s == nil {
-			s = &series{Key: key, Experiment: r.Experiment, Test: r.Test, Variant: r.Variant, From: r.From, To: r.To}
+			s = &series{Key: key, Experiment: r.Experiment, Test: r.Test, Tool: r.Tool, Variant: r.Variant, From: r.From, To: r.To}
 			byKey[key] = s
 			order = append(order, key)
 		}
@@ -107,6 +108,9 @@ func group(recs []labrun.Record) []*series {
 		}
 		if r.Flag != "" {
 			a.Flags = append(a.Flags, r.Flag)
+		}
+		if why := aboveCeiling(r); why != "" {
+			a.Flags = append(a.Flags, why)
 		}
 		if c := r.Result.Confidence; c != nil {
 			a.Confidence = append(a.Confidence, confidenceNote(c, isRR(r.Test)))
@@ -227,31 +231,7 @@ func Write(ctx context.Context, path string) error {
 		fmt.Fprintf(&md, "![%s](%s.png)\n\n", f, f)
 	}
 	md.WriteString(gridTable)
-	for _, s := range all {
-		unit := "Mbit/s"
-		if isRR(s.Test) {
-			unit = "transactions/s"
-		}
-		fmt.Fprintf(&md, "## %s\n\n| size (B) | n | mean %s | min | max | ceiling Mbit/s | of ceiling | emulator lateness p50 / p99 / max µs | notes |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", s.Key, unit)
-		for _, a := range s.Points {
-			late := ""
-			if a.Late.Count > 0 {
-				late = fmt.Sprintf("%.1f / %.1f / %.0f", float64(a.Late.P50)/1e3, float64(a.Late.P99)/1e3, float64(a.Late.Max)/1e3)
-			}
-			if a.N == 0 {
-				fmt.Fprintf(&md, "| %d | 0 | | | | | | %s | %s |\n", a.Size, late, strings.Join(uniq(a.Errors), "; "))
-				continue
-			}
-			of := ""
-			ceil := ""
-			if a.Ceiling > 0 {
-				of, ceil = fmt.Sprintf("%.1f %%", 100*a.Mean/a.Ceiling), fmt.Sprintf("%.2f", a.Ceiling)
-			}
-			fmt.Fprintf(&md, "| %d | %d | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n", a.Size, a.N, a.Mean, a.Min, a.Max, ceil, of, late,
-				strings.Join(append(a.Confidence, uniq(append(a.Errors, a.Flags...))...), "; "))
-		}
-		md.WriteString("\n")
-	}
+	md.WriteString(pointTables(all))
 	md.WriteString(study)
 	md.WriteString(pingSection(recs))
 	md.WriteString(clocksSection(recs))
@@ -360,7 +340,7 @@ func plotLabFigures(dir *results.Folder, lab *topologies.Lab, all []*series) ([]
 		if f.ByVariant {
 			plotFn = plotVariants(lab, f.Variants)
 		}
-		if err := plotFn(dir, f.Name, f.Title, ylabel, sub); err != nil {
+		if err := plotFn(dir, f.Name, figureTitle(f.Title, sub), ylabel, sub); err != nil {
 			return nil, err
 		}
 		names = append(names, f.Name)
@@ -434,7 +414,7 @@ func plotByExperiment(dir *results.Folder, name, title, ylabel string, ss []*ser
 		}
 	}
 	if len(exps) == 1 {
-		return []string{name}, plotSeries(dir, name, strings.ToUpper(title[:1])+title[1:], ylabel, ss)
+		return []string{name}, plotSeries(dir, name, figureTitle(strings.ToUpper(title[:1])+title[1:], ss), ylabel, ss)
 	}
 	var names []string
 	for _, e := range exps {
@@ -445,7 +425,7 @@ func plotByExperiment(dir *results.Folder, name, title, ylabel string, ss []*ser
 			}
 		}
 		n := name + "-" + e
-		if err := plotSeries(dir, n, e+": "+title, ylabel, sub); err != nil {
+		if err := plotSeries(dir, n, figureTitle(strings.ToUpper(title[:1])+title[1:], sub), ylabel, sub); err != nil {
 			return nil, err
 		}
 		names = append(names, n)
@@ -454,7 +434,10 @@ func plotByExperiment(dir *results.Folder, name, title, ylabel string, ss []*ser
 }
 
 // plotSeries draws each series (mean with min–max bars) against message
-// size, with its ceiling dashed, to NAME.png and NAME.svg.
+// size, with its ceiling dashed, to NAME.png and NAME.svg. A series with a
+// ceiling is drawn as points on it, not joined: between two sizes
+// measured the ceiling line says what the path carries, and a line joining
+// the points would cut across its steps.
 func plotSeries(dir *results.Folder, name, title, ylabel string, ss []*series) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -464,7 +447,7 @@ func plotSeries(dir *results.Folder, name, title, ylabel string, ss []*series) e
 	// right: keep the legend off the data.
 	p.Legend.Top = ylabel != "transactions/s"
 	p.Legend.Left = p.Legend.Top
-	labels := legendLabels(ss)
+	labels := withPaths(legendLabels(ss), ss)
 	entries := 0
 	var drawn []plotter.XYs // ceilings already drawn: paths that share one share its line
 	minSize, maxSize := math.Inf(1), 0.0
@@ -497,18 +480,34 @@ func plotSeries(dir *results.Folder, name, title, ylabel string, ss []*series) e
 			continue
 		}
 		c := plotutil.Color(i)
-		line, points, err := plotter.NewLinePoints(xys)
+		points, err := plotter.NewScatter(xys)
 		if err != nil {
 			return err
 		}
-		line.Color, points.Color = c, c
+		points.Color = c
+		points.Shape = plotutil.Shape(i)
+		points.Radius = vg.Points(3.5)
 		bars, err := plotter.NewYErrorBars(yerr{xys, errs})
 		if err != nil {
 			return err
 		}
 		bars.Color = c
-		p.Add(line, points, bars)
-		p.Legend.Add(labels[i], line, points)
+		p.Add(points, bars)
+		if len(ceil) == 0 && len(s.Theory) == 0 {
+			line, err := plotter.NewLine(xys)
+			if err != nil {
+				return err
+			}
+			line.Color = c
+			p.Add(line)
+			p.Legend.Add(labels[i], line, points)
+		} else {
+			label := "measured: " + labels[i]
+			if len(ss) == 1 {
+				label = "measured (mean of the runs; bars: lowest to highest)"
+			}
+			p.Legend.Add(label, points)
+		}
 		entries++
 		if len(s.Theory) > 0 {
 			ceil = s.Theory
@@ -525,9 +524,9 @@ func plotSeries(dir *results.Folder, name, title, ylabel string, ss []*series) e
 			cl.Color = c
 			cl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(cl)
-			label := "ceiling: " + labels[i]
-			if shared(ss, i) {
-				label = "ceiling (the same for several)"
+			label := "theoretical ceiling: " + labels[i]
+			if shared(ss, i) || len(ss) == 1 {
+				label = "theoretical ceiling"
 			}
 			p.Legend.Add(label, cl)
 			entries++
@@ -619,29 +618,6 @@ func save(p *plot.Plot, dir *results.Folder, name string, entries int) error {
 		}
 	}
 	return nil
-}
-
-// theoryLinesOf fills each stream series' theory line from its variant's
-// lab: the ceiling at every byte between its smallest and largest size, so
-// that the AAL5 sawtooth's steps show where they are, not only at the
-// sizes measured.
-func theoryLinesOf(variant func(name string) *topologies.Lab, ss []*series) {
-	for _, s := range ss {
-		if !s.Ceiling || len(s.Points) < 2 {
-			continue
-		}
-		lab := variant(s.Variant)
-		if lab == nil {
-			continue
-		}
-		lo, hi := s.Points[0].Size, s.Points[len(s.Points)-1].Size
-		step := max(1, (hi-lo)/4000)
-		for size := lo; size <= hi; size += step {
-			if c, ok := theory.PathCeiling(lab, s.From, s.To, s.Test, size); ok {
-				s.Theory = append(s.Theory, plotter.XY{X: float64(size), Y: c / 1e6})
-			}
-		}
-	}
 }
 
 // compare sets each hardware figure beside the emulated mean of the

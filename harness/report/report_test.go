@@ -107,11 +107,11 @@ topology:
 	}
 	theoryLinesOf(folderLabs{lab: lab}.variant, ss)
 	th := ss[0].Theory
-	if len(th) != 49 || th[0].X != 1300 || th[48].X != 1348 {
-		t.Fatalf("theory line has %d points", len(th))
+	if len(th) < 2 || th[0].X != 1300 || th[len(th)-1].X != 1348 {
+		t.Fatalf("theory line from %v to %v", th[0], th[len(th)-1])
 	}
-	if !(th[1].Y < th[0].Y*0.97) {
-		t.Errorf("no step after 1300: %.2f then %.2f Mbit/s", th[0].Y, th[1].Y)
+	if !(valueAt(th, 1301) < valueAt(th, 1300)*0.97) {
+		t.Errorf("no step after 1300: %.2f then %.2f Mbit/s", valueAt(th, 1300), valueAt(th, 1301))
 	}
 	// Without the lab file there is no theory line, only the points' ceilings.
 	ss = group(recs)

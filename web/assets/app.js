@@ -60,8 +60,15 @@ function layout(s) {
     for (const [u, v] of edges) {
       if (u === v || !pos[u] || !pos[v]) continue;
       const a = pos[u], b = pos[v], dx = b.x - a.x, dy = b.y - a.y;
-      const d = Math.sqrt(dx * dx + dy * dy) + 0.01, k = 0.05 * (d - 170);
+      const d = Math.sqrt(dx * dx + dy * dy) + 0.01, k = 0.05 * (d - 200);
       f[u].x += k * dx / d; f[u].y += k * dy / d; f[v].x -= k * dx / d; f[v].y -= k * dy / d;
+    }
+    // a weak pull to the middle keeps a lab's separate parts (an ATM
+    // corner beside an Ethernet one) near each other, so that the fit
+    // below can draw its links long enough for their labels
+    for (const nd of s.nodes) {
+      f[nd.name].x += 0.008 * (500 - pos[nd.name].x);
+      f[nd.name].y += 0.008 * (320 - pos[nd.name].y);
     }
     const step = 1 - it / 400;
     for (const nd of s.nodes) {
@@ -73,9 +80,12 @@ function layout(s) {
   // fit into the view box
   const xs = Object.values(pos).map((p) => p.x), ys = Object.values(pos).map((p) => p.y);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  // the labels are wide: a lab taller than the view is stretched across
+  // it, up to 1.6 times as wide as tall
   const sc = Math.min(860 / Math.max(x1 - x0, 1), 520 / Math.max(y1 - y0, 1), 3);
+  const sx = Math.min(860 / Math.max(x1 - x0, 1), 1.6 * sc);
   for (const p of Object.values(pos)) {
-    p.x = 500 + (p.x - (x0 + x1) / 2) * sc;
+    p.x = 500 + (p.x - (x0 + x1) / 2) * sx;
     p.y = 320 + (p.y - (y0 + y1) / 2) * sc;
   }
   return pos;
@@ -93,15 +103,22 @@ function draw() {
   const svg = $('topo');
   svg.textContent = '';
   const pos = layout(spec);
-  const links = el('g', {}, svg), nodes = el('g', {}, svg);
+  // link labels go on top of the nodes, so that a short link's rates stay
+  // readable (their white halo keeps them apart from what lies under them)
+  const links = el('g', {}, svg), nodes = el('g', {}, svg), labels = el('g', {class: 'labels'}, svg);
   spec.links.forEach((l, i) => {
     const a = pos[nodeOf(l.a)], b = pos[nodeOf(l.b)];
     const g = el('g', {class: 'link', id: 'link-' + i, 'data-link': l.a, 'data-b': l.b}, links);
     el('line', {class: 'wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y}, g);
     el('line', {class: 'hit', x1: a.x, y1: a.y, x2: b.x, y2: b.y}, g);
     const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
-    el('text', {x: mx, y: my - 6}, g, linkLabel(l));
-    el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, g, '');
+    const lg = el('g', {class: 'link-label', 'data-for': 'link-' + i}, labels);
+    el('text', {x: mx, y: my - 6}, lg, linkLabel(l));
+    // each direction named by its ends: "h1 → sw1 61.53 Mbit/s"
+    lg.addEventListener('click', () => select('link', i));
+    const lv = el('text', {class: 'live', id: 'live-' + i, x: mx, y: my + 10}, lg);
+    el('tspan', {class: 'dir', 'data-dir': 'ab', x: mx}, lv, '');
+    el('tspan', {class: 'dir', 'data-dir': 'ba', x: mx, dy: 13}, lv, '');
     g.addEventListener('click', () => select('link', i));
   });
   for (const nd of spec.nodes) {
@@ -205,7 +222,9 @@ function update(snap) {
     if (g) {
       g.dataset.ab = ab.toFixed(0);
       g.dataset.ba = ba.toFixed(0);
-      $('live-' + i).textContent = `→ ${fmtRate(ab)}  ← ${fmtRate(ba)}bit/s`;
+      const [tab, tba] = $('live-' + i).children;
+      tab.textContent = `${nodeOf(l.a)} → ${nodeOf(l.b)} ${fmtRate(ab)}bit/s`;
+      tba.textContent = `${nodeOf(l.b)} → ${nodeOf(l.a)} ${fmtRate(ba)}bit/s`;
       const u = Math.max(rate(l.a, busy), rate(l.b, busy));
       const wire = g.querySelector('line.wire');
       wire.style.stroke = u > 0.9 ? '#c00' : u > 0.5 ? '#e80' : u > 0.05 ? '#07c' : '';
@@ -270,7 +289,7 @@ function update(snap) {
   }
   const e = st.emulator, pe = ps && ps.emulator;
   const cpu = pe && dt > 0 ? (e.cpu_time_ns - pe.cpu_time_ns) / 1e9 / dt : e.cpu;
-  $('emu').textContent = `emulator CPU ${pct(cpu)} of a core · release lateness p50 ${us(e.lateness.p50_ns)} p99 ${us(e.lateness.p99_ns)} · veth baseline RTT ${us(e.veth_rtt_ns)} · up ${(e.uptime_ns / 1e9).toFixed(0)} s`;
+  $('emu').textContent = emuText(cpu, e);
   $('emu').dataset.cpu = cpu;
   const ch = $('changes');
   ch.textContent = '';
@@ -284,6 +303,24 @@ function update(snap) {
       ch.appendChild(d);
     }
   }
+}
+
+// late says how late the emulator let frames go, in the unit that reads
+// best: "0.2 ms", "16 ms", "40 µs".
+function late(ns) {
+  if (ns >= 10e6) return (ns / 1e6).toFixed(0) + ' ms';
+  if (ns >= 1e5) return (ns / 1e6).toFixed(1) + ' ms';
+  return (ns / 1e3).toFixed(0) + ' µs';
+}
+
+// emuText is the header's line on the emulator, in plain words: how busy
+// it is, how late it lets frames go (typically, and for the worst 1 %),
+// and what a ping over a plain veth pair takes on this machine (the
+// kernel's own cost, for comparison with the lab's pings).
+function emuText(cpu, e) {
+  return `emulator busy ${pct(cpu)} of a CPU core · frames sent late by ${late(e.lateness.p50_ns)} typically, ` +
+    `up to ${late(e.lateness.p99_ns)} (99th percentile) · a ping between two namespaces over a plain veth pair, ` +
+    `no emulator: ${us(e.veth_rtt_ns)} · up ${(e.uptime_ns / 1e9).toFixed(0)} s`;
 }
 
 // chart draws a key's last minute, each series on its own scale.
