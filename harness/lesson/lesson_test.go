@@ -1,0 +1,226 @@
+package lesson
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/theory"
+)
+
+// measured485 and measured484 are what the fixture student's lab run
+// measured (Mbit/s): a little under the ceilings, as a real run is.
+const measured485, measured484 = 112.9, 122.7
+
+// writeResults writes a results folder with labrun's records of the test
+// lab's points, goodputs in Mbit/s by size.
+func writeResults(t testing.TB, dir string, goodput map[int]float64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for size, mbps := range goodput {
+		from, to, exp := "h1", "h2", "sawtooth"
+		if size == 1472 {
+			from, to, exp = "h3", "h4", "ethernet"
+		}
+		r := labrun.Record{
+			Point:  labrun.Point{Variant: "base", Experiment: exp, Tool: "atmlab", Test: perf.UDPStream, Size: size, From: from, To: to},
+			Result: perf.Result{Test: perf.UDPStream, ThroughputBps: mbps * 1e6, Elapsed: 2},
+			Clock:  "virtual", At: "2026-12-05T00:00:00Z",
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, labrun.RecordsFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rightAnswers are a worksheet's answers that are all right.
+var rightAnswers = map[string]string{
+	"q1": "114.2 Mbit/s",
+	"q2": "12 cells",
+	"q3": "124.33",
+	"q4": "116.09 Mbit/s",
+	"q5": fmt.Sprint(measured485, " Mbit/s"),
+	"q6": "95.7 Mbit/s",
+	"q7": `"485 octets and the 8-octet trailer, the LLC header and the IP/UDP headers make 529 octets: one more than 11 cells of 48 hold"`,
+}
+
+// worksheet writes a worksheet with answers (rightAnswers, changed by
+// change) into dir beside a results folder and returns its path.
+func worksheet(t testing.TB, dir, student string, change map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "lesson: sawtooth-test\nstudent: %q\nresults: results/\nanswers:\n", student)
+	for _, id := range []string{"q1", "q2", "q3", "q4", "q5", "q6", "q7"} {
+		a, ok := change[id]
+		if !ok {
+			a = rightAnswers[id]
+		}
+		if a != "-" {
+			fmt.Fprintf(&b, "  %s: %s\n", id, a)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "worksheet.yaml")
+	if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func checkOne(t *testing.T, change map[string]string) map[string]Verdict {
+	t.Helper()
+	dir := t.TempDir()
+	writeResults(t, filepath.Join(dir, "results"), map[int]float64{485: measured485, 484: measured484, 1472: 95.6})
+	r, err := CheckFile(worksheet(t, dir, "Ada", change), Options{Lesson: "testdata/lesson.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Verdict{}
+	for _, v := range r.Verdicts {
+		out[v.ID] = v
+		t.Log(v)
+	}
+	return out
+}
+
+func TestRightAnswersAreAllRight(t *testing.T) {
+	for id, v := range checkOne(t, nil) {
+		if !v.Right {
+			t.Errorf("%s: %v, want right", id, v)
+		}
+	}
+}
+
+// wrongWith checks that question id's answer is wrong for a reason that
+// says each of says, and none of not.
+func wrongWith(t *testing.T, answer map[string]string, id string, says []string, not ...string) {
+	t.Helper()
+	v := checkOne(t, answer)[id]
+	if v.Right {
+		t.Fatalf("%s: %v, want wrong", id, v)
+	}
+	for _, s := range says {
+		if !strings.Contains(v.Reason, s) {
+			t.Errorf("%s: reason %q, want it to say %q", id, v.Reason, s)
+		}
+	}
+	for _, s := range not {
+		if strings.Contains(v.Reason, s) {
+			t.Errorf("%s: reason %q should not say %q", id, v.Reason, s)
+		}
+	}
+}
+
+// Without the trailer a 493-octet datagram fits 11 cells on VC-mux: 126.64
+// Mbit/s instead of 116.09.
+func TestPredictionWithoutTrailerIsNamed(t *testing.T) {
+	wrongWith(t, map[string]string{"q4": "126.6 Mbit/s"}, "q4", []string{"AAL5 trailer"}, "LLC")
+}
+
+// Without the LLC/SNAP header 485 octets fit 11 cells: 124.59 Mbit/s. The
+// trailer is 8 octets too, so both slips give that figure and are named.
+func TestPredictionWithoutLLCHeaderIsNamed(t *testing.T) {
+	wrongWith(t, map[string]string{"q1": "124.59 Mbit/s"}, "q1", []string{"LLC/SNAP header", "124.59"})
+}
+
+// 114.2 Mbit/s is 13.61 MiB/s: the number in MiB/s, the unit Mbit/s.
+func TestUnitSlipMbitMiBIsNamed(t *testing.T) {
+	wrongWith(t, map[string]string{"q1": "13.61 Mbit/s"}, "q1", []string{"Mbit vs MiB", "MiB/s"})
+	wrongWith(t, map[string]string{"q1": "14.27 Mbit/s"}, "q1", []string{"bits vs bytes", "MB/s"})
+}
+
+func TestPredictionOtherSlipsAreNamed(t *testing.T) {
+	// 12 cells of 48 octets, the header not counted: 149.76*485/576.
+	wrongWith(t, map[string]string{"q1": "126.1 Mbit/s"}, "q1", []string{"53-octet cell as 48"})
+	// SONET's 155.52 Mbit/s for the cells' rate.
+	wrongWith(t, map[string]string{"q1": "118.6 Mbit/s"}, "q1", []string{"SONET/SDH line rate"})
+	// 1472 octets of 1538: without preamble and gap, 1518.
+	wrongWith(t, map[string]string{"q6": "96.97 Mbit/s"}, "q6", []string{"preamble and inter-frame gap"})
+	wrongWith(t, map[string]string{"q2": "11 cells"}, "q2", []string{"8-octet"})
+	wrongWith(t, map[string]string{"q1": "100 Mbit/s"}, "q1", []string{"none of the usual slips"})
+}
+
+// The handout's example figure is not what the student measured.
+func TestMeasurementCopiedFromHandoutIsWrong(t *testing.T) {
+	wrongWith(t, map[string]string{"q5": "101.3 Mbit/s"}, "q5", []string{"handout's example", "112.9"})
+	wrongWith(t, map[string]string{"q5": "114.2 Mbit/s"}, "q5", []string{"theory's ceiling", "112.9"})
+}
+
+func TestUnansweredAndExplanationWithoutKeywordsAreWrong(t *testing.T) {
+	wrongWith(t, map[string]string{"q3": "-"}, "q3", []string{"not answered"})
+	wrongWith(t, map[string]string{"q7": `"it is just bigger"`}, "q7", []string{"trailer or 8", "cell or 48"})
+	wrongWith(t, map[string]string{"q2": "12 octets"}, "q2", []string{"asks for cells"})
+}
+
+func TestMeasurementWithoutResultsIsWrongNotAnError(t *testing.T) {
+	dir := t.TempDir()
+	r, err := CheckFile(worksheet(t, dir, "Bo", nil), Options{Lesson: "testdata/lesson.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range r.Verdicts {
+		if v.ID == "q5" && (v.Right || !strings.Contains(v.Reason, "no results")) {
+			t.Errorf("%v: want wrong for want of results", v)
+		}
+	}
+}
+
+// The slip-free figures are theory.PathCeiling's, the ceilings lab run
+// records and atmlab calc prints.
+func TestFiguresWithoutSlipAreTheCeilings(t *testing.T) {
+	l, err := Load("testdata/lesson.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, variant := range []string{"base", "vcmux"} {
+		lab, err := l.Lab.WithVariant(variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []Point{{"h1", "h2", perf.UDPStream, 1}, {"h1", "h2", perf.UDPStream, 484}, {"h1", "h2", perf.UDPStream, 485},
+			{"h1", "h2", perf.UDPStream, 20000}, {"h1", "h2", perf.TCPStream, 1000}, {"h3", "h4", perf.UDPStream, 1},
+			{"h3", "h4", perf.UDPStream, 1472}, {"h3", "h4", perf.UDPStream, 3000}, {"h3", "h4", perf.TCPStream, 128}} {
+			want, ok := theory.PathCeiling(lab, p.From, p.To, p.Test, p.Size)
+			got, err := Expected(lab, &Question{Point: p, Quantity: "goodput"}, slip{})
+			if !ok || err != nil || math.Abs(got-want) > 1e-12*want {
+				t.Errorf("%s %s: %v (%v), theory %v", variant, p, got, err, want)
+			}
+		}
+	}
+}
+
+func TestCellsAndPadding(t *testing.T) {
+	l, err := Load("testdata/lesson.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		size     int
+		quantity string
+		want     float64
+	}{
+		{484, "cells_per_pdu", 11}, {485, "cells_per_pdu", 12}, {484, "padding_octets", 0}, {485, "padding_octets", 47},
+		{485, "pdu_octets", 576},
+	} {
+		got, err := Expected(l.Lab, &Question{Point: Point{"h1", "h2", perf.UDPStream, c.size}, Quantity: c.quantity}, slip{})
+		if err != nil || got != c.want {
+			t.Errorf("%s at %d: %v (%v), want %v", c.quantity, c.size, got, err, c.want)
+		}
+	}
+}
