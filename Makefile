@@ -80,8 +80,11 @@ fuzz:
 	$(FUZZ) ./harness/labrun/ FuzzIperf2CSV
 	$(FUZZ) ./emulator/ FuzzSegment
 	$(FUZZ) ./netstat/ FuzzParse
-	$(FUZZ) ./netstat/ FuzzParseDev
-	$(FUZZ) ./netstat/ FuzzParseSteal
+	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
+	$(FUZZ) ./netstat/ FuzzParse
+	$(FUZZ) ./harness/lesson/ FuzzParseWorksheetDev
+	$(FUZZ) ./netstat/ FuzzParse
+	$(FUZZ) ./harness/lesson/ FuzzParseWorksheetSteal
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
 	$(FUZZ) ./harness/results/ FuzzLines
