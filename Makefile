@@ -80,11 +80,8 @@ fuzz:
 	$(FUZZ) ./harness/labrun/ FuzzIperf2CSV
 	$(FUZZ) ./emulator/ FuzzSegment
 	$(FUZZ) ./netstat/ FuzzParse
-	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
-	$(FUZZ) ./netstat/ FuzzParse
-	$(FUZZ) ./harness/lesson/ FuzzParseWorksheetDev
-	$(FUZZ) ./netstat/ FuzzParse
-	$(FUZZ) ./harness/lesson/ FuzzParseWorksheetSteal
+	$(FUZZ) ./netstat/ FuzzParseDev
+	$(FUZZ) ./netstat/ FuzzParseSteal
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
 	$(FUZZ) ./harness/results/ FuzzLines
@@ -92,6 +89,7 @@ fuzz:
 	$(FUZZ) ./harness/labrun/ FuzzIdentity
 	$(FUZZ) ./harness/labrun/ FuzzFigures
 	$(FUZZ) ./harness/report/ FuzzReadLabs
+	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
 
 clean:
 	rm -rf bin results
