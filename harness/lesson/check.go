@@ -3,6 +3,7 @@ package lesson
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -416,3 +417,14 @@ func inUnit(v float64, name string) float64 {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// WriteText writes the report as `atmlab check` prints it: a line a
+// question, then the score.
+func (r *Report) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%s: lesson %s, %s\n", r.Worksheet, r.Lesson, r.Student)
+	for _, v := range r.Verdicts {
+		fmt.Fprintln(w, v)
+	}
+	_, err := fmt.Fprintf(w, "%d of %d right\n", r.Right, r.Total)
+	return err
+}

@@ -30,7 +30,7 @@ var slips = []slip{
 	{name: "you left out the 8-octet AAL5 trailer", atm: true, noTrailer: true, applies: func(p *pathInfo) bool { return p.aal == cells.AAL5 }},
 	{name: "you left out the 8-octet AAL3/4 CPCS header and trailer", atm: true, noTrailer: true, applies: func(p *pathInfo) bool { return p.aal == cells.AAL34 }},
 	{name: "you left out the 8-octet LLC/SNAP header (RFC 2684)", atm: true, noLLC: true, applies: func(p *pathInfo) bool { return p.encap == cells.LLC }},
-	{name: "you left out the IP and UDP/TCP headers (20 + 8 or 20 + 32 octets)", atm: true, ether: true, noHeaders: true},
+	{name: "you left out the IP and UDP (or TCP) headers", atm: true, ether: true, noHeaders: true},
 	{name: "you counted a fraction of a cell: the last cell is padded to a whole 48 octets", atm: true, noPadding: true},
 	{name: "you counted the 53-octet cell as 48: the 5-octet cell header costs line time too", atm: true, cell48: true},
 	{name: "you used the SONET/SDH line rate, not the rate left for cells", atm: true, nominal: true, applies: func(p *pathInfo) bool {
