@@ -26,7 +26,7 @@ type Verdict struct {
 	Unit     string   `json:"unit,omitempty"`
 	Against  string   `json:"against,omitempty"` // theory, your results, answer (the lesson's)
 	Within   string   `json:"tolerance,omitempty"`
-	Reason   string   `json:"reason,omitempty"`  // why a wrong answer is wrong (or a note on a right one)
+	Reason   string   `json:"reason,omitempty"` // why a wrong answer is wrong (or a note on a right one)
 }
 
 // String is the verdict's line: "q1  right  135.6 Mbit/s (theory 135.63, within 1%)".
