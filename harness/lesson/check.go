@@ -334,7 +334,7 @@ func recorded(q *Question, recs []labrun.Record) (float64, int) {
 	sum, n := 0.0, 0
 	for _, r := range recs {
 		if r.From != q.Point.From || r.To != q.Point.To || r.Test != q.Point.Test || r.Variant != q.Variant ||
-			q.Point.Size != 0 && r.Size != q.Point.Size || r.Error != "" || r.Result.Error != "" {
+			q.Point.Size != 0 && r.Size != q.Point.Size || q.Point.SockBuf >= 0 && r.SockBuf != q.Point.SockBuf || r.Error != "" || r.Result.Error != "" {
 			continue
 		}
 		var x float64

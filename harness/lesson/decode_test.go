@@ -24,7 +24,7 @@ func TestBadLessonErrorsAtLine(t *testing.T) {
 		{"lab missing", "lesson: t\nlab: nowhere.yaml\nquestions: [{id: q1, kind: explanation, keywords: [[a]]}]\n", ":2: lab: "},
 		{"kind", q("    kind: guess\n"), ":5: questions.q1.kind: \"guess\""},
 		{"quantity", q("    kind: prediction\n    quantity: speed\n    unit: Mbit/s\n    point: {from: h1, to: h2, test: UDP_STREAM, size: 485}\n"), ":6: questions.q1.quantity: \"speed\""},
-		{"prediction of rtt", q("    kind: prediction\n    quantity: rtt\n    unit: ms\n    point: {from: h1, to: h2, test: UDP_RR, size: 1}\n"), ":6: questions.q1.quantity: rtt has no prediction"},
+		{"prediction of a share", q("    kind: prediction\n    quantity: ceiling_share\n    unit: \"%\"\n    point: {from: h1, to: h2, test: UDP_STREAM, size: 1}\n"), ":6: questions.q1.quantity: ceiling_share has no prediction"},
 		{"unit", q("    kind: prediction\n    quantity: goodput\n    unit: cells\n    point: {from: h1, to: h2, test: UDP_STREAM, size: 485}\n"), ":7: questions.q1.unit: goodput is bit rate"},
 		{"tolerance", q("    kind: prediction\n    quantity: goodput\n    unit: Mbit/s\n    tolerance: 2 cells\n    point: {from: h1, to: h2, test: UDP_STREAM, size: 485}\n"), ":8: questions.q1.tolerance:"},
 		{"no host", q("    kind: prediction\n    quantity: goodput\n    unit: Mbit/s\n    point: {from: h1, to: h9, test: UDP_STREAM, size: 485}\n"), ":4: questions.q1.point: h9 is not a host"},

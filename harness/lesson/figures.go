@@ -22,6 +22,8 @@ type slip struct {
 
 	noTrailer, noLLC, noHeaders, noPadding, cell48, nominal bool
 	noPreamble, noFCS, noLabel, lineRate                    bool
+	oneWay, noSerialization                                 bool // round trips
+	delay                                                   bool // applies to rtt, transactions_per_s, bdp_octets
 }
 
 // slips are the changes atmlab tries, one at a time, to explain a wrong
@@ -40,6 +42,8 @@ var slips = []slip{
 	{name: "you left out Ethernet's preamble and inter-frame gap (20 octet times a frame)", ether: true, noPreamble: true},
 	{name: "you left out Ethernet's 4-octet FCS", ether: true, noFCS: true},
 	{name: "you left out the 4-octet MPLS label on the labelled links", ether: true, noLabel: true, applies: func(p *pathInfo) bool { return p.labels > 0 }},
+	{name: "you counted one way, not the round trip", delay: true, oneWay: true},
+	{name: "you left out the time each link takes to send the packets", delay: true, noSerialization: true},
 }
 
 // nominalRates are the SONET/SDH and PDH line rates a student may take for
@@ -227,6 +231,26 @@ func fragments(mtu, payload int) []int {
 // the theory itself). Goodput is the lowest over the path's links; the
 // cell and octet counts are those of its ATM link (the first, if several).
 func Expected(lab *topologies.Lab, q *Question, s slip) (float64, error) {
+	switch q.Quantity {
+	case "rtt":
+		return roundTrip(lab, q.Point, false, s)
+	case "transactions_per_s":
+		rtt, err := roundTrip(lab, q.Point, false, s)
+		if err == nil && rtt <= 0 {
+			err = fmt.Errorf("%s: the path has no delay to count transactions by", q.Point)
+		}
+		return 1 / rtt, err
+	case "bdp_octets":
+		rate, err := bottleneck(lab, q.Point)
+		if err != nil {
+			return 0, err
+		}
+		rtt, err := roundTrip(lab, q.Point, true, s)
+		return rate * rtt / 8, err
+	}
+	if s.delay {
+		return 0, fmt.Errorf("no round trip in %s", q.Quantity)
+	}
 	cands, err := candidates(lab, q.Point)
 	if err != nil {
 		return 0, err
@@ -253,6 +277,9 @@ func Expected(lab *topologies.Lab, q *Question, s slip) (float64, error) {
 
 // applicable reports whether slip s can be made on the question's path.
 func (s slip) applicable(lab *topologies.Lab, q *Question) bool {
+	if delayed := q.Quantity == "rtt" || q.Quantity == "transactions_per_s" || q.Quantity == "bdp_octets"; delayed || s.delay {
+		return delayed && s.delay && !(s.noSerialization && q.Quantity == "bdp_octets")
+	}
 	cands, err := candidates(lab, q.Point)
 	if err != nil {
 		return false

@@ -48,18 +48,22 @@ var quantities = map[string]struct {
 	"cells_per_pdu":      {Cells, []string{Prediction, Number}},
 	"pdu_octets":         {Octets, []string{Prediction, Number}},
 	"padding_octets":     {Octets, []string{Prediction, Number}},
-	"transactions_per_s": {PerSec, []string{Measurement, Number}},
-	"rtt":                {Time, []string{Measurement, Number}},
+	"transactions_per_s": {PerSec, []string{Prediction, Measurement, Number}},
+	"rtt":                {Time, []string{Prediction, Measurement, Number}},
 	"ceiling_share":      {Ratio, []string{Measurement, Number}},
-	"bdp_octets":         {Octets, []string{Number}},
+	"bdp_octets":         {Octets, []string{Prediction, Number}},
 	"number":             {"", []string{Number}},
 }
+
+// defaultUnits are the units of the quantities that need no unit: key.
+var defaultUnits = map[string]string{"cells_per_pdu": "cells", "transactions_per_s": "/s", "ceiling_share": "%"}
 
 // Point is what a question is about: a test from one host to another at a
 // message size, as a lab's experiment measures it.
 type Point struct {
 	From, To, Test string
 	Size           int
+	SockBuf        int // -1: any
 }
 
 func (p Point) String() string { return fmt.Sprintf("%s→%s %s %d", p.From, p.To, p.Test, p.Size) }
@@ -287,7 +291,9 @@ func (d *decoder) question(n *yaml.Node) *Question {
 		return q
 	}
 	refuse("keywords")
-	if k := need("quantity", "what is asked: goodput, cells_per_pdu, pdu_octets, padding_octets, transactions_per_s, rtt, ceiling_share, bdp_octets or number"); k != nil {
+	if q.Kind == Number && keys["quantity"] == nil {
+		q.Quantity = "number"
+	} else if k := need("quantity", "what is asked: goodput, cells_per_pdu, pdu_octets, padding_octets, transactions_per_s, rtt, ceiling_share, bdp_octets or number"); k != nil {
 		q.Quantity = d.str(k, key+".quantity")
 		info, ok := quantities[q.Quantity]
 		switch {
@@ -299,7 +305,9 @@ func (d *decoder) question(n *yaml.Node) *Question {
 			return nil
 		}
 	}
-	if k := need("unit", "what the student answers in, such as Mbit/s, cells, octets, ms or %"); k != nil {
+	if u, ok := defaultUnits[q.Quantity]; ok && keys["unit"] == nil {
+		q.Unit = u
+	} else if k := need("unit", "what the student answers in, such as Mbit/s, cells, octets, ms or %"); k != nil {
 		q.Unit = d.str(k, key+".unit")
 		u, ok := lookupUnit(q.Unit)
 		switch {
@@ -359,7 +367,16 @@ func (d *decoder) question(n *yaml.Node) *Question {
 // point decodes a question's point: mapping.
 func (d *decoder) point(n *yaml.Node, key string) Point {
 	var p Point
-	keys := d.mapping(n, key, []string{"from", "to", "test", "size"}, []string{"from", "to", "test"})
+	p.SockBuf = -1
+	keys := d.mapping(n, key, []string{"from", "to", "test", "size", "sockbuf"}, []string{"from", "to", "test"})
+	if k := keys["sockbuf"]; k != nil {
+		s := d.str(k, key+".sockbuf")
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 1<<30 {
+			d.errorf(k, key+".sockbuf", "%q: want a socket buffer in octets (0: the system's default), as the experiment's sockbufs: give it", s)
+		}
+		p.SockBuf = n
+	}
 	if k := keys["from"]; k != nil {
 		p.From = d.str(k, key+".from")
 	}
@@ -438,7 +455,12 @@ func (d *decoder) checkPoint(l *Lesson, q *Question) {
 		return
 	}
 	for _, e := range lab.Experiments {
-		if e.From == q.Point.From && e.To == q.Point.To && slices.Contains(e.Tests, q.Point.Test) && (q.Point.Size == 0 || slices.Contains(e.Sizes, q.Point.Size)) {
+		sockbufs := e.SockBufs
+		if len(sockbufs) == 0 {
+			sockbufs = []int{0}
+		}
+		if e.From == q.Point.From && e.To == q.Point.To && slices.Contains(e.Tests, q.Point.Test) && (q.Point.Size == 0 || slices.Contains(e.Sizes, q.Point.Size)) &&
+			(q.Point.SockBuf < 0 || slices.Contains(sockbufs, q.Point.SockBuf)) {
 			return
 		}
 	}

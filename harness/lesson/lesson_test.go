@@ -193,9 +193,9 @@ func TestFiguresWithoutSlipAreTheCeilings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []Point{{"h1", "h2", perf.UDPStream, 1}, {"h1", "h2", perf.UDPStream, 484}, {"h1", "h2", perf.UDPStream, 485},
-			{"h1", "h2", perf.UDPStream, 20000}, {"h1", "h2", perf.TCPStream, 1000}, {"h3", "h4", perf.UDPStream, 1},
-			{"h3", "h4", perf.UDPStream, 1472}, {"h3", "h4", perf.UDPStream, 3000}, {"h3", "h4", perf.TCPStream, 128}} {
+		for _, p := range []Point{{"h1", "h2", perf.UDPStream, 1, -1}, {"h1", "h2", perf.UDPStream, 484, -1}, {"h1", "h2", perf.UDPStream, 485, -1},
+			{"h1", "h2", perf.UDPStream, 20000, -1}, {"h1", "h2", perf.TCPStream, 1000, -1}, {"h3", "h4", perf.UDPStream, 1, -1},
+			{"h3", "h4", perf.UDPStream, 1472, -1}, {"h3", "h4", perf.UDPStream, 3000, -1}, {"h3", "h4", perf.TCPStream, 128, -1}} {
 			want, ok := theory.PathCeiling(lab, p.From, p.To, p.Test, p.Size)
 			got, err := Expected(lab, &Question{Point: p, Quantity: "goodput"}, slip{})
 			if !ok || err != nil || math.Abs(got-want) > 1e-12*want {
@@ -218,7 +218,7 @@ func TestCellsAndPadding(t *testing.T) {
 		{484, "cells_per_pdu", 11}, {485, "cells_per_pdu", 12}, {484, "padding_octets", 0}, {485, "padding_octets", 47},
 		{485, "pdu_octets", 576},
 	} {
-		got, err := Expected(l.Lab, &Question{Point: Point{"h1", "h2", perf.UDPStream, c.size}, Quantity: c.quantity}, slip{})
+		got, err := Expected(l.Lab, &Question{Point: Point{"h1", "h2", perf.UDPStream, c.size, -1}, Quantity: c.quantity}, slip{})
 		if err != nil || got != c.want {
 			t.Errorf("%s at %d: %v (%v), want %v", c.quantity, c.size, got, err, c.want)
 		}
