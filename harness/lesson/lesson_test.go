@@ -224,3 +224,41 @@ func TestCellsAndPadding(t *testing.T) {
 		}
 	}
 }
+
+// A round trip is every hop's delay both ways and each packet's time on
+// every link; the bandwidth-delay product the slowest link's rate times
+// the delays' round trip.
+func TestRoundTripAndBandwidthDelayProduct(t *testing.T) {
+	l, err := Load("testdata/lesson.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := l.Lab.WithVariant("far")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := Point{"h3", "h4", perf.TCPRR, 1, -1}
+	// a 53-octet IP packet: a 67-octet frame, 91 octet times at 100 Mbit/s,
+	// on two links both ways
+	serial := 4 * 91 * 8 / 100e6
+	for _, c := range []struct {
+		quantity string
+		p        Point
+		s        slip
+		want     float64
+	}{
+		{"rtt", rr, slip{}, 0.040 + serial},
+		{"rtt", rr, slip{oneWay: true}, (0.040 + serial) / 2},
+		{"transactions_per_s", rr, slip{}, 1 / (0.040 + serial)},
+		{"bdp_octets", Point{"h3", "h4", perf.TCPStream, 1448, -1}, slip{}, 100e6 * 0.040 / 8},
+	} {
+		got, err := Expected(lab, &Question{Point: c.p, Quantity: c.quantity}, c.s)
+		if err != nil || math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("%s: %v (%v), want %v", c.quantity, got, err, c.want)
+		}
+	}
+	q := &Question{ID: "q", Kind: Prediction, Point: rr, Variant: "far", Quantity: "rtt", Unit: "ms", Tol: Tolerance{Percent: 1}}
+	if r := predictionSlip(lab, q, 0.020); !strings.Contains(r, "one way") {
+		t.Errorf("20 ms for a 40 ms round trip: %q", r)
+	}
+}
