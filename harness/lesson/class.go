@@ -74,7 +74,8 @@ func CheckClass(dir string, opt Options) (*Class, error) {
 			s.Report, err = checkWith(c.Lesson, w, "")
 		}
 		if err != nil {
-			s.Err = err.Error()
+			// the class folder's path is the teacher's: the row names the student's file
+			s.Err = strings.ReplaceAll(err.Error(), filepath.Clean(dir)+string(filepath.Separator), "")
 		}
 		c.Students = append(c.Students, s)
 	}
@@ -196,7 +197,7 @@ func (c *Class) distribution(i int) column {
 		default:
 			col.Wrong++
 		}
-		if !v.Right && v.Reason != "" {
+		if !v.Right && v.Reason != "" && v.Answer != "" {
 			reasons[reasonGroup(v.Reason)]++
 		}
 		if v.Value != nil {

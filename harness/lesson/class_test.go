@@ -73,7 +73,7 @@ func TestClassSummary(t *testing.T) {
 		}
 		if r[4] != "" {
 			errs++
-			if !strings.Contains(r[4], "worksheet.yaml:3: answers.q1") {
+			if !strings.HasPrefix(r[4], "student30/worksheet.yaml:3: answers.q1") {
 				t.Errorf("%s: error %q, want FILE:LINE", r[0], r[4])
 			}
 		}
