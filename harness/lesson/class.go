@@ -230,8 +230,10 @@ func (c *Class) distribution(i int) column {
 	if col.HasExpected {
 		lo, hi = math.Min(lo, col.ExpectedX), math.Max(hi, col.ExpectedX)
 	}
-	if hi == lo {
-		lo, hi = lo-math.Max(math.Abs(lo)*0.05, 0.5), hi+math.Max(math.Abs(hi)*0.05, 0.5)
+	if hi-lo <= 1e-3*math.Max(math.Abs(hi), math.Abs(lo)) {
+		// one figure, give or take its rounding: centre it in a range of ±5 %
+		mid := (lo + hi) / 2
+		lo, hi = mid-math.Max(math.Abs(mid)*0.05, 0.5), mid+math.Max(math.Abs(mid)*0.05, 0.5)
 	}
 	const bins = 12
 	var nr, nw [bins]int
