@@ -42,8 +42,8 @@ func class(t testing.TB, n int) string {
 		}
 		worksheet(t, sdir, fmt.Sprintf("Student %d", i+1), change)
 	}
-	// one student's worksheet does not read: the row says why
-	os.WriteFile(filepath.Join(dir, "student30", "worksheet.yaml"), []byte("lesson: sawtooth-test\nanswers:\n  q1: 114 Mbit/z\n"), 0o644)
+	// the last student's worksheet does not read: the row says why
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("student%02d", n), "worksheet.yaml"), []byte("lesson: sawtooth-test\nanswers:\n  q1: 114 Mbit/z\n"), 0o644)
 	return dir
 }
 
@@ -118,5 +118,22 @@ func TestClassSummary(t *testing.T) {
 		if err := os.WriteFile(out, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A summary file that is a link is replaced, not written through.
+func TestClassSummaryReplacesLinks(t *testing.T) {
+	dir := class(t, 2)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(victim, filepath.Join(dir, "summary.html"))
+	if _, _, _, err := Summarize(dir, Options{Lesson: "testdata/lesson.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "summary.html")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("summary.html: %v, %v", st, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // measured485 and measured484 are what the fixture student's lab run
@@ -260,5 +261,37 @@ func TestRoundTripAndBandwidthDelayProduct(t *testing.T) {
 	q := &Question{ID: "q", Kind: Prediction, Point: rr, Variant: "far", Quantity: "rtt", Unit: "ms", Tol: Tolerance{Percent: 1}}
 	if r := predictionSlip(lab, q, 0.020); !strings.Contains(r, "one way") {
 		t.Errorf("20 ms for a 40 ms round trip: %q", r)
+	}
+}
+
+// An 18-octet datagram's frame is 64 octets bare and 68 with a label: a
+// goodput of 21.43 Mbit/s for 20.45 leaves the label out (or the FCS,
+// which is as long: both are named).
+func TestPredictionWithoutMPLSLabelIsNamed(t *testing.T) {
+	lab, err := topologies.Load("testdata/mpls.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &Question{ID: "q", Kind: Prediction, Point: Point{"h1", "h2", perf.UDPStream, 18, -1}, Quantity: "goodput", Unit: "Mbit/s", Tol: Tolerance{Percent: 0.5}}
+	if got, err := Expected(lab, q, slip{}); err != nil || math.Abs(got-100e6*18/88) > 1 {
+		t.Errorf("ceiling %v (%v), want %v", got, err, 100e6*18/88)
+	}
+	if r := predictionSlip(lab, q, 21.43e6); !strings.Contains(r, "MPLS label") {
+		t.Errorf("21.43 Mbit/s: %q, want the label named", r)
+	}
+}
+
+// A worksheet names its lesson; check finds it in lessons/NN-NAME.
+func TestFindLessonInLessonsFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.MkdirAll("lessons/02-sawtooth-test", 0o755)
+	os.WriteFile("lessons/02-sawtooth-test/lesson.yaml", []byte("lesson: sawtooth-test\n"), 0o644)
+	got, err := FindLesson("sawtooth-test", filepath.Join(dir, "elsewhere", "worksheet.yaml"))
+	if err != nil || got != filepath.Join("lessons", "02-sawtooth-test", "lesson.yaml") {
+		t.Errorf("found %q (%v)", got, err)
+	}
+	if _, err := FindLesson("nothing-here", "w.yaml"); err == nil || !strings.Contains(err.Error(), "--lesson FILE") {
+		t.Errorf("missing lesson: %v", err)
 	}
 }
