@@ -32,9 +32,10 @@ type Class struct {
 }
 
 // CheckClass checks every worksheet.yaml in dir's subfolders (one a
-// student, their results folder named in it) against the lesson (opt's,
-// or the one the first worksheet names). A worksheet that cannot be read
-// is the student's row's error, not the class's.
+// student, their results folder named in it and inside their folder)
+// against the lesson (opt's, or the one the first worksheet names). A
+// worksheet that cannot be read, or names another folder's results, is
+// the student's row's error, not the class's.
 func CheckClass(dir string, opt Options) (*Class, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -71,6 +72,9 @@ func CheckClass(dir string, opt Options) (*Class, error) {
 			}
 		}
 		if err == nil {
+			err = ownResults(w, filepath.Dir(f))
+		}
+		if err == nil {
 			s.Report, err = checkWith(c.Lesson, w, "")
 		}
 		if err != nil {
@@ -83,6 +87,20 @@ func CheckClass(dir string, opt Options) (*Class, error) {
 		return nil, fmt.Errorf("%s: no worksheet could be read, so no lesson is known: %s", dir, c.Students[0].Err)
 	}
 	return c, nil
+}
+
+// ownResults refuses a worksheet of a class whose results folder is not
+// in the student's own folder: one student's measurements are not
+// another's answers.
+func ownResults(w *Worksheet, own string) error {
+	if w.Results == "" {
+		return nil // the measurements say there are no results
+	}
+	rel, err := filepath.Rel(own, w.Results)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s: results: %s is outside the student's folder %s: in a class, each student's results are their own", w.File, w.Results, own)
+	}
+	return nil
 }
 
 // WriteSummary writes the class's summary.csv and summary.html into its

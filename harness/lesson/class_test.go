@@ -137,3 +137,21 @@ func TestClassSummaryReplacesLinks(t *testing.T) {
 		t.Errorf("summary.html: %v, %v", st, err)
 	}
 }
+
+// In a class a worksheet may not name another student's results folder.
+func TestClassRefusesAnotherStudentsResults(t *testing.T) {
+	dir := class(t, 3)
+	sheet := filepath.Join(dir, "student02", "worksheet.yaml")
+	b, _ := os.ReadFile(sheet)
+	os.WriteFile(sheet, []byte(strings.Replace(string(b), "results: results/", "results: ../student01/results", 1)), 0o644)
+	c, err := CheckClass(dir, Options{Lesson: "testdata/lesson.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Students[1]; s.Report != nil || !strings.Contains(s.Err, "outside the student's folder") {
+		t.Errorf("student02: %+v", s)
+	}
+	if c.Students[0].Report == nil {
+		t.Errorf("student01: %+v", c.Students[0])
+	}
+}
