@@ -493,6 +493,11 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		d.errorf(&yaml.Node{Line: line}, "yaml", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil
 	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		d.errorf(&yaml.Node{Line: max(extra.Line, 1)}, "yaml", "a second YAML document: a lesson or worksheet is one document; remove the --- and what follows")
+		return nil
+	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		d.errorf(&root, "yaml", "want a mapping of keys (lesson: ... or the worksheet's lesson:, student:, answers:)")
 		return nil
