@@ -110,6 +110,7 @@ fuzz:
 	$(FUZZ) ./harness/labrun/ FuzzFigures
 	$(FUZZ) ./harness/report/ FuzzReadLabs
 	$(FUZZ) ./internal/labshell/ FuzzSplit
+	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
 
 clean:
 	rm -rf bin results site

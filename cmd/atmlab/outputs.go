@@ -23,6 +23,7 @@ var outputs = map[string][]string{
 	"atmlab ls":          {"table", "json"},
 	"atmlab inspect":     {"table", "json"},
 	"atmlab version":     {"table", "json"},
+	"atmlab check":       {"table", "json"},
 }
 
 // checkOutput refuses an -o format that cmd does not honour.

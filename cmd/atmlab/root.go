@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 	} {
 		root.AddCommand(verb(opts))
 	}
+	root.AddCommand(newCheck(opts))
 	root.AddCommand(newGenDocs())
 	addCompletions(root)
 	refuseUnknownVerbs(root)

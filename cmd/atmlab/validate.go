@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/harness/lesson"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -16,9 +18,15 @@ func newValidate(opts *options) *cobra.Command {
 		Short: "Check a lab file and print every problem in it",
 		Long: "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n" +
 			"Warnings (FILE:LINE: warning: ...) name what is valid but likely a mistake, such as a loop of\n" +
-			"switches, where one broadcast storms; the lab is still valid.\n\nExample:\n  atmlab validate topologies/sw100.yaml",
+			"switches, where one broadcast storms; the lab is still valid.\n\n" +
+			"A lesson file (one whose top key is lesson:) is checked as a lesson: its keys, its lab, and\n" +
+			"that every question's hosts, test, size and variant exist in the lab (docs/lessons.md).\n\n" +
+			"Example:\n  atmlab validate topologies/sw100.yaml",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if isLessonFile(a[0]) {
+				return validateLesson(cmd, opts, a[0])
+			}
 			var lab *topologies.Lab
 			err := interruptible(cmd.Context(), func() (err error) {
 				if lab, err = topologies.Load(a[0]); err == nil {
@@ -81,4 +89,41 @@ func flatten(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// isLessonFile reports whether a file is a lesson (its top key lesson:),
+// which validate checks as one.
+func isLessonFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, lesson.MaxFileBytes))
+	return err == nil && lesson.IsLesson(data)
+}
+
+// validateLesson checks a lesson file and prints its problems as a lab
+// file's are printed.
+func validateLesson(cmd *cobra.Command, opts *options, path string) error {
+	l, err := lesson.Load(path)
+	if opts.output == "json" {
+		var problems []string
+		for _, e := range flatten(err) {
+			problems = append(problems, e.Error())
+		}
+		printJSON(cmd.OutOrStdout(), map[string]any{"file": path, "valid": err == nil, "problems": problems})
+	}
+	if err != nil {
+		if opts.output == "table" {
+			for _, e := range flatten(err) {
+				fmt.Fprintln(cmd.ErrOrStderr(), e)
+			}
+		}
+		return fmt.Errorf("%s: %d problem(s)", path, len(flatten(err)))
+	}
+	if opts.output == "table" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: lesson %s is valid: %d questions on lab %s\n", path, l.Name, len(l.Questions), l.Lab.Name)
+	}
+	return nil
 }
