@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -311,4 +312,56 @@ func describe(q question) string {
 		s += " in variant " + q.Variant
 	}
 	return s
+}
+
+// TestLessonsValidateAndTheirExamplesCheck runs what a teacher and a
+// student would: atmlab validate on every lesson.yaml, and atmlab check on
+// the sawtooth lesson's prepared worksheets, each of which must get the
+// verdicts it was written for, with the reason the theory gives.
+func TestLessonsValidateAndTheirExamplesCheck(t *testing.T) {
+	lessons, err := filepath.Glob("*/lesson.yaml")
+	if err != nil || len(lessons) < 7 {
+		t.Fatalf("%d lessons: %v", len(lessons), err)
+	}
+	for _, l := range lessons {
+		if out, err := exec.Command(atmlab, "validate", l).CombinedOutput(); err != nil {
+			t.Errorf("atmlab validate %s: %v\n%s", l, err, out)
+		}
+	}
+	type verdict struct {
+		ID     string `json:"id"`
+		Right  bool   `json:"right"`
+		Reason string `json:"reason"`
+	}
+	type report struct {
+		Right, Total int
+		Verdicts     []verdict
+	}
+	// wrong: each question the worksheet gets wrong, and words its reason must hold.
+	for file, wrong := range map[string]map[string]string{
+		"all-right.yaml":      {},
+		"trailer-slip.yaml":   {"q2": "AAL5 trailer", "q3": "AAL5 trailer", "q5": "AAL5 trailer", "q6": "AAL5 trailer", "q10": "trailer"},
+		"unit-slip.yaml":      {"q4": "MiB", "q5": "MiB", "q6": "MiB", "q7": "MiB", "q8": "MiB", "q9": "MiB"},
+		"copied-example.yaml": {"q7": "handout's example"},
+	} {
+		out, err := exec.Command(atmlab, "check", "-o", "json", filepath.Join("02-aal5-sawtooth", "examples", file)).Output()
+		if err != nil {
+			t.Errorf("atmlab check %s: %v", file, err)
+			continue
+		}
+		var r report
+		if err := json.Unmarshal(out, &r); err != nil || r.Total != 11 {
+			t.Errorf("atmlab check %s: %v, %d questions", file, err, r.Total)
+			continue
+		}
+		for _, v := range r.Verdicts {
+			want, isWrong := wrong[v.ID]
+			switch {
+			case v.Right == isWrong:
+				t.Errorf("%s %s: right %v, want %v (%s)", file, v.ID, v.Right, !isWrong, v.Reason)
+			case isWrong && !strings.Contains(v.Reason, want):
+				t.Errorf("%s %s: reason %q does not say %q", file, v.ID, v.Reason, want)
+			}
+		}
+	}
 }
