@@ -360,3 +360,33 @@ variants:
 		}
 	}
 }
+
+// A background's sockbuf: is its socket buffers in bytes, in the range of
+// an experiment's sockbufs: values (0, the default, when absent); a value
+// outside it is an error at its line.
+func TestBackgroundSockBuf(t *testing.T) {
+	bg := func(extra string) string {
+		return hostsLab("ipv4: 10.0.0.1/24", "experiments:\n  - name: s\n    from: h1\n    to: h2\n    tests: [TCP_STREAM]\n    background:\n      from: h2\n      to: h1\n      test: TCP_STREAM\n"+extra)
+	}
+	for src, want := range map[string]int{bg(""): 0, bg("      sockbuf: 65535\n"): 65535, bg("      sockbuf: 0\n"): 0, bg("      sockbuf: 67108864\n"): 64 << 20} {
+		lab, err := Parse("ok.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lab.Experiments[0].Background.SockBuf; got != want {
+			t.Errorf("background sockbuf = %d, want %d", got, want)
+		}
+	}
+	for v, want := range map[string]string{
+		"-1":       "want a whole number from 0 to 67108864",
+		"67108865": "want a whole number from 0 to 67108864",
+		"64k":      "want a whole number from 0 to 67108864",
+		"[65535]":  "want a single value",
+	} {
+		_, err := Parse("bad.yaml", []byte(bg("      sockbuf: "+v+"\n")))
+		want = "bad.yaml:19: experiments[0].background.sockbuf: " + want
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sockbuf: %s: error = %v, want it to contain %q", v, err, want)
+		}
+	}
+}

@@ -71,6 +71,10 @@ type Background struct {
 	From, To string
 	Test     string
 	Size     int
+	// SockBuf is the load's socket buffers, send and receive, in bytes
+	// (0: the tool's, or the kernel's auto-tuned, default): a study's
+	// background ran with the buffers its measured stream had.
+	SockBuf int
 }
 
 // experimentTools measure experiments: atmlab's own client, iperf3 -J, and
@@ -139,6 +143,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 						}
 					}},
 					{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 65507, &b.Size) }},
+					{"sockbuf", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 64<<20, &b.SockBuf) }},
 				})
 			}},
 		})

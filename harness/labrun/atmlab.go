@@ -80,8 +80,12 @@ const loadWarmup = time.Second
 // its warm-up (its server unreachable, say) is the point's error.
 func (r *Runner) startLoad(e *topologies.Experiment) (*server, error) {
 	bg := e.Background
-	load, err := r.startServer("background load", bg.From, nil, r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
-		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (time.Duration(runsAtMost(e))*(e.Duration+time.Second) + 3*time.Second).String())
+	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
+		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (time.Duration(runsAtMost(e))*(e.Duration+time.Second) + 3*time.Second).String()}
+	if bg.SockBuf > 0 {
+		args = append(args, "-s", strconv.Itoa(bg.SockBuf), "-S", strconv.Itoa(bg.SockBuf))
+	}
+	load, err := r.startServer("background load", bg.From, nil, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -71,3 +71,58 @@ experiments:
 		}
 	}
 }
+
+// bgArgsEnv is bgEnv that keeps the background client's command line.
+type bgArgsEnv struct {
+	bgEnv
+	args []string
+}
+
+func (e *bgArgsEnv) Command(node string, args ...string) *exec.Cmd {
+	if !slices.Contains(args, "json") {
+		e.args = args
+	}
+	return e.bgEnv.Command(node, args...)
+}
+
+// A background's sockbuf: reaches its client as -s and -S, as a point's
+// sockbuf does the measured client's, and its record says so; without
+// one the client asks for no buffers (the kernel's auto-tuned ones).
+func TestBackgroundLoadSockBuf(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{{", sockbuf: 65535", 65535}, {"", 0}} {
+		lab, err := topologies.Parse("m.yaml", []byte(`name: m
+topology:
+  nodes:
+    a2: {kind: host, ipv4: 10.0.0.2/24}
+    a3: {kind: host, ipv4: 10.0.0.3/24}
+    a4: {kind: host, ipv4: 10.0.0.4/24}
+    sw1: {kind: switch}
+  links:
+    - {endpoints: ["a2:eth0", "sw1:p1"]}
+    - {endpoints: ["a3:eth0", "sw1:p2"]}
+    - {endpoints: ["a4:eth0", "sw1:p3"]}
+experiments:
+  - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], sockbufs: [65535], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM`+tc.key+`}}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &bgArgsEnv{bgEnv: bgEnv{bg: "exec sleep 10"}}
+		r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+		rec := r.measure(context.Background(), Points(lab)[0])
+		cmd := strings.Join(env.args, " ")
+		if !strings.Contains(cmd, "perf client -H 10.0.0.4") {
+			t.Fatalf("background command %q is not an atmlab perf client to a4", cmd)
+		}
+		hasBuf := strings.Contains(cmd, " -s 65535 -S 65535")
+		if hasBuf != (tc.want > 0) || (tc.want == 0 && (slices.Contains(env.args, "-s") || slices.Contains(env.args, "-S"))) {
+			t.Errorf("background%s: command %q; want -s/-S %d", tc.key, cmd, tc.want)
+		}
+		if rec.Background == nil || rec.Background.SockBuf != tc.want {
+			t.Errorf("background%s: record %+v; want sockbuf %d", tc.key, rec.Background, tc.want)
+		}
+	}
+}

@@ -128,6 +128,8 @@ type BackgroundLoad struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	Test string `json:"test"`
+	// SockBuf is the load's socket buffers in bytes (0: the default).
+	SockBuf int `json:"sockbuf,omitempty"`
 	// SentBps is what the load's sending host put on its links during the
 	// point (its NICs' transmitted bytes, whatever else it sent).
 	SentBps float64 `json:"sent_bps,omitempty"`
@@ -352,7 +354,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		}
 		defer load.stop()
 		bg := e.Background
-		rec.Background = &BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test}
+		rec.Background = &BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
 	}
 	h0, qerr := r.Env.Emulator(ctx)
 	s0, serr := r.steal()

@@ -67,14 +67,14 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *to
 	l.Sched.RunUntil(StartAt)
 	var load *labrun.BackgroundLoad
 	if bg := e.Background; bg != nil {
-		load = &labrun.BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test}
+		load = &labrun.BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
 		bto, err := addr(bg.To)
 		if err != nil {
 			return res, load, err
 		}
-		bspec := perf.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size}
+		bspec := perf.Spec{Test: bg.Test, Duration: e.Duration + 3*time.Second, Message: bg.Size, SendBuf: bg.SockBuf, RecvBuf: bg.SockBuf}
 		if strings.HasSuffix(bg.Test, "_RR") {
-			bspec = perf.Spec{Test: bg.Test, Duration: bspec.Duration, Request: bg.Size, Response: bg.Size}
+			bspec.Message, bspec.Request, bspec.Response = 0, bg.Size, bg.Size
 		}
 		if _, err := Start(Test{Lab: l, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
 			load.Error = err.Error()

@@ -136,3 +136,50 @@ func TestRepetitionsAndTools(t *testing.T) {
 		}
 	}
 }
+
+// farLab has h3 behind 20 ms each way: 40 ms round trips from h1 and h2.
+const farLab = `
+name: far
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    h3: {kind: host, ipv4: 10.0.0.3/24}
+    sw1: {kind: switch, buffer: 4MiB}
+  links:
+    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 1G}}
+    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 1G}}
+    - {endpoints: ["h3:eth0", "sw1:p3"], ethernet: {rate: 1G}, impair: {delay: 20ms}}
+`
+
+// A background's sockbuf: sets its sockets' buffers as a point's sockbuf
+// does the measured stream's: over a 40 ms round trip a TCP load with
+// 65535-octet buffers is held by its window below 65535*8/RTT (13 Mbit/s;
+// netstack advertises about half its receive buffer, so 6.3, as a measured
+// stream with those buffers gets), where one with the default, auto-tuned
+// buffers grows far past it; the load's record says which buffers it had.
+func TestBackgroundSockBuf(t *testing.T) {
+	l := lab(t, farLab)
+	p := labrun.Point{Experiment: "bg", Test: perf.UDPRR, Size: 1, From: "h1", To: "h3", Rep: 1}
+	sent := func(buf int) float64 {
+		t.Helper()
+		_, load, err := MeasureLoad(context.Background(), l, p, &topologies.Experiment{Duration: 2 * time.Second,
+			Background: &topologies.Background{From: "h2", To: "h3", Test: perf.TCPStream, Size: 16384, SockBuf: buf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if load == nil || load.SockBuf != buf {
+			t.Fatalf("background load %+v; want its sockbuf %d recorded", load, buf)
+		}
+		return load.SentBps
+	}
+	window := 65535 * 8 / 0.040
+	small, auto := sent(65535), sent(0)
+	t.Logf("background with 65535-octet buffers: %.2f Mbit/s (window/RTT %.2f); with the default: %.2f Mbit/s", small/1e6, window/1e6, auto/1e6)
+	if small < 0.35*window || small > 1.05*window {
+		t.Errorf("background with 65535-octet buffers sent %.2f Mbit/s; want it window-limited, near %.2f", small/1e6, window/1e6)
+	}
+	if auto < 3*small {
+		t.Errorf("background with the default buffers sent %.2f Mbit/s, not clearly above the 65535-octet one's %.2f: the buffer made no difference", auto/1e6, small/1e6)
+	}
+}
