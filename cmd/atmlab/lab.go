@@ -30,6 +30,7 @@ func newLab(opts *options) *cobra.Command {
 func newLabRun(opts *options) *cobra.Command {
 	var out, clock, shardFlag string
 	var quick, appendRun, force bool
+	var jobs int
 	var view webFlags
 	c := &cobra.Command{
 		Use:   "run FILE [--out DIR [--append|--force]] [--quick] [--shard K/N] [--web ADDR]",
@@ -44,6 +45,8 @@ func newLabRun(opts *options) *cobra.Command {
 			"or what an experiment's quick: section names.\n" +
 			"--clock virtual runs every host as a userspace TCP/IP stack (gVisor's netstack) in model time:\n" +
 			"no root, the same figures on every machine; --clock both measures each point both ways.\n" +
+			"Virtual points run --jobs at a time (default one per CPU), each on its own lab, their results\n" +
+			"written in order, the same bytes as one at a time; real-time points run one at a time.\n" +
 			"--shard K/N runs a stable 1/N of the campaign's points, K from 1 to N (as Slurm's array task ids,\n" +
 			"$SLURM_ARRAY_TASK_ID): a point's shard is a hash of its variant, experiment, test, size, socket buffer\n" +
 			"and repetition, never its position; `atmlab report DIR... --out DIR` merges the shards' folders.\n" +
@@ -54,6 +57,10 @@ func newLabRun(opts *options) *cobra.Command {
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			clocks, err := clocksOf(clock)
+			if err != nil {
+				return err
+			}
+			vjobs, err := virtualJobs(jobs)
 			if err != nil {
 				return err
 			}
@@ -170,7 +177,7 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 			}
 			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Done: done, Self: self, JSONL: jsonl, CSV: csvw,
-				Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr(), Out: out}
+				Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr(), Out: out, Jobs: vjobs}
 			id.Points = camp.Points()
 			if err := labrun.WriteIdentity(dir, id); err != nil {
 				return err
@@ -189,7 +196,7 @@ func newLabRun(opts *options) *cobra.Command {
 				}
 				return runVariant(ctx, r.Lab, r, live)
 			}
-			restore := oneProcIfVirtual(clocks)
+			restore := procsIfVirtual(clocks, camp.Jobs)
 			total, runErr := camp.Run(cmd.Context())
 			restore()
 			if err := cmp.Or(jsonl.Close(), csvFile.Close()); err != nil && runErr == nil {
@@ -215,6 +222,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().StringVar(&shardFlag, "shard", "", "K/N: run the K-th of N stable parts of the campaign's points, K from 1 (as Slurm's $SLURM_ARRAY_TASK_ID)")
 	c.Flags().BoolVar(&appendRun, "append", false, "add to the --out folder's results: measure only the points it lacks (the same lab file, atmlab, clock, --quick and shard)")
 	c.Flags().BoolVar(&force, "force", false, "replace what an earlier run wrote in the --out folder")
+	c.Flags().IntVar(&jobs, "jobs", 0, "virtual-time points measured at once, each on its own lab, results in order as one at a time (0: one per CPU); real-time points run one at a time")
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	view.add(c)
 	return c

@@ -40,21 +40,33 @@ func refuseVirtualUp(clock string) error {
 	return fmt.Errorf("unknown clock %q: atmlab up runs in real time only (--clock real)", clock)
 }
 
-// oneProcIfVirtual sets GOMAXPROCS to 1 for a run whose clocks are all
-// virtual and returns what restores it. A virtual run is one goroutine at
-// a time (netstack's processors run only while the driver waits at a
-// barrier), so a second processor buys nothing but handoffs between
-// threads: a 10-s 100M TCP point used 1.53 s of CPU at GOMAXPROCS 1 and
-// 2.25 s at 2 (1.5 k context switches against 51 k), byte-identical
-// records. A run that measures in real time too keeps
-// its processors (the emulator's loop and the hosts' tools need them), and
-// so does one whose GOMAXPROCS the environment sets (scripts/determinism.sh
-// compares runs under 2 and 1).
-func oneProcIfVirtual(clocks []string) (restore func()) {
+// virtualJobs is how many virtual points lab run measures at once: --jobs,
+// or by default one per CPU.
+func virtualJobs(jobs int) (int, error) {
+	if jobs < 0 {
+		return 0, fmt.Errorf("--jobs %d: give 1 or more virtual points at once (0: one per CPU, %d here)", jobs, runtime.NumCPU())
+	}
+	if jobs == 0 {
+		return runtime.NumCPU(), nil
+	}
+	return jobs, nil
+}
+
+// procsIfVirtual sets GOMAXPROCS to jobs, the points measured at once, for
+// a run whose clocks are all virtual and returns what restores it. A
+// virtual point is one goroutine at a time (netstack's processors run only
+// while the driver waits at a barrier), so a processor per point is all it
+// uses; more buy nothing but handoffs between threads: one 10-s 100M TCP
+// point used 1.53 s of CPU at GOMAXPROCS 1 and 2.25 s at 2 (1.5 k context
+// switches against 51 k), byte-identical records. A run that measures in
+// real time too keeps its processors (the emulator's loop and the hosts'
+// tools need them), and so does one whose GOMAXPROCS the environment sets
+// (scripts/determinism.sh compares runs under 2 and 1).
+func procsIfVirtual(clocks []string, jobs int) (restore func()) {
 	if len(clocks) == 0 || slices.ContainsFunc(clocks, func(c string) bool { return c != "virtual" }) || os.Getenv("GOMAXPROCS") != "" {
 		return func() {}
 	}
-	prev := runtime.GOMAXPROCS(1)
+	prev := runtime.GOMAXPROCS(max(jobs, 1))
 	return func() { runtime.GOMAXPROCS(prev) }
 }
 

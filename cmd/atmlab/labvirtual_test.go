@@ -2,15 +2,22 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 const virtualLab = `name: vlab
@@ -155,30 +162,70 @@ func TestVirtualRecordCarriesBackground(t *testing.T) {
 	}
 }
 
-// A run whose clocks are all virtual takes one processor for its length
-// and gives back what it had; one that measures in real time too, or whose
-// environment sets GOMAXPROCS, keeps its processors.
-func TestVirtualRunTakesOneProc(t *testing.T) {
+// A run whose clocks are all virtual takes a processor per point it
+// measures at once for its length and gives back what it had; one that
+// measures in real time too, or whose environment sets GOMAXPROCS, keeps
+// its processors.
+func TestVirtualRunTakesOneProcPerJob(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	t.Setenv("GOMAXPROCS", "")
-	restore := oneProcIfVirtual([]string{"virtual"})
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		t.Errorf("during a virtual run GOMAXPROCS is %d, want 1", n)
-	}
-	restore()
-	if n := runtime.GOMAXPROCS(0); n != 4 {
-		t.Errorf("after a virtual run GOMAXPROCS is %d, want 4 again", n)
+	for _, jobs := range []int{1, 2} {
+		restore := procsIfVirtual([]string{"virtual"}, jobs)
+		if n := runtime.GOMAXPROCS(0); n != jobs {
+			t.Errorf("during a virtual run of %d at a time GOMAXPROCS is %d, want %d", jobs, n, jobs)
+		}
+		restore()
+		if n := runtime.GOMAXPROCS(0); n != 4 {
+			t.Errorf("after a virtual run GOMAXPROCS is %d, want 4 again", n)
+		}
 	}
 	for _, c := range []struct {
 		clocks []string
 		env    string
 	}{{[]string{"real", "virtual"}, ""}, {[]string{"real"}, ""}, {[]string{"virtual"}, "2"}} {
 		t.Setenv("GOMAXPROCS", c.env)
-		restore := oneProcIfVirtual(c.clocks)
+		restore := procsIfVirtual(c.clocks, 1)
 		if n := runtime.GOMAXPROCS(0); n != 4 {
 			t.Errorf("clocks %v, GOMAXPROCS=%q: %d processors, want the 4 it had", c.clocks, c.env, n)
 		}
 		restore()
+	}
+}
+
+// TestVirtualPointsSideBySideSameBytes: a virtual run of a small lab's
+// points three at a time, each on its own netstack lab, writes the same
+// results.jsonl and results.csv, timestamps aside, as one at a time.
+func TestVirtualPointsSideBySideSameBytes(t *testing.T) {
+	lab, err := topologies.Parse("side.yaml", []byte(`name: side
+seed: 7
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+    sw: {kind: switch}
+  links:
+    - {endpoints: ["h1:eth0", "sw:p1"], ethernet: {rate: 100M}}
+    - {endpoints: ["h2:eth0", "sw:p2"], ethernet: {rate: 100M}}
+experiments:
+  - {name: s, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR], sizes: [64, 1460], duration: 200ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := regexp.MustCompile(`"at":"[^"]*"`)
+	var files [2]string
+	for i, jobs := range []int{1, 3} {
+		var jsonl, csvb bytes.Buffer
+		csvw := csv.NewWriter(&csvb)
+		r := &labrun.Runner{Variant: "base", Lab: lab, JSONL: &jsonl, CSV: csvw, Jobs: jobs}
+		n, err := runVirtual(context.Background(), lab, r, t.TempDir())
+		if err != nil || n != 6 {
+			t.Fatalf("%d at a time: %d points, %v; want 6", jobs, n, err)
+		}
+		files[i] = at.ReplaceAllString(jsonl.String(), `"at":""`) + csvb.String()
+	}
+	if files[0] != files[1] {
+		t.Errorf("three at a time wrote\n%s\none at a time\n%s", files[1], files[0])
 	}
 }
 

@@ -47,6 +47,7 @@ type Campaign struct {
 	CSV      *csv.Writer
 	Progress io.Writer
 	Watch    func(Progress)
+	Jobs     int // virtual points measured at once (Runner.Jobs)
 	// Log, if set, gets a line as each variant starts, naming Out.
 	Log io.Writer
 	Out string
@@ -95,7 +96,7 @@ func (c *Campaign) Run(ctx context.Context) (int, error) {
 			if c.Log != nil {
 				fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
 			}
-			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs}
 			m, err := c.Measure(ctx, clk, r)
 			total += m
 			if err != nil {

@@ -183,6 +183,11 @@ type Runner struct {
 	// Done is the points already measured (DoneKey): not measured again
 	// (lab run --append).
 	Done map[string]bool
+	// Jobs is how many points a Runner with a Perf measures at once, each
+	// on its own lab; their records are written in order all the same.
+	// Below 2: one at a time. A Runner without a Perf (real time) always
+	// measures one at a time: its points share one lab and the machine.
+	Jobs int
 	// Steal reads the machine's steal time (netstat.Steal for a lab on
 	// this machine; a test's stand-in plays a hypervisor). nil: no steal
 	// is recorded, and no point is measured again for it.
@@ -213,8 +218,11 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		defer stop()
 		paths = r.pingPaths(ctx, pts)
 	}
-	var recs []Record
 	start := time.Now()
+	if r.Perf != nil && r.Jobs > 1 && len(pts) > 1 {
+		return r.runSideBySide(ctx, pts, start)
+	}
+	var recs []Record
 	for i, p := range pts {
 		if ctx.Err() != nil {
 			break

@@ -1,0 +1,123 @@
+package labrun
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// sideLab is a small lab with six points (one experiment, six sizes).
+func sideLab(t *testing.T) *topologies.Lab {
+	t.Helper()
+	lab, err := topologies.Parse("side.yaml", []byte(`name: side
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+experiments:
+  - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 128, 256, 512, 1024, 1472], duration: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lab
+}
+
+// fakePerf is a virtual-time Perf whose figure is the point's size; a
+// point of a size in hold waits until release is closed.
+func fakePerf(hold map[int]bool, release chan struct{}, order *[]int, mu *sync.Mutex) func(context.Context, Point, *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+	return func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+		if hold[p.Size] {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return perf.Result{Test: p.Test, Error: "interrupted"}, nil, ctx.Err()
+			}
+		}
+		mu.Lock()
+		*order = append(*order, p.Size)
+		mu.Unlock()
+		return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
+	}
+}
+
+var atField = regexp.MustCompile(`"at":"[^"]*"`)
+
+// runJSONL runs the side lab's points jobs at a time and returns its
+// results.jsonl without its timestamps and the order the points ended in.
+func runJSONL(t *testing.T, jobs int, hold map[int]bool, release chan struct{}) (string, []int) {
+	t.Helper()
+	var out bytes.Buffer
+	var order []int
+	var mu sync.Mutex
+	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Clock: "virtual", Jobs: jobs, Perf: fakePerf(hold, release, &order, &mu)}
+	recs, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6", len(recs))
+	}
+	return atField.ReplaceAllString(out.String(), `"at":""`), order
+}
+
+// TestVirtualPointsSideBySideWriteInOrder: points measured three at a time
+// write the same results.jsonl, timestamps aside, as one at a time, even
+// when later points end before earlier ones.
+func TestVirtualPointsSideBySideWriteInOrder(t *testing.T) {
+	one, _ := runJSONL(t, 1, nil, nil)
+	release := make(chan struct{})
+	// The first point waits until the other two of its three have ended.
+	var once sync.Once
+	hold := map[int]bool{64: true}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		once.Do(func() { close(release) })
+	}()
+	side, order := runJSONL(t, 3, hold, release)
+	if side != one {
+		t.Errorf("three at a time wrote\n%s\none at a time\n%s", side, one)
+	}
+	if len(order) == 0 || order[0] == 64 {
+		t.Errorf("points ended in order %v: the first should have ended after later ones", order)
+	}
+}
+
+// TestVirtualPointsSideBySideKeepInterruptedPrefix: an interrupted run
+// keeps an unbroken first part of the points, in order, with nothing
+// started after the interrupt.
+func TestVirtualPointsSideBySideKeepInterruptedPrefix(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	var order []int
+	var mu sync.Mutex
+	release := make(chan struct{}) // never released: the first point ends only with ctx
+	perfFn := fakePerf(map[int]bool{64: true}, release, &order, &mu)
+	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Clock: "virtual", Jobs: 2,
+		Perf: func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+			res, load, err := perfFn(ctx, p, e)
+			if p.Size == 128 {
+				cancel() // interrupted while the second point ends
+			}
+			return res, load, err
+		}}
+	recs, err := r.Run(ctx)
+	if err != context.Canceled {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	if len(recs) != 2 || recs[0].Size != 64 || recs[1].Size != 128 {
+		t.Fatalf("kept %+v, want the first two points in order", recs)
+	}
+	if got := bytes.Count(out.Bytes(), []byte("\n")); got != 2 {
+		t.Errorf("results.jsonl has %d lines, want 2", got)
+	}
+}
