@@ -159,14 +159,17 @@ func TestLessonAAL34AndCellsRealTime(t *testing.T) {
 }
 
 // The TCP window lesson in real time: every point measured, and with a
-// 64 KiB socket buffer over a 40 ms round trip the stream stays under one
-// window a round trip (13.1 Mbit/s) and 1-byte transactions under 25 a
-// second: bounds a loaded machine can only push further down.
+// 64 KiB socket buffer over a 40 ms round trip the stream stays under two
+// windows a round trip (Linux doubles the buffer it is given and keeps part
+// of it for its own use: one run read 13.96 Mbit/s against one window's
+// 13.11) and 1-byte transactions under 25 a second: bounds a loaded
+// machine can only push further down.
 func TestLessonTCPWindowRealTime(t *testing.T) {
 	recs := lessonRun(t, "04-tcp-window")
 	r, _ := record(t, recs, "rtt-40ms", "window", "TCP_STREAM", 8948, 65536)
-	if got := r.Result.ThroughputBps; got <= 0 || got > 65536*8/0.040*1.02 {
-		t.Errorf("64 KiB over 40 ms: %.2f Mbit/s, want above 0 and at most one window a round trip (13.11)", got/1e6)
+	t.Logf("64 KiB over 40 ms: %.2f Mbit/s (one window a round trip 13.11)", r.Result.ThroughputBps/1e6)
+	if got := r.Result.ThroughputBps; got <= 0 || got > 2*65536*8/0.040 {
+		t.Errorf("64 KiB over 40 ms: %.2f Mbit/s, want above 0 and at most two windows a round trip (26.21)", got/1e6)
 	}
 	rr, _ := record(t, recs, "rtt-40ms", "rtt", "TCP_RR", 1, -1)
 	if got := rr.Result.TransactionsPerSec; got <= 0 || got > 25*1.02 {
