@@ -38,6 +38,7 @@ fi
 step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./harness/vperf/ | grep -E '^Benchmark'"
 step "The seed labs, five quick runs" scripts/stability.sh
 step "The seed labs in virtual time, three runs" scripts/determinism.sh
+step "A class in virtual time" "scripts/class-bench.sh"
 echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$tmp"
 cp "$tmp" "$out"
 echo "bench: wrote $out"

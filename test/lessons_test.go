@@ -128,3 +128,85 @@ func TestLessonSawtoothRealTime(t *testing.T) {
 		t.Errorf("LLC/SNAP: 485 octets %.2f Mbit/s, want the step below 484's %.2f (theory -8.1 %%)", llc485/1e6, llc484/1e6)
 	}
 }
+
+// record returns a lesson's record of one point (sockbuf -1: any), and
+// whether the harness left it unflagged.
+func record(t *testing.T, recs []labrun.Record, variant, experiment, test string, size, sockbuf int) (labrun.Record, bool) {
+	t.Helper()
+	for _, r := range recs {
+		if r.Variant == variant && r.Experiment == experiment && r.Test == test && r.Size == size && (sockbuf < 0 || r.SockBuf == sockbuf) {
+			if r.Flag != "" {
+				t.Logf("%s %s %s %d: flagged: %s", variant, experiment, test, size, r.Flag)
+			}
+			return r, r.Flag == ""
+		}
+	}
+	t.Fatalf("no record of %s %s size %d in %s", experiment, test, size, variant)
+	return labrun.Record{}, false
+}
+
+// The AAL3/4 lesson in real time: every point measured, and 441 octets of
+// UDP, which need a 12th AAL3/4 cell (44 octets of a cell's 48 carry the
+// payload), read below 440 (11 cells) where neither was flagged.
+func TestLessonAAL34AndCellsRealTime(t *testing.T) {
+	recs := lessonRun(t, "03-aal34-and-cells")
+	a440, ok440 := goodput(t, recs, "aal34", "aal", 440)
+	a441, ok441 := goodput(t, recs, "aal34", "aal", 441)
+	t.Logf("AAL3/4 440 %.2f, 441 %.2f Mbit/s", a440/1e6, a441/1e6)
+	if ok440 && ok441 && a441 > a440*0.96 {
+		t.Errorf("AAL3/4: 441 octets %.2f Mbit/s, want the step below 440's %.2f (theory -8.1 %%)", a441/1e6, a440/1e6)
+	}
+}
+
+// The TCP window lesson in real time: every point measured, and with a
+// 64 KiB socket buffer over a 40 ms round trip the stream stays under two
+// windows a round trip (Linux doubles the buffer it is given and keeps part
+// of it for its own use: one run read 13.96 Mbit/s against one window's
+// 13.11) and 1-byte transactions under 25 a second: bounds a loaded
+// machine can only push further down.
+func TestLessonTCPWindowRealTime(t *testing.T) {
+	recs := lessonRun(t, "04-tcp-window")
+	r, _ := record(t, recs, "rtt-40ms", "window", "TCP_STREAM", 8948, 65536)
+	t.Logf("64 KiB over 40 ms: %.2f Mbit/s (one window a round trip 13.11)", r.Result.ThroughputBps/1e6)
+	if got := r.Result.ThroughputBps; got <= 0 || got > 2*65536*8/0.040 {
+		t.Errorf("64 KiB over 40 ms: %.2f Mbit/s, want above 0 and at most two windows a round trip (26.21)", got/1e6)
+	}
+	rr, _ := record(t, recs, "rtt-40ms", "rtt", "TCP_RR", 1, -1)
+	if got := rr.Result.TransactionsPerSec; got <= 0 || got > 25*1.02 {
+		t.Errorf("TCP_RR over 40 ms: %.1f transactions/s, want above 0 and at most 25", got)
+	}
+}
+
+// The MPLS lesson in real time: every point measured, with labels and
+// without, and no unflagged 1400-octet stream above its ceiling.
+func TestLessonMPLSAgainstIPRealTime(t *testing.T) {
+	recs := lessonRun(t, "05-mpls-vs-ip")
+	for _, v := range []string{"base", "ip"} {
+		if r, ok := record(t, recs, v, "labels", "UDP_STREAM", 1400, -1); ok && r.Ceiling > 0 && r.Result.ThroughputBps > r.Ceiling*1.01 {
+			t.Errorf("%s 1400 octets: %.2f Mbit/s above its ceiling %.2f", v, r.Result.ThroughputBps/1e6, r.Ceiling/1e6)
+		}
+	}
+}
+
+// The what-if lesson in real time: all nine grid points measured, and at
+// 2 Mbit/s the TCP stream stays under the 2M wire whatever the delay.
+func TestLessonWhatIfRealTime(t *testing.T) {
+	recs := lessonRun(t, "06-what-if")
+	for _, d := range []string{"0s", "5ms", "20ms"} {
+		v := "rate=2M,delay=" + d
+		r, _ := record(t, recs, v, "tcp", "TCP_STREAM", 1448, -1)
+		if got := r.Result.ThroughputBps; got <= 0 || got > 2e6*1.01 {
+			t.Errorf("%s: %.3f Mbit/s, want above 0 and under the 2M wire", v, got/1e6)
+		}
+	}
+}
+
+// The praktikum lesson in real time: all four tasks measured, and Task
+// IV's UDP over OC-3c AAL5 stays under the ATM ceiling.
+func TestLessonPraktikumRealTime(t *testing.T) {
+	recs := lessonRun(t, "07-praktikum")
+	r, _ := record(t, recs, "base", "task4-atm", "UDP_STREAM", 9152, -1)
+	if got := r.Result.ThroughputBps; got <= 0 || got > 149.76e6*1.01 {
+		t.Errorf("Task IV UDP 9152: %.2f Mbit/s, want above 0 and under OC-3c's 149.76 payload rate", got/1e6)
+	}
+}

@@ -30,6 +30,7 @@ const rootlessUID = 47913
 // groups, no capabilities) in its own working directory.
 type rootless struct {
 	t   *testing.T
+	uid int      // the user's uid and gid
 	dir string   // the user's working directory and home
 	tun string   // a /dev/net/tun node bound over the real one for up and lab run
 	env []string // the user's environment beyond PATH and HOME
@@ -41,20 +42,26 @@ type rootless struct {
 // the machine's.
 func newRootless(t *testing.T, tunMode uint32) *rootless {
 	t.Helper()
+	return newRootlessUID(t, tunMode, rootlessUID)
+}
+
+// newRootlessUID is newRootless for the user uid.
+func newRootlessUID(t *testing.T, tunMode uint32, uid int) *rootless {
+	t.Helper()
 	requireRoot(t, "ping", "unshare", "setpriv", "nsenter", "pgrep")
 	// TestMain builds atmlab in a 0700 directory of root's.
 	if err := os.Chmod(filepath.Dir(atmlab), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	u := &rootless{t: t, dir: t.TempDir()}
+	u := &rootless{t: t, uid: uid, dir: t.TempDir()}
 	os.Chmod(filepath.Dir(u.dir), 0o755)
-	if err := os.Chown(u.dir, rootlessUID, rootlessUID); err != nil {
+	if err := os.Chown(u.dir, uid, uid); err != nil {
 		t.Fatal(err)
 	}
 	u.tun = tunNode(t, tunMode)
 	t.Cleanup(func() {
 		// Whatever a failed test left of the user's labs.
-		u.command("sh", "-c", "pkill -KILL -u "+fmt.Sprint(rootlessUID)).Run()
+		u.command("sh", "-c", "pkill -KILL -u "+fmt.Sprint(uid)).Run()
 	})
 	return u
 }
@@ -80,7 +87,7 @@ func (u *rootless) command(argv ...string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = u.dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}, u.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: rootlessUID, Gid: rootlessUID}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
 	return cmd
 }
 
@@ -90,7 +97,7 @@ func (u *rootless) command(argv ...string) *exec.Cmd {
 // unshare and setpriv exec it.
 func (u *rootless) building(args ...string) *exec.Cmd {
 	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
-		`mount --bind "$0" /dev/net/tun && exec setpriv --reuid=` + fmt.Sprint(rootlessUID) + ` --regid=` + fmt.Sprint(rootlessUID) + ` --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
+		`mount --bind "$0" /dev/net/tun && exec setpriv --reuid=` + fmt.Sprint(u.uid) + ` --regid=` + fmt.Sprint(u.uid) + ` --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"`,
 		u.tun, atmlab}, args...)...)
 	cmd.Dir = u.dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + u.dir}, u.env...)
@@ -137,14 +144,14 @@ func (u *rootless) run(args ...string) string {
 	u.t.Helper()
 	out, err := u.command(append([]string{atmlab}, args...)...).CombinedOutput()
 	if err != nil {
-		u.t.Fatalf("atmlab %s as uid %d: %v\n%s", strings.Join(args, " "), rootlessUID, err, out)
+		u.t.Fatalf("atmlab %s as uid %d: %v\n%s", strings.Join(args, " "), u.uid, err, out)
 	}
 	return string(out)
 }
 
-// userProcesses lists the user's processes.
-func userProcesses() []string {
-	out, _ := exec.Command("pgrep", "-a", "-u", fmt.Sprint(rootlessUID)).Output()
+// userProcesses lists the user uid's processes.
+func userProcesses(uid int) []string {
+	out, _ := exec.Command("pgrep", "-a", "-u", fmt.Sprint(uid)).Output()
 	return strings.Fields(strings.TrimSpace(string(out)))
 }
 
@@ -165,7 +172,7 @@ func checkGone(t *testing.T, u *rootless, name, when string) {
 	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if left = userProcesses(); len(left) == 0 {
+		if left = userProcesses(u.uid); len(left) == 0 {
 			break
 		}
 	}
