@@ -146,15 +146,18 @@ func TestLabRunSweep(t *testing.T) {
 	// point must say so (its flag); every other is within 2 % of the ceiling
 	// and above the unflagged point before it (flagged points, limited by
 	// the machine, rise or fall with its load).
+	// A point a hair above its ceiling carries a note that says why (the
+	// tool's clock, not the link); it reached the ceiling, and is judged.
 	prev := 0.0
 	for _, r := range recs[:14] {
-		if r.Error != "" || r.Result.ThroughputBps > r.Ceiling*1.01 || (r.Flag == "" && !within(r.Result.ThroughputBps, r.Ceiling, 0.02)) {
+		short := r.Flag != "" && !r.AboveCeiling
+		if r.Error != "" || r.Result.ThroughputBps > r.Ceiling*1.01 || (!short && !within(r.Result.ThroughputBps, r.Ceiling, 0.02)) {
 			t.Errorf("UDP %d B: %.2f Mbit/s, ceiling %.2f, flag %q, error %q", r.Size, r.Result.ThroughputBps/1e6, r.Ceiling/1e6, r.Flag, r.Error)
 		}
-		if r.Size >= 1000 && r.Flag != "" && r.Steal <= labrun.MaxSteal { // a stolen point is flagged for that (TestJudgeSteal)
+		if r.Size >= 1000 && short && r.Steal <= labrun.MaxSteal { // a stolen point is flagged for that (TestJudgeSteal)
 			t.Errorf("UDP %d B: flagged %q; large datagrams should reach the ceiling", r.Size, r.Flag)
 		}
-		if r.Flag != "" {
+		if short {
 			continue
 		}
 		if r.Result.ThroughputBps < prev*0.98 {
