@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/atmlab/atmlab/harness/results"
 )
 
 // MaxStudents bounds a class folder.
@@ -104,46 +106,29 @@ func ownResults(w *Worksheet, own string) error {
 }
 
 // WriteSummary writes the class's summary.csv and summary.html into its
-// folder (each written aside and renamed into place) and returns their
-// paths.
+// folder through harness/results (each written aside and renamed into
+// place, never through a link) and returns their paths.
 func (c *Class) WriteSummary() (csvPath, htmlPath string, err error) {
+	dir, err := results.Open(c.Dir)
+	if err != nil {
+		return "", "", err
+	}
+	defer dir.Close()
 	var b bytes.Buffer
 	if err := c.CSV(&b); err != nil {
 		return "", "", err
 	}
-	csvPath = filepath.Join(c.Dir, "summary.csv")
-	if err := writeAside(csvPath, b.Bytes()); err != nil {
+	if err := dir.WriteFile("summary.csv", b.Bytes(), 0o644); err != nil {
 		return "", "", err
 	}
 	b.Reset()
 	if err := c.HTML(&b); err != nil {
 		return "", "", err
 	}
-	htmlPath = filepath.Join(c.Dir, "summary.html")
-	return csvPath, htmlPath, writeAside(htmlPath, b.Bytes())
-}
-
-// writeAside writes a file new beside path and renames it over path, so a
-// link at path is replaced, not written through.
-func writeAside(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+	if err := dir.WriteFile("summary.html", b.Bytes(), 0o644); err != nil {
+		return "", "", err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return dir.Join("summary.csv"), dir.Join("summary.html"), nil
 }
 
 // CSV writes a row a student: their folder, name, score, and each
