@@ -6,7 +6,6 @@ import (
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -68,40 +67,24 @@ type pathInfo struct {
 // chosen as theory.PathCeiling chooses them: those leaving or reaching
 // the point's hosts, and the labelled links between MPLS routers.
 func candidates(lab *topologies.Lab, p Point) ([]pathInfo, error) {
-	proto := map[string]string{perf.TCPStream: "tcp", perf.TCPMaerts: "tcp", perf.UDPStream: "udp"}[p.Test]
+	proto := theory.StreamProto(p.Test)
 	if proto == "" {
 		return nil, fmt.Errorf("%s has no ceiling in theory: predict a stream test (TCP_STREAM, TCP_MAERTS, UDP_STREAM)", p.Test)
 	}
 	if p.Size == 0 || p.From == p.To {
 		return nil, fmt.Errorf("%s: a prediction needs two hosts and a size", p)
 	}
-	mtu := 0
-	for _, l := range lab.Links {
-		for _, e := range []topologies.Endpoint{l.A, l.B} {
-			if i := lab.Node(e.Node).Interface(e.Port); i != nil && e.Node == p.From {
-				mtu = i.MTU
-			}
-		}
-	}
+	mtu, links := theory.PathLinks(lab, p.From, p.To)
 	var out []pathInfo
-	for _, l := range lab.Links {
-		labelled := lab.Node(l.A.Node).MPLS && lab.Node(l.B.Node).MPLS
-		for _, end := range []struct {
-			ep  topologies.Endpoint
-			dir topologies.Direction
-		}{{l.A, l.AB}, {l.B, l.BA}} {
-			if end.ep.Node != p.From && end.ep.Node != p.To && !labelled || mtu == 0 {
-				continue
-			}
-			pi := pathInfo{rate: float64(end.dir.Rate), mtu: mtu, proto: proto}
-			if labelled {
-				pi.labels = 1
-			} else if l.ATM != nil {
-				phy, aal, encap := l.ATM.Layers()
-				pi.atm, pi.phyName, pi.rate, pi.cellOctets, pi.aal, pi.encap = true, phy.Name, float64(phy.LineRate), phy.CellOctets, aal, encap
-			}
-			out = append(out, pi)
+	for _, pl := range links {
+		pi := pathInfo{rate: float64(pl.Dir.Rate), mtu: mtu, proto: proto}
+		if pl.Labelled {
+			pi.labels = 1
+		} else if l := pl.Link; l.ATM != nil {
+			phy, aal, encap := l.ATM.Layers()
+			pi.atm, pi.phyName, pi.rate, pi.cellOctets, pi.aal, pi.encap = true, phy.Name, float64(phy.LineRate), phy.CellOctets, aal, encap
 		}
+		out = append(out, pi)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no link carries %s: is %s joined to the lab?", p, p.From)
