@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
-	"runtime/debug"
+
+	"github.com/atmlab/atmlab/harness/labrun"
 )
 
 // version and commit are set by the Makefile's build (-ldflags -X
@@ -23,25 +25,12 @@ type buildInfo struct {
 // the binary's own build stamp.
 func readBuildInfo() buildInfo {
 	b := buildInfo{Version: version, Commit: commit, Go: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if ok {
-		if b.Version == "" && bi.Main.Version != "" {
-			b.Version = bi.Main.Version
-		}
-		if b.Commit == "" {
-			var rev, dirty string
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					rev = s.Value
-				case "vcs.modified":
-					if s.Value == "true" {
-						dirty = "-dirty"
-					}
-				}
-			}
-			if rev != "" {
-				b.Commit = rev[:min(12, len(rev))] + dirty
+	if module, rev, modified, ok := labrun.BuildStamp(); ok {
+		b.Version = cmp.Or(b.Version, module)
+		if b.Commit == "" && rev != "" {
+			b.Commit = rev[:min(12, len(rev))]
+			if modified {
+				b.Commit += "-dirty"
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package labrun
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -152,27 +153,37 @@ func Version() string { return version() }
 
 var version = sync.OnceValue(func() string { return buildVersion(os.Executable) })
 
-func buildVersion(executable func() (string, error)) string {
+// BuildStamp is what the Go toolchain stamped into this binary: the main
+// module's version ("" for a plain build in a checkout), its VCS revision
+// ("" without one) and whether the tree had changes; ok is false when the
+// binary carries no build information.
+func BuildStamp() (module, rev string, modified, ok bool) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return "", "", false, false
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+modified"
-			}
+			modified = s.Value == "true"
 		}
 	}
+	return bi.Main.Version, rev, modified, true
+}
+
+func buildVersion(executable func() (string, error)) string {
+	module, rev, modified, ok := BuildStamp()
+	if !ok {
+		return "unknown"
+	}
+	v := cmp.Or(module, "(devel)")
 	if rev != "" {
+		dirty := ""
+		if modified {
+			dirty = "+modified"
+		}
 		return v + " " + rev[:min(12, len(rev))] + dirty
 	}
 	if exe, err := executable(); err == nil {
