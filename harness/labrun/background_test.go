@@ -32,13 +32,8 @@ func (e *bgEnv) Emulator(context.Context) (Health, error) {
 	return Health{Sent: map[string]uint64{"a2": e.sent}}, nil
 }
 
-// A point with a background load records what the load sent during it,
-// and one whose load was not running throughout is an error that says so
-// (it measured the path alone: Task III read as Task II). A load that
-// ends after the duration, while the point's client finishes, is no error.
-func TestMeasureBackground(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte(`name: m
-topology:
+// threeOnSwitch is Task III's shape: a3 measured to a4 while a2 loads a4.
+const threeOnSwitch = `topology:
   nodes:
     a2: {kind: host, ipv4: 10.0.0.2/24}
     a3: {kind: host, ipv4: 10.0.0.3/24}
@@ -48,7 +43,15 @@ topology:
     - {endpoints: ["a2:eth0", "sw1:p1"]}
     - {endpoints: ["a3:eth0", "sw1:p2"]}
     - {endpoints: ["a4:eth0", "sw1:p3"]}
-experiments:
+`
+
+// A point with a background load records what the load sent during it,
+// and one whose load was not running throughout is an error that says so
+// (it measured the path alone: Task III read as Task II). A load that
+// ends after the duration, while the point's client finishes, is no error.
+func TestMeasureBackground(t *testing.T) {
+	lab, err := topologies.Parse("m.yaml", []byte(`name: m
+`+threeOnSwitch+`experiments:
   - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM}}
 `))
 	if err != nil {
@@ -94,17 +97,7 @@ func TestBackgroundLoadSockBuf(t *testing.T) {
 		want int
 	}{{", sockbuf: 65535", 65535}, {"", 0}} {
 		lab, err := topologies.Parse("m.yaml", []byte(`name: m
-topology:
-  nodes:
-    a2: {kind: host, ipv4: 10.0.0.2/24}
-    a3: {kind: host, ipv4: 10.0.0.3/24}
-    a4: {kind: host, ipv4: 10.0.0.4/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["a2:eth0", "sw1:p1"]}
-    - {endpoints: ["a3:eth0", "sw1:p2"]}
-    - {endpoints: ["a4:eth0", "sw1:p3"]}
-experiments:
+`+threeOnSwitch+`experiments:
   - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], sockbufs: [65535], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM`+tc.key+`}}
 `))
 		if err != nil {
