@@ -11,15 +11,7 @@ import (
 // 0.3 % over (a quick run's real-time points read so) as well as 2 %;
 // one at its ceiling, or a rounding error above it, is not.
 func TestJudgeFlagsEveryPointAboveItsCeiling(t *testing.T) {
-	lab := streamLab(t)
-	r := &Runner{Lab: lab, Self: "atmlab"}
-	p := Points(lab)[0]
-	var res perf.Result
-	res.Spec.Message = 1000
-	c, ok := r.ceiling(p, res)
-	if !ok {
-		t.Fatal("the stream lab's point has no ceiling")
-	}
+	r, p, res, c := judging(t)
 	for _, tc := range []struct {
 		share float64
 		flag  string

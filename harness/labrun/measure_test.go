@@ -129,11 +129,10 @@ func TestJudgeSteal(t *testing.T) {
 	}
 }
 
-// A point is blamed on the emulator's CPU only when it fell short of its
-// ceiling or has none, and on the receiving host when the hosts' sockets
-// overflowed while it fell short (a busy loop is not the cause then);
-// HeldBack (a study's flagged claims) agrees with the flag.
-func TestJudgeShortPoints(t *testing.T) {
+// judging is what the tests of judge start from: a runner over the stream
+// lab, its first point, a 1000-byte result and that point's ceiling.
+func judging(t *testing.T) (*Runner, Point, perf.Result, float64) {
+	t.Helper()
 	lab := streamLab(t)
 	r := &Runner{Lab: lab, Self: "atmlab"}
 	p := Points(lab)[0]
@@ -143,6 +142,15 @@ func TestJudgeShortPoints(t *testing.T) {
 	if !ok {
 		t.Fatal("the stream lab's point has no ceiling")
 	}
+	return r, p, res, c
+}
+
+// A point is blamed on the emulator's CPU only when it fell short of its
+// ceiling or has none, and on the receiving host when the hosts' sockets
+// overflowed while it fell short (a busy loop is not the cause then);
+// HeldBack (a study's flagged claims) agrees with the flag.
+func TestJudgeShortPoints(t *testing.T) {
+	r, p, res, c := judging(t)
 	for _, tc := range []struct {
 		share   float64 // of the ceiling
 		cpu     float64
