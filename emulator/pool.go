@@ -2,8 +2,9 @@ package emulator
 
 // Pool recycles frames with their buffers, so that steady traffic
 // allocates nothing per frame (a new 64 KiB buffer per super-frame
-// read took 17 % of the process in garbage collection at 10G). A frame from Get belongs to its pool until Release hands it
-// back; the one who releases it must be its last holder: the TAP
+// read took 17 % of the process in garbage collection at 10G). A frame
+// from Get belongs to its pool until Release hands it back; the one who
+// releases it must be its last holder: the TAP
 // writer after the write, a receiver that copied what it needs. A
 // component that hands one frame to several holders (a switch
 // flooding, a hub repeating) calls Share first, which makes the frame
