@@ -88,7 +88,10 @@ func byClock(recs []labrun.Record, section func([]labrun.Record) string) string 
 // clocksSection is every point measured both ways: the mean figure of its
 // repetitions in real and in virtual time and the difference, (virtual −
 // real) / real; empty unless the records hold both clocks.
-func clocksSection(recs []labrun.Record) string {
+func clocksSection(p *page) (string, error) { return clocksTable(p.recs), nil }
+
+// clocksTable is clocksSection of records.
+func clocksTable(recs []labrun.Record) string {
 	if len(clocksIn(recs)) < 2 {
 		return ""
 	}

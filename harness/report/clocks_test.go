@@ -72,7 +72,7 @@ func TestClocksSection(t *testing.T) {
 	real3b := real3
 	real3b.Experiment = "ip3b"
 	recs = append(recs, real3b, stood)
-	md := clocksSection(recs)
+	md := clocksTable(recs)
 	for _, want := range []string{
 		"| base | sw | UDP_STREAM | atmlab | 1460 | 0 | 91.00 Mbit/s | 95.60 Mbit/s | +5.1 % |",
 		"| base | rr | TCP_RR | atmlab | 1 | 0 | 8000.00/s | 10000.00/s | +25.0 % |",
@@ -83,7 +83,7 @@ func TestClocksSection(t *testing.T) {
 			t.Errorf("side by side lacks %q:\n%s", want, md)
 		}
 	}
-	if clocksSection(recs[:2]) != "" {
+	if clocksTable(recs[:2]) != "" {
 		t.Error("a real-time run has a side-by-side section")
 	}
 	// Sections that average points are rendered per clock.

@@ -78,29 +78,47 @@ func gridValues(recs []labrun.Record) (map[string]map[string]float64, []gridMeas
 	return vals, measures
 }
 
-// gridReport draws, for a lab with a sweep, a figure of each measure's
-// kind (Mbit/s, transactions/s) against each swept parameter, one line
-// per value of the other parameters (and per measure), and tabulates the
-// grid. It returns the figures' names and the table.
-func gridReport(dir *results.Folder, lab *topologies.Lab, recs []labrun.Record) ([]string, string, error) {
+// grid is a swept lab's points measured and their figures, for its
+// figures and its table.
+type grid struct {
+	params   []*topologies.Param
+	points   []*topologies.Variant // the grid's points measured, in grid order
+	vals     map[string]map[string]float64
+	measures []gridMeasure
+}
+
+// gridOf is a lab's grid as measured; nil for a lab without a sweep or
+// with none of its points measured.
+func gridOf(lab *topologies.Lab, recs []labrun.Record) *grid {
 	if lab == nil || lab.Sweep == nil {
-		return nil, "", nil
+		return nil
 	}
-	params := lab.Sweep.Params
-	vals, measures := gridValues(recs)
-	var points []*topologies.Variant // the grid's points measured, in grid order
+	g := &grid{params: lab.Sweep.Params}
+	g.vals, g.measures = gridValues(recs)
 	for _, v := range lab.Variants {
-		if v.Grid != nil && vals[v.Name] != nil {
-			points = append(points, v)
+		if v.Grid != nil && g.vals[v.Name] != nil {
+			g.points = append(g.points, v)
 		}
 	}
-	if len(points) == 0 {
-		return nil, "", nil
+	if len(g.points) == 0 {
+		return nil
+	}
+	return g
+}
+
+// gridFigures draws, for a lab with a sweep, a figure of each measure's
+// kind (Mbit/s, transactions/s) against each swept parameter, one line
+// per value of the other parameters (and per measure). It returns the
+// figures' names.
+func gridFigures(p *page) ([]string, error) {
+	g := gridOf(p.lab, p.recs)
+	if g == nil {
+		return nil, nil
 	}
 	var figs []string
 	for _, rr := range []bool{false, true} {
 		var ms []gridMeasure
-		for _, m := range measures {
+		for _, m := range g.measures {
 			if m.RR == rr {
 				ms = append(ms, m)
 			}
@@ -112,34 +130,44 @@ func gridReport(dir *results.Folder, lab *topologies.Lab, recs []labrun.Record) 
 		if rr {
 			unit, suffix = "transactions/s", "-rr"
 		}
-		for i, p := range params {
-			name := "grid-" + p.Name + suffix
-			if err := plotGrid(dir, name, params, i, points, ms, vals, unit); err != nil {
-				return nil, "", err
+		for i, param := range g.params {
+			name := "grid-" + param.Name + suffix
+			if err := plotGrid(p.dir, name, g.params, i, g.points, ms, g.vals, unit); err != nil {
+				return nil, err
 			}
 			figs = append(figs, name)
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "## The grid\n\n%d points of %d; each figure is the mean of its repetitions at the size where it is highest.\n\n|", len(points), gridSize(params))
-	for _, p := range params {
-		b.WriteString(" " + p.Name + " |")
+	return figs, nil
+}
+
+// gridSection tabulates a swept lab's grid: each point's figure of each
+// measure.
+func gridSection(p *page) (string, error) {
+	g := gridOf(p.lab, p.recs)
+	if g == nil {
+		return "", nil
 	}
-	for _, m := range measures {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## The grid\n\n%d points of %d; each figure is the mean of its repetitions at the size where it is highest.\n\n|", len(g.points), gridSize(g.params))
+	for _, param := range g.params {
+		b.WriteString(" " + param.Name + " |")
+	}
+	for _, m := range g.measures {
 		unit := "Mbit/s"
 		if m.RR {
 			unit = "transactions/s"
 		}
 		fmt.Fprintf(&b, " %s (%s) |", m.Key, unit)
 	}
-	b.WriteString("\n|" + strings.Repeat("---|", len(params)) + strings.Repeat("---:|", len(measures)) + "\n")
-	for _, v := range points {
+	b.WriteString("\n|" + strings.Repeat("---|", len(g.params)) + strings.Repeat("---:|", len(g.measures)) + "\n")
+	for _, v := range g.points {
 		b.WriteString("|")
-		for _, g := range v.Grid {
-			b.WriteString(" " + g + " |")
+		for _, x := range v.Grid {
+			b.WriteString(" " + x + " |")
 		}
-		for _, m := range measures {
-			x, ok := vals[v.Name][m.Key]
+		for _, m := range g.measures {
+			x, ok := g.vals[v.Name][m.Key]
 			switch {
 			case !ok:
 				b.WriteString(" |")
@@ -152,7 +180,7 @@ func gridReport(dir *results.Folder, lab *topologies.Lab, recs []labrun.Record) 
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	return figs, b.String(), nil
+	return b.String(), nil
 }
 
 func gridSize(params []*topologies.Param) int {

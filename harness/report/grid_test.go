@@ -49,10 +49,12 @@ sweep:
 		}
 	}
 	dir := t.TempDir()
-	figs, table, err := gridReport(folder(t, dir), lab, recs)
+	p := &page{dir: folder(t, dir), lab: lab, recs: recs}
+	figs, err := gridFigures(p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	table, _ := gridSection(p)
 	if want := []string{"grid-rate", "grid-delay", "grid-rate-rr", "grid-delay-rr"}; !slices.Equal(figs, want) {
 		t.Fatalf("figures %q, want %q", figs, want)
 	}
@@ -74,7 +76,11 @@ sweep:
 		t.Fatalf("table:\n%s\nwant:\n%s", table, want)
 	}
 	// No sweep, no grid.
-	if figs, table, _ := gridReport(folder(t, dir), &topologies.Lab{}, recs); figs != nil || table != "" {
+	p = &page{dir: folder(t, dir), lab: &topologies.Lab{}, recs: recs}
+	if figs, _ := gridFigures(p); figs != nil {
+		t.Fatal("a lab without a sweep got a grid")
+	}
+	if table, _ := gridSection(p); table != "" {
 		t.Fatal("a lab without a sweep got a grid")
 	}
 }

@@ -60,6 +60,9 @@ func readLabs(dir *results.Folder) (folderLabs, error) {
 	return folderLabs{lab: lab, note: oldFolderNote}, nil
 }
 
+// labsSection says where the labs came from when not from spec.json.
+func labsSection(p *page) (string, error) { return p.labs.note, nil }
+
 // variant returns the named variant's lab ("" is base), or nil if the
 // folder has none.
 func (f folderLabs) variant(name string) *topologies.Lab {

@@ -7,14 +7,13 @@ import (
 	"strings"
 
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/harness/results"
 )
 
 // missingSection is the report's list of the campaign's points no shard
 // measured, from a merge's campaign.json: none without one (a folder
 // from before shards), an error if it does not read.
-func missingSection(dir *results.Folder) (string, error) {
-	id, err := labrun.IdentityOf(dir)
+func missingSection(p *page) (string, error) {
+	id, err := labrun.IdentityOf(p.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -11,7 +11,12 @@ import (
 // pingSection is the report's note on the emulator's added latency: each
 // path's ping when its lab came up beside a plain veth pair's, per
 // variant.
-func pingSection(recs []labrun.Record) string {
+func pingSection(p *page) (string, error) {
+	return pingNote(p.recs), nil
+}
+
+// pingNote is pingSection of records.
+func pingNote(recs []labrun.Record) string {
 	type key struct{ variant, from, to string }
 	seen := map[key]bool{}
 	var b strings.Builder

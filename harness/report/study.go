@@ -78,16 +78,21 @@ func matches(s topologies.Selector, r labrun.Record) bool {
 		(s.Size <= 0 || r.Size == s.Size) && (s.SockBuf < 0 || r.SockBuf == s.SockBuf)
 }
 
-// studySections renders what the lab file asks of the results beyond
-// tables and plots: its notes, grades and findings.
-func studySections(lab *topologies.Lab, recs []labrun.Record) (notes, rest string) {
-	if lab == nil {
-		return "", ""
+// notesSection is the lab file's notes.
+func notesSection(p *page) (string, error) {
+	if p.lab == nil || p.lab.Notes == "" {
+		return "", nil
 	}
-	if lab.Notes != "" {
-		notes = "## Notes\n\n" + strings.TrimSpace(lab.Notes) + "\n\n"
+	return "## Notes\n\n" + strings.TrimSpace(p.lab.Notes) + "\n\n", nil
+}
+
+// studySection renders what the lab file asks of the results beyond
+// tables and plots: its grades and findings.
+func studySection(p *page) (string, error) {
+	if p.lab == nil {
+		return "", nil
 	}
-	return notes, gradesSection(lab.Grades, recs) + findingsSection(lab.Findings, recs)
+	return gradesSection(p.lab.Grades, p.recs) + findingsSection(p.lab.Findings, p.recs), nil
 }
 
 // gradesSection grades every stream experiment's tool, per variant, on the

@@ -5,9 +5,12 @@ import (
 	"strings"
 )
 
-// pointTables is the report's table of each series, point by point, with
+// pointsSection is the report's table of each series, point by point, with
 // its columns in plain words and a short glossary after them, so that a
 // student can read them without the manual.
+func pointsSection(p *page) (string, error) { return pointTables(p.all), nil }
+
+// pointTables is pointsSection of series.
 func pointTables(all []*series) string {
 	var md strings.Builder
 	for _, s := range all {
