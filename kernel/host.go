@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -136,7 +138,10 @@ func setupHost(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) er
 			return fmt.Errorf("%s: route to %s via %s: %w", nsName, r.To, r.Via, err)
 		}
 	}
-	var kv []sysctl
+	kv, err := bufferSysctls(lab, node, ns)
+	if err != nil {
+		return fmt.Errorf("%s: size TCP buffers: %w", nsName, err)
+	}
 	for _, s := range node.Sysctls {
 		kv = append(kv, sysctl{s.Key, s.Value})
 	}
@@ -296,4 +301,49 @@ func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 		return fmt.Errorf("%s: %w", ns, err)
 	}
 	return nil
+}
+
+// bufferSysctls sizes a host's TCP socket buffers for the lab: it raises
+// the third value of the namespace's net.ipv4.tcp_rmem and tcp_wmem (the
+// most autotuning grows a socket to) to lab.TCPBufferMax, keeping their
+// minimum and default, so that a tool run with its default buffers can
+// fill the host's link over the lab's round trip. A key the lab file sets
+// itself is left to it: the user's value wins. The UDP and SO_RCVBUF
+// defaults (net.core.rmem_default and the like) are host-wide, which a
+// namespace cannot write.
+func bufferSysctls(lab *topologies.Lab, node *topologies.Node, ns netns.NsHandle) ([]sysctl, error) {
+	want := lab.TCPBufferMax(node.Name)
+	if want == 0 {
+		return nil, nil
+	}
+	var kv []sysctl
+	err := inNamespace(ns, func() error {
+		for _, key := range []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"} {
+			if slices.ContainsFunc(node.Sysctls, func(s topologies.Sysctl) bool { return s.Key == key }) {
+				continue
+			}
+			b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(key, ".", "/"))
+			if err != nil {
+				return err
+			}
+			if v, ok := raiseMax(string(b), want); ok {
+				kv = append(kv, sysctl{key, v})
+			}
+		}
+		return nil
+	})
+	return kv, err
+}
+
+// raiseMax returns a "min default max" sysctl value with its max raised to
+// at least want, and whether that changed it.
+func raiseMax(cur string, want int) (string, bool) {
+	f := strings.Fields(cur)
+	if len(f) != 3 {
+		return "", false
+	}
+	if n, err := strconv.Atoi(f[2]); err != nil || n >= want {
+		return "", false
+	}
+	return f[0] + " " + f[1] + " " + strconv.Itoa(want), true
 }

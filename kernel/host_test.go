@@ -156,3 +156,23 @@ func TestGSOStab(t *testing.T) {
 		}
 	}
 }
+
+// A host's TCP buffer maximum is raised to what its link needs and never
+// lowered: a machine whose own maximum is larger keeps it.
+func TestRaiseMaxKeepsMinimumAndDefault(t *testing.T) {
+	for _, tc := range []struct {
+		cur  string
+		want int
+		out  string
+		ok   bool
+	}{
+		{"4096\t131072\t6291456\n", 50 << 20, "4096 131072 52428800", true},
+		{"4096\t16384\t4194304\n", 1 << 20, "", false},
+		{"4096 16384\n", 1 << 20, "", false},
+	} {
+		out, ok := raiseMax(tc.cur, tc.want)
+		if out != tc.out || ok != tc.ok {
+			t.Errorf("raiseMax(%q, %d) = %q, %v; want %q, %v", tc.cur, tc.want, out, ok, tc.out, tc.ok)
+		}
+	}
+}
