@@ -22,10 +22,12 @@ const (
 // LLCHeader is the length of the LLC/SNAP prefix of a routed PDU.
 const LLCHeader = 8
 
-// EtherTypes of the routed protocols.
+// EtherTypes of the routed protocols: IPv4, IPv6 and MPLS unicast (RFC
+// 3032), which LLC/SNAP carries as any other routed PDU.
 const (
 	EtherTypeIPv4 = 0x0800
 	EtherTypeIPv6 = 0x86DD
+	EtherTypeMPLS = 0x8847
 )
 
 var llcRouted = []byte{0xAA, 0xAA, 0x03, 0x00, 0x00, 0x00}

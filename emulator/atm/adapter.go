@@ -140,7 +140,9 @@ func vcKey(vpi, vci uint16) uint32 { return uint32(vpi)<<16 | uint32(vci) }
 // request is answered; an IP packet is segmented onto its VC. Send returns
 // false for a frame it drops, each counted: the ring is full
 // (ChannelStats.QueueDrops), no VC leads to its destination (NoVC), it is
-// too long for the AAL (TooLong), or it is neither IP nor ARP (NotIP).
+// too long for the AAL (TooLong), or it is neither IP nor ARP (NotIP). A
+// router's labelled frame (EtherType 0x8847) travels as an LLC/SNAP routed
+// PDU of that EtherType (RFC 2684), the form MPLS over AAL5 PVCs takes.
 func (a *Adapter) Send(f *emulator.Frame) bool {
 	d := f.Data
 	if len(d) < emulator.EtherHeader {
@@ -168,8 +170,13 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 		if len(payload) >= 40 {
 			payload = payload[:min(len(payload), 40+int(binary.BigEndian.Uint16(payload[4:])))]
 		}
+	case cells.EtherTypeMPLS:
+		if a.cfg.Encap != cells.LLC {
+			a.stats.NotIP++ // a VC-mux PVC tells IP by its version nibble only
+			return false
+		}
 	default:
-		a.stats.NotIP++ // CLIP carries IP only
+		a.stats.NotIP++ // CLIP carries IP (and, with LLC/SNAP, labelled IP)
 		return false
 	}
 	vc := a.byMAC[[6]byte(d[:6])]
