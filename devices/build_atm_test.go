@@ -174,7 +174,7 @@ topology:
 		`topology.links[0].atm.vpi: want a whole number from 0 to 255`,
 		`topology.links[0].impair: an ATM link's impairments are per cell`,
 		`atm1:p2 is an atm-switch port: give the link atm:`,
-		`an ATM link joins hosts and atm-switches; sw1:p1 is a switch`,
+		`an ATM link joins hosts, atm-switches and routers; sw1:p1 is a switch`,
 		`topology.links[2].atm.pcr: bad peak cell rate "fast"`,
 		`p7:0:40: port p7 of atm1 has no link`,
 		`MTU 65535 on eth0's ATM link`,

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -15,8 +16,9 @@ import (
 // much and counts the rest as drops.
 const RouterQueue = 1000
 
-// routerUnit builds IP/MPLS routers: an interface (port) per link, and,
-// once every link is built, routes and label bindings.
+// routerUnit builds IP/MPLS routers: an interface (port) per link, behind
+// an ATM adapter on an ATM link, and, once every link is built, routes and
+// label bindings.
 type routerUnit struct{}
 
 type ipRouter struct {
@@ -54,7 +56,26 @@ func (routerUnit) build(b *builder, nodes []*topologies.Node) []Device {
 }
 
 // etherPort is the router's interface (Resolve gave it one per link).
-func (d *ipRouter) etherPort(_ *builder, name string) emulator.Port {
+func (d *ipRouter) etherPort(_ *builder, name string) emulator.Port { return d.iface(name) }
+
+// cellEnd puts an ATM adapter with the interface's PVCs in front of the
+// router's interface, as a host's (Classical IP over ATM, ATMARP answered
+// per VC); labelled packets cross it as LLC/SNAP routed PDUs of EtherType
+// 0x8847 (RFC 2684). Its ring is the interface's txqueuelen.
+func (d *ipRouter) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (atm.CellReceiver, func(*atm.CellLink)) {
+	_, aal, encap := l.ATM.Layers()
+	i, ti := d.iface(e.Port), d.node.Interface(e.Port)
+	a := atm.NewAdapter(b.s, atm.AdapterConfig{
+		AAL: aal, Encap: encap, VCs: vcs(ti), PCR: l.ATM.PCR,
+		Ring: RouterQueue, MaxSDU: ti.MTU + encap.Overhead(), HostMAC: i.MAC,
+	}, i)
+	i.SetTX(a)
+	b.n.Ports = append(b.n.Ports, i)
+	return a, a.Attach
+}
+
+// iface returns the router's interface name.
+func (d *ipRouter) iface(name string) *router.Iface {
 	for _, i := range d.r.Ifaces() {
 		if i.PortName() == d.Name()+":"+name {
 			return i

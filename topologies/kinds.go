@@ -34,13 +34,14 @@ var kinds = []kindSpec{
 				n.ATMSwitch.Discard = DefaultDiscard
 			}
 		}},
-	{kind: KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"},
+	{kind: KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"}, media: ethernetAndATM,
 		start: func(n *Node) { n.Router = &Router{} },
-		check: func(d *decoder, _ *Lab, n *Node) {
+		check: func(d *decoder, lab *Lab, n *Node) {
 			for _, i := range n.Interfaces {
 				if !i.IPv4.IsValid() {
 					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
 				}
+				d.checkMPLSOverATM(lab, n, i)
 			}
 			d.checkRouterSubnets(n)
 		}},
@@ -80,11 +81,11 @@ type media uint8
 
 const (
 	ethernetOnly   media = iota // the zero value: most kinds
-	ethernetAndATM              // a host: an Ethernet NIC or an ATM adapter per interface
+	ethernetAndATM              // a host or a router: an Ethernet NIC or an ATM adapter (Classical IP) per interface
 	atmOnly
 )
 
-// atmKinds names the kinds that take ATM links: "hosts and atm-switches".
+// atmKinds names the kinds that take ATM links: "hosts, atm-switches and routers".
 func atmKinds() string {
 	var names []string
 	for _, s := range kinds {
@@ -145,4 +146,27 @@ func kindDefaults(n *Node) {
 func takesInterfaces(k Kind) bool {
 	s, ok := kindOf(k)
 	return ok && s.hasInterfaces()
+}
+
+// endsCLIP reports whether e is an interface of a kind that ends ATM links
+// in an adapter running Classical IP (a host or a router): the ends of
+// PVCs, where an atm-switch only relays them.
+func endsCLIP(lab *Lab, e Endpoint) bool {
+	n := lab.Node(e.Node)
+	if n == nil {
+		return false
+	}
+	k, _ := kindOf(n.Kind)
+	return k.media == ethernetAndATM
+}
+
+// checkMPLSOverATM refuses an MPLS router's interface on a VC-mux ATM link:
+// a VC-mux PVC carries one protocol, told by the IP version nibble, so a
+// labelled packet needs LLC/SNAP's EtherType 0x8847 (RFC 2684 routed PDUs).
+func (d *decoder) checkMPLSOverATM(lab *Lab, n *Node, i *Interface) {
+	l := lab.LinkOf(Endpoint{n.Name, i.Name})
+	if !n.MPLS || l == nil || l.ATM == nil || l.ATM.Encap != VCMux {
+		return
+	}
+	d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "%s:%s is an MPLS router's interface on a VC-mux ATM link, which carries IP only; labelled packets need LLC/SNAP: atm: {encap: llc}", n.Name, i.Name)
 }

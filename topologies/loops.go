@@ -100,7 +100,7 @@ func (d *decoder) checkPVCs(lab *Lab) {
 		link *Link
 	}
 	isSwitch := func(e Endpoint) bool { n := lab.Node(e.Node); return n != nil && n.Kind == KindATMSwitch }
-	isHost := func(e Endpoint) bool { n := lab.Node(e.Node); return n != nil && n.Kind == KindHost }
+	isHost := func(e Endpoint) bool { return endsCLIP(lab, e) } // a host or a router
 	mismatch := func(a, b end) {
 		if a.link.ATM.AAL != b.link.ATM.AAL || a.link.ATM.Encap != b.link.ATM.Encap {
 			d.errorf(&yaml.Node{Line: b.link.Line}, "topology.links", "%s and %s share a PVC but their links' aal/encap differ (%s/%s on line %d, %s/%s); make them equal",

@@ -19,7 +19,7 @@ type CrossConnect struct {
 	In, Out ATMAddr
 }
 
-// planPVCs decides every PVC of the lab: each host ATM interface's VCs
+// planPVCs decides every PVC of the lab: each host or router ATM interface's VCs
 // (Interface.VCs) and each atm-switch's cross-connects (ATMSwitch.Cross).
 // The mappings a lab gives are installed both ways, and each host then has
 // its link's VPI/VCI as its one PVC; a lab that gives none gets a duplex PVC
@@ -65,7 +65,8 @@ type pvcPlan struct {
 	nextVCI map[*Link]int
 }
 
-func (p *pvcPlan) isHost(e Endpoint) bool   { return p.lab.Node(e.Node).Kind == KindHost }
+// isHost reports whether e ends PVCs: a host's or a router's interface.
+func (p *pvcPlan) isHost(e Endpoint) bool   { return endsCLIP(p.lab, e) }
 func (p *pvcPlan) isSwitch(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindATMSwitch }
 func (p *pvcPlan) iface(e Endpoint) *Interface {
 	return p.lab.Node(e.Node).Interface(e.Port)
@@ -119,8 +120,8 @@ func (p *pvcPlan) auto(links []*Link) error {
 	for i, h1 := range hosts {
 		for _, h2 := range hosts[i+1:] {
 			a1, a2 := p.iface(h1).IPv4, p.iface(h2).IPv4
-			if !a1.IsValid() || !a2.IsValid() {
-				continue
+			if !a1.IsValid() || !a2.IsValid() || h1.Node == h2.Node {
+				continue // a node has no use for a PVC to itself
 			}
 			path := p.path(ends[h1], ends[h2], links)
 			if path == nil {

@@ -329,6 +329,13 @@ func (lab *Lab) apply(name string) []error {
 	for _, link := range lab.Links {
 		d.checkHubLink(lab, link, hubFirst)
 	}
+	for _, n := range lab.Nodes {
+		if n.Kind == KindRouter { // mpls: or encap: may have changed
+			for _, i := range n.Interfaces {
+				d.checkMPLSOverATM(lab, n, i)
+			}
+		}
+	}
 	d.checkPVCs(lab)
 	if d.errs == nil {
 		d.errs = planPVCs(lab)

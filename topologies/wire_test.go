@@ -43,7 +43,7 @@ topology:
 	for _, want := range []string{
 		"bad.yaml:8: topology.nodes.w1.buffer: unknown key",
 		"bad.yaml:14: topology.links: a third link to wire w1 (the others are on lines 12 and 13): a wire joins two links; use a switch",
-		"bad.yaml:15: topology.links: an ATM link joins hosts and atm-switches; w2:a is a wire",
+		"bad.yaml:15: topology.links: an ATM link joins hosts, atm-switches and routers; w2:a is a wire",
 		"bad.yaml:9: topology.nodes.w2: wire w2 has 1 of its two links: frames into it would go nowhere; link both its ends or remove it",
 		"bad.yaml:10: topology.nodes.w3: wire w3 has 0 of its two links",
 	} {
