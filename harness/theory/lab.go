@@ -19,8 +19,9 @@ type PathLink struct {
 }
 
 // PathLinks are the link directions that may bound the goodput from one
-// host to another: those leaving or reaching the two hosts, and the
-// labelled links between MPLS routers; mtu is the sender's (0, and no
+// host to another: those leaving or reaching the two hosts, the labelled
+// links between MPLS routers, and ATM links between routers and
+// atm-switches (an ATM core); mtu is the sender's (0, and no
 // links, when the sender has no interface).
 func PathLinks(lab *topologies.Lab, from, to string) (mtu int, links []PathLink) {
 	for _, l := range lab.Links {
@@ -35,16 +36,60 @@ func PathLinks(lab *topologies.Lab, from, to string) (mtu int, links []PathLink)
 	}
 	for _, l := range lab.Links {
 		labelled := lab.Node(l.A.Node).MPLS && lab.Node(l.B.Node).MPLS
+		core := atmCore(lab, l)
+		if core {
+			labelled = labelledCore(lab, l)
+		}
 		for _, end := range []struct {
 			ep  topologies.Endpoint
 			dir topologies.Direction
 		}{{l.A, l.AB}, {l.B, l.BA}} {
-			if end.ep.Node == from || end.ep.Node == to || labelled {
+			if end.ep.Node == from || end.ep.Node == to || labelled || core {
 				links = append(links, PathLink{Link: l, Dir: end.dir, Labelled: labelled})
 			}
 		}
 	}
 	return mtu, links
+}
+
+// atmCore reports whether l is an ATM link between routers and
+// atm-switches: a core a stream between hosts may cross.
+func atmCore(lab *topologies.Lab, l *topologies.Link) bool {
+	if l.ATM == nil {
+		return false
+	}
+	for _, e := range []topologies.Endpoint{l.A, l.B} {
+		if k := lab.Node(e.Node).Kind; k != topologies.KindRouter && k != topologies.KindATMSwitch {
+			return false
+		}
+	}
+	return true
+}
+
+// labelledCore reports whether an ATM core link carries labels: its
+// routers' ends all run MPLS, and a link between two atm-switches carries
+// them when any router on an ATM link does.
+func labelledCore(lab *topologies.Lab, l *topologies.Link) bool {
+	routers := 0
+	for _, e := range []topologies.Endpoint{l.A, l.B} {
+		if n := lab.Node(e.Node); n.Kind == topologies.KindRouter {
+			if !n.MPLS {
+				return false
+			}
+			routers++
+		}
+	}
+	if routers > 0 {
+		return true
+	}
+	for _, o := range lab.Links {
+		for _, e := range []topologies.Endpoint{o.A, o.B} {
+			if n := lab.Node(e.Node); o.ATM != nil && n.Kind == topologies.KindRouter && n.MPLS {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // PathCeiling is the theoretical goodput of a stream test between two
@@ -58,10 +103,11 @@ func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64,
 	mtu, links := PathLinks(lab, from, to)
 	best, found := 0.0, false
 	for _, pl := range links {
-		c, err := LinkCeiling(pl.Link, pl.Dir, mtu, size, proto)
+		labels := 0
 		if pl.Labelled {
-			c, err = MPLSCeiling(pl.Dir.Rate, mtu, 1, size, proto)
+			labels = 1
 		}
+		c, err := LabelledCeiling(pl.Link, pl.Dir, mtu, labels, size, proto)
 		if err == nil && (!found || c.Goodput < best) {
 			best, found = c.Goodput, true
 		}
@@ -71,9 +117,16 @@ func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64,
 
 // LinkCeiling is the goodput ceiling of one direction of a lab's link.
 func LinkCeiling(l *topologies.Link, dir topologies.Direction, mtu, payload int, proto string) (Ceiling, error) {
+	return LabelledCeiling(l, dir, mtu, 0, payload, proto)
+}
+
+// LabelledCeiling is LinkCeiling with labels MPLS label stack entries on
+// every packet: after the Ethernet header, or inside an ATM link's
+// encapsulation (LLC/SNAP, EtherType 0x8847).
+func LabelledCeiling(l *topologies.Link, dir topologies.Direction, mtu, labels, payload int, proto string) (Ceiling, error) {
 	if l.ATM == nil {
-		return EthernetCeiling(dir.Rate, mtu, payload, proto)
+		return MPLSCeiling(dir.Rate, mtu, labels, payload, proto)
 	}
 	phy, aal, encap := l.ATM.Layers()
-	return ATMCeiling(phy, aal, encap, mtu, payload, proto)
+	return ATMMPLSCeiling(phy, aal, encap, mtu, labels, payload, proto)
 }

@@ -44,10 +44,16 @@ func PathName(lab *topologies.Lab, from, to string) string {
 	}
 	for _, l := range lab.Links {
 		labelled := lab.Node(l.A.Node).MPLS && lab.Node(l.B.Node).MPLS
-		if from == to || !labelled && l.A.Node != from && l.B.Node != from && l.A.Node != to && l.B.Node != to {
+		core := atmCore(lab, l)
+		if core {
+			labelled = labelledCore(lab, l)
+		}
+		if from == to || !labelled && !core && l.A.Node != from && l.B.Node != from && l.A.Node != to && l.B.Node != to {
 			continue
 		}
 		switch {
+		case l.ATM != nil && labelled:
+			add(LayersName(l.ATM.Layers()) + ", MPLS")
 		case l.ATM != nil:
 			add(LayersName(l.ATM.Layers()))
 		case labelled:

@@ -62,6 +62,16 @@ func ATMCeiling(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, payload int, p
 	})
 }
 
+// ATMMPLSCeiling is ATMCeiling with labels MPLS label stack entries, 4
+// bytes each, in front of every IP packet inside its encapsulation: MPLS
+// over AAL5 PVCs, an LLC/SNAP routed PDU of EtherType 0x8847 (RFC 2684).
+// As on Ethernet the IP MTU is as given and the labels ride on top.
+func ATMMPLSCeiling(phy atm.PHY, aal atm.AAL, encap cells.Encap, mtu, labels, payload int, proto string) (Ceiling, error) {
+	return ceiling(phy.LineRate, mtu, payload, proto, func(ip int) int {
+		return atm.Billing{PHY: phy, AAL: aal, Encap: encap}.LineOctets(ip + emulator.EtherTag*labels)
+	})
+}
+
 // ceiling is the goodput of payload-byte messages on a medium at rate
 // whose framing turns an IP packet of n bytes into wire(n) bytes.
 func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip int) int) (Ceiling, error) {
