@@ -18,6 +18,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -68,19 +69,7 @@ func (f *fakeLab) Set(ctx context.Context, endpoint, direction string, c topolog
 	return rec, errors.Join(qerr, err)
 }
 
-const echoLab = `
-name: echo
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 100M}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-`
+var echoLab = labtest.Lab("two-hosts-switch", "echo")
 
 // fakeServer serves lab echo's control socket over a fake lab.
 func fakeServer(t *testing.T) (*fakeLab, *Server, string) {

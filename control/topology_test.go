@@ -8,6 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -26,18 +27,7 @@ func TestControlTopology(t *testing.T) {
 // A running lab's topology carries its MPLS routers' label bindings, for
 // atmlab inspect.
 func TestControlTopologyCarriesLabels(t *testing.T) {
-	lab, err := topologies.Parse("mpls.yaml", []byte(`name: mpls
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24, routes: [{to: 0.0.0.0/0, via: 10.0.0.254}]}
-    h2: {kind: host, ipv4: 10.0.2.2/24, routes: [{to: 0.0.0.0/0, via: 10.0.2.254}]}
-    r1: {kind: router, mpls: true, interfaces: {eth0: {ipv4: 10.0.0.254/24}, eth1: {ipv4: 10.0.1.1/24}}}
-    r2: {kind: router, mpls: true, interfaces: {eth0: {ipv4: 10.0.1.2/24}, eth1: {ipv4: 10.0.2.254/24}}}
-  links:
-    - endpoints: ["h1:eth0", "r1:eth0"]
-    - endpoints: ["r1:eth1", "r2:eth0"]
-    - endpoints: ["r2:eth1", "h2:eth0"]
-`))
+	lab, err := topologies.Parse("mpls.yaml", []byte(labtest.Lab("mpls-two-routers", "mpls")))
 	if err != nil {
 		t.Fatal(err)
 	}

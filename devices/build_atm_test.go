@@ -2,6 +2,7 @@ package devices
 
 import (
 	"encoding/binary"
+	"github.com/atmlab/atmlab/internal/labtest"
 	. "github.com/atmlab/atmlab/topologies"
 	"net/netip"
 	"os"
@@ -189,17 +190,9 @@ topology:
 // an ATM link's.
 func TestATMVariants(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "v.yaml")
-	os.WriteFile(file, []byte(`name: v
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      atm: {phy: oc3}
-variants:
+	os.WriteFile(file, []byte(labtest.Lab("two-hosts-atm", "v", `variants:
   - {name: oc12-aal34, set: [{link: "h1:eth0", phy: oc12, aal: aal34, encap: vcmux}]}
-`), 0o644)
+`)), 0o644)
 	lab, err := Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -282,16 +275,7 @@ topology:
 // An ATM link's limit: bounds the cells in flight in its pipe; the rest are
 // counted as limit drops in the port's counters.
 func TestBuildATMLimit(t *testing.T) {
-	lab, err := Parse("lim.yaml", []byte(`name: lim
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      atm: {phy: oc3}
-      impair: {delay: 1h, limit: 100}
-`))
+	lab, err := Parse("lim.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-atm", "lim"), "topology.links[0].impair", "{delay: 1h, limit: 100}")))
 	if err != nil {
 		t.Fatal(err)
 	}

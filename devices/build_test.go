@@ -16,22 +16,10 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
-const echoLab = `
-name: echo
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 100M}
-      impair: {delay: 10ms}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-`
+var echoLab = labtest.Set(labtest.Lab("two-hosts-switch", "echo"), "topology.links[0].impair", "{delay: 10ms}")
 
 // A ping-sized frame from h1 to h2 and back: four serialisations (two per
 // hop, store and forward) each way plus the delay each way.
@@ -67,19 +55,7 @@ func TestBuildEchoRTT(t *testing.T) {
 	}
 }
 
-const hubLab = `
-name: hub
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    h3: {kind: host, ipv4: 10.0.0.3/24}
-    hub1: {kind: hub}
-  links:
-    - {endpoints: ["h1:eth0", "hub1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "hub1:p2"], ethernet: {rate: 100M}}
-    - {endpoints: ["h3:eth0", "hub1:p3"], ethernet: {rate: 100M, cable: 100m}}
-`
+var hubLab = labtest.Set(labtest.Lab("three-hosts-hub", "hub"), "topology.links[2].ethernet.cable", "100m")
 
 // Hosts on a hub: a frame reaches every other host when its last bit does,
 // and two hosts that start together collide and are counted.
@@ -123,14 +99,7 @@ func TestBuildHub(t *testing.T) {
 
 // A host's cpu: key sets its processing limit; rate: is a copy rate.
 func TestHostCPUKey(t *testing.T) {
-	lab, err := Parse("cpu.yaml", []byte(`name: cpu
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24, cpu: {rate: 80M, per_packet: 20us, queue: 8}}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-`))
+	lab, err := Parse("cpu.yaml", []byte(labtest.Set(labtest.Lab("two-hosts", "cpu"), "topology.nodes.h1.cpu", "{rate: 80M, per_packet: 20us, queue: 8}")))
 	if err != nil {
 		t.Fatal(err)
 	}

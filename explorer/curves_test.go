@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -75,18 +76,11 @@ func TestFiguresAxisTicksRound(t *testing.T) {
 // point names its own.
 func TestEachVariantAgainstItsOwnCurve(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: enc
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
-variants:
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(labtest.Lab("two-hosts-atm", "enc", `variants:
   - name: vcmux
     set:
       - {link: "h1:eth0", encap: vcmux}
-`), 0o644)
+`)), 0o644)
 	var lines []string
 	for _, r := range []labrun.Record{
 		{Point: labrun.Point{Variant: "base", Experiment: "e", Test: perf.UDPStream, Size: 1440, From: "h1", To: "h2"}, Result: perf.Result{ThroughputBps: 130e6}},

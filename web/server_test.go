@@ -16,6 +16,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -61,16 +62,7 @@ func (f *fake) Set(_ context.Context, endpoint, direction string, c topologies.C
 func (f *fake) snapshots() int { f.mu.Lock(); defer f.mu.Unlock(); return f.stats }
 
 func sw100() topologies.View {
-	lab, err := topologies.Parse("sw100.yaml", []byte(`name: sw100
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-`))
+	lab, err := topologies.Parse("sw100.yaml", []byte(labtest.Lab("two-hosts-switch", "sw100")))
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -86,19 +87,12 @@ func (e *fakeEnv) Emulator(context.Context) (Health, error) {
 	return Health{CPU: e.cpu}, nil
 }
 
-const campaignLab = `name: c
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-experiments:
+var campaignLab = labtest.Lab("two-hosts", "c", `experiments:
   - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [100, 200, 666, 700, 800], repetitions: 2, duration: 5s}
   - {name: only-slow, from: h1, to: h2, tests: [TCP_STREAM], sizes: [1000], quick: {variants: [slow]}}
 variants:
   - {name: slow, set: [{link: "h1:eth0", rate: 10M}]}
-`
+`)
 
 // campaign plans the lab (quick or not) and returns a campaign that
 // measures it in real time through env.

@@ -9,22 +9,16 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
 // sideLab is a small lab with six points (one experiment, six sizes).
 func sideLab(t *testing.T) *topologies.Lab {
 	t.Helper()
-	lab, err := topologies.Parse("side.yaml", []byte(`name: side
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-experiments:
+	lab, err := topologies.Parse("side.yaml", []byte(labtest.Lab("two-hosts", "side", `experiments:
   - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 128, 256, 512, 1024, 1472], duration: 1s}
-`))
+`)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package labrun
 import (
 	"testing"
 
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -10,14 +11,7 @@ import (
 // it goes to the far host's address (theory's TestLoopbackPoint: the
 // loopback has no ceiling).
 func TestLoopbackTarget(t *testing.T) {
-	lab, err := topologies.Parse("l.yaml", []byte(`name: l
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-`))
+	lab, err := topologies.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
 	if err != nil {
 		t.Fatal(err)
 	}

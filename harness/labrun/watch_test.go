@@ -5,22 +5,16 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
 // TestRunnerWatch: the watcher sees each point before it is measured and
 // again with its result, then the end.
 func TestRunnerWatch(t *testing.T) {
-	lab, err := topologies.Parse("watch.yaml", []byte(`name: watch
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-experiments:
+	lab, err := topologies.Parse("watch.yaml", []byte(labtest.Lab("two-hosts", "watch", `experiments:
   - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 1472], duration: 1s}
-`))
+`)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -30,21 +31,12 @@ func valueAt(xys plotter.XYs, x float64) float64 {
 
 // sweepLab is atm-sweep's path: two hosts through an atm-switch on OC-3c,
 // AAL5, LLC/SNAP, and an AAL3/4 variant.
-const sweepLab = `name: atmsweep
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    atm1: {kind: atm-switch}
-  links:
-    - {endpoints: ["h1:eth0", "atm1:p1"], atm: {phy: oc3}}
-    - {endpoints: ["h2:eth0", "atm1:p2"], atm: {phy: oc3}}
-variants:
+var sweepLab = labtest.Lab("two-hosts-atm-switch", "atmsweep", `variants:
   - name: aal34
     set:
       - {link: "h1:eth0", aal: aal34}
       - {link: "h2:eth0", aal: aal34}
-`
+`)
 
 func sweepRecords(variant string, sizes ...int) []labrun.Record {
 	var recs []labrun.Record

@@ -9,17 +9,14 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
-const mergeLab = `name: m
-topology:
-  nodes: {h1: {kind: host, ipv4: 10.0.0.1/24}, h2: {kind: host, ipv4: 10.0.0.2/24}}
-  links: [{endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 10M}}]
-experiments:
+var mergeLab = labtest.Set(labtest.Lab("two-hosts", "m", `experiments:
   - {name: e, from: h1, to: h2, tests: [TCP_STREAM], sizes: [512, 1472]}
 sweep:
   - {link: "h1:eth0", delay: [0s, 5ms]}
-`
+`), "topology.links[0].ethernet.rate", "10M")
 
 // shardDir writes a results folder of the lab with the given points
 // measured (a figure each) and identity.

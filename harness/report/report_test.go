@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/results"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -87,14 +88,7 @@ func TestWriteReport(t *testing.T) {
 // (28 -> 29 cells) shows although only 1300 and 1348 were measured.
 func TestTheoryLine(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: t
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
-`), 0o644)
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(labtest.Lab("two-hosts-atm", "t")), 0o644)
 	var recs []labrun.Record
 	for _, size := range []int{1300, 1348} {
 		recs = append(recs, labrun.Record{Point: labrun.Point{Variant: "base", Experiment: "s", Tool: "atmlab", Test: perf.UDPStream, Size: size, From: "h1", To: "h2"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -66,14 +67,7 @@ func ptr[T any](v T) *T { return &v }
 // The report renders the claims of the lab file copied into the results.
 func TestFindingsInReport(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(`name: f
-notes: "SCTP is not in this kernel."
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(labtest.Lab("two-hosts", "f", `notes: "SCTP is not in this kernel."
 experiments:
   - {name: sw, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460]}
 variants:
@@ -93,7 +87,7 @@ findings:
     against: {experiment: sw, test: UDP_STREAM}
     change: [0, 0]
     why: "the same point"
-`), 0o644)
+`)), 0o644)
 	b, _ := json.Marshal(rec("base", "sw", perf.UDPStream, 1460, 0, 95.6e6))
 	b2, _ := json.Marshal(rec("far", "sw", perf.UDPStream, 1460, 0, 95.1e6))
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), append(append(b, '\n'), append(b2, '\n')...), 0o644)

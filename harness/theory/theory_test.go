@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -132,14 +133,7 @@ func TestMPLSCeiling(t *testing.T) {
 // A test from a host to itself runs over its loopback and has no ceiling
 // (labrun's TestLoopbackTarget: it goes to 127.0.0.1).
 func TestLoopbackPoint(t *testing.T) {
-	lab, err := topologies.Parse("l.yaml", []byte(`name: l
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], ethernet: {rate: 100M}}
-`))
+	lab, err := topologies.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,22 +9,11 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
-const shareLab = `
-name: share
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    h3: {kind: host, ipv4: 10.0.0.3/24}
-    sw1: {kind: switch, buffer: 256KiB}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-    - {endpoints: ["h3:eth0", "sw1:p3"], ethernet: {rate: 100M}}
-`
+var shareLab = labtest.Set(labtest.Lab("three-hosts-switch", "share"), "topology.nodes.sw1.buffer", "256KiB")
 
 // median of the interval reports' figure past the first (slow start, ARP).
 func medianInterval(t *testing.T, res perf.Result, rr bool) float64 {

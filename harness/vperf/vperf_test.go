@@ -11,6 +11,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -117,17 +118,7 @@ func TestTCPStream100M(t *testing.T) {
 	within(t, "100M TCP_STREAM", res.ThroughputBps, 94.15e6, 0.005)
 }
 
-const rrLab = `
-name: vrr
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      ethernet: {rate: 100M}
-      impair: {delay: 5ms}
-`
+var rrLab = labtest.Set(labtest.Lab("two-hosts", "vrr"), "topology.links[0].impair", "{delay: 5ms}")
 
 // TestTCPRRDelay: TCP_RR with 1-octet messages over delay: 5ms each way
 // within 0.5 % of 1/(10 ms + two frames' serialization).
