@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/wireshark"
 )
 
@@ -86,7 +87,7 @@ func QueryStats(ctx context.Context, lab, path string) (*Stats, error) {
 // SetLink asks the lab answering at path to apply a change (atmlab set).
 // A change outside the lab file's ranges is refused here, before the lab
 // is asked.
-func SetLink(ctx context.Context, lab, path, endpoint, direction string, c topologies.Change) (*Changed, error) {
+func SetLink(ctx context.Context, lab, path, endpoint, direction string, c settings.Change) (*Changed, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // request is one line a client sends on a lab's control socket.
@@ -32,8 +33,8 @@ type request struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	Cells    bool   `json:"cells,omitempty"` // capture an ATM link's cells, not its PDUs
 	// set's direction (a sending endpoint, or both) and change
-	Direction string             `json:"direction,omitempty"`
-	Change    *topologies.Change `json:"change,omitempty"`
+	Direction string           `json:"direction,omitempty"`
+	Change    *settings.Change `json:"change,omitempty"`
 }
 
 // reply is the first line the server answers; a capture's pcap stream follows it.
@@ -55,7 +56,7 @@ type Lab interface {
 	Query(ctx context.Context, f func()) error
 	Do(f func())
 	Stats(ctx context.Context) (Stats, error)
-	Set(ctx context.Context, endpoint, direction string, c topologies.Change) (Changed, error)
+	Set(ctx context.Context, endpoint, direction string, c settings.Change) (Changed, error)
 }
 
 // Server answers a lab's control socket.
@@ -259,7 +260,7 @@ func (s *Server) readRequest(c *conn) (request, error) {
 }
 
 // decodeRequest decodes one request line. A set's change is checked
-// against the lab file's ranges (topologies.Settings) here, so that no
+// against the lab file's ranges (settings.Settings) here, so that no
 // change outside them reaches the lab, whichever Lab answers it.
 func decodeRequest(line []byte) (request, error) {
 	var req request

@@ -20,6 +20,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // fakeLab is a running lab without a kernel: an emulated network on a
@@ -59,7 +60,7 @@ func (f *fakeLab) Stats(ctx context.Context) (st Stats, err error) {
 	return st, err
 }
 
-func (f *fakeLab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (rec Changed, err error) {
+func (f *fakeLab) Set(ctx context.Context, endpoint, direction string, c settings.Change) (rec Changed, err error) {
 	qerr := f.Query(ctx, func() {
 		f.asked++
 		if _, rec, err = Apply(f.net, f.s.Now(), endpoint, direction, c); err == nil {
@@ -122,7 +123,7 @@ func TestStatsAndSet(t *testing.T) {
 	if raw, _ := st.Sections["switch_filtered"]["sw1"].(json.RawMessage); string(raw) != "0" {
 		t.Fatalf("switch_filtered over the socket = %v, want sw1's 0", st.Sections["switch_filtered"])
 	}
-	ch, err := topologies.ParseChange([]string{"rate=10M"})
+	ch, err := settings.ParseChange([]string{"rate=10M"})
 	if err != nil {
 		t.Fatal(err)
 	}

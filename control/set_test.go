@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // hostileSets are set requests a client can write by hand, each with a
@@ -73,11 +74,11 @@ func TestSetLinkRefusesAtOnce(t *testing.T) {
 	nan := math.NaN()
 	ctx := context.Background()
 	start := time.Now()
-	_, err := SetLink(ctx, "echo", path, "h1:eth0", "", topologies.Change{Loss: &nan})
+	_, err := SetLink(ctx, "echo", path, "h1:eth0", "", settings.Change{Loss: &nan})
 	if err == nil || !strings.Contains(err.Error(), "loss NaN% is out of range: a percentage from 0% to 100%") {
 		t.Fatalf("SetLink(loss NaN) = %v", err)
 	}
-	_, _, _, err = dial(ctx, "echo", path, request{Op: "set", Endpoint: "h1:eth0", Change: &topologies.Change{Loss: &nan}})
+	_, _, _, err = dial(ctx, "echo", path, request{Op: "set", Endpoint: "h1:eth0", Change: &settings.Change{Loss: &nan}})
 	if err == nil || !strings.Contains(err.Error(), "cannot write the set request: json: unsupported value: NaN") {
 		t.Fatalf("dial with a NaN = %v", err)
 	}
@@ -109,7 +110,7 @@ func FuzzSetRequest(f *testing.F) {
 		}
 		c := *req.Change
 		in := func(key string, v float64) {
-			s := topologies.Settings[key]
+			s := settings.Settings[key]
 			if !(v >= s.Min && v <= s.Max) && !(key == "limit" && v == 0) {
 				t.Fatalf("%s %v passed the check, outside %s", key, v, s.Range())
 			}

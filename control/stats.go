@@ -14,7 +14,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/netstat"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // Stats is a running lab's counters: `atmlab stats -o json` prints it.
@@ -188,7 +188,7 @@ func (c Changed) String() string {
 
 // Apply makes a change to a link of net at model time now and records it;
 // call it where the network's model runs.
-func Apply(net *devices.Network, now time.Duration, endpoint, direction string, c topologies.Change) ([]devices.Applied, Changed, error) {
+func Apply(net *devices.Network, now time.Duration, endpoint, direction string, c settings.Change) ([]devices.Applied, Changed, error) {
 	applied, err := net.Set(endpoint, direction, c)
 	if err != nil {
 		return nil, Changed{}, err

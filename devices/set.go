@@ -6,6 +6,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // Applied is one direction a change reached: its sender and what it
@@ -20,9 +21,9 @@ type Applied struct {
 // Set applies c to the link with endpoint e, in both directions or only in
 // the one sent from `from` (an endpoint of the link). Call it on the
 // scheduler's goroutine: it takes effect at the model's current time. A
-// change with a value outside the lab file's ranges (topologies.Settings)
+// change with a value outside the lab file's ranges (settings.Settings)
 // is refused whole, whichever way it came.
-func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
+func (n *Network) Set(e, from string, c settings.Change) ([]Applied, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (n *Network) Set(e, from string, c topologies.Change) ([]Applied, error) {
 // impair returns im with the change's delay, jitter, loss and limit, where
 // it names them: an Ethernet channel's impairments, or an ATM link
 // direction's (cellChannel) as the same four.
-func impair(c topologies.Change, im emulator.Impair) emulator.Impair {
+func impair(c settings.Change, im emulator.Impair) emulator.Impair {
 	if c.Delay != nil {
 		im.Delay = *c.Delay
 	}
@@ -118,7 +119,7 @@ func directions(l *topologies.Link, from string) (lo, hi int, err error) {
 // jitter, loss ratio (loss=) and the cells the delay line holds at most
 // (limit=), from the model's current time on (atm.CellLink.SetConfig). The
 // rate is the PHY's.
-func (n *Network) setATM(nl *NetLink, lo, hi int, c topologies.Change) ([]Applied, error) {
+func (n *Network) setATM(nl *NetLink, lo, hi int, c settings.Change) ([]Applied, error) {
 	l := nl.Link
 	if c.Rate != nil || c.Buffer != nil {
 		return nil, fmt.Errorf("link %s-%s is ATM, whose rate is its PHY's: set delay, jitter, loss (each cell's loss ratio) or limit (cells in the delay line), or --reset", l.A, l.B)

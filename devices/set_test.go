@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // echo sends a ping-sized frame from h1 to h2 and back and returns the RTT.
@@ -70,7 +71,7 @@ func TestNetworkSet(t *testing.T) {
 		{"h1:eth0", "h2:eth0", "delay=1ms", "not an end of link"},
 		{"h1:eth0", "h1:eth0", "buffer=2KiB", "no switch sends"},
 	} {
-		c, err := ParseChange(strings.Fields(tc.words))
+		c, err := settings.ParseChange(strings.Fields(tc.words))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +82,7 @@ func TestNetworkSet(t *testing.T) {
 }
 
 func TestParseChange(t *testing.T) {
-	c, err := ParseChange([]string{"rate=10M", "delay=20ms", "jitter=1ms", "loss=1%", "limit=100", "buffer=64KiB"})
+	c, err := settings.ParseChange([]string{"rate=10M", "delay=20ms", "jitter=1ms", "loss=1%", "limit=100", "buffer=64KiB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func TestParseChange(t *testing.T) {
 		t.Fatalf("round trip %q, want %q", got, want)
 	}
 	for _, w := range []string{"delay", "delay=-1ms", "loss=101%", "rate=fast", "colour=red", "limit=-1", "buffer=0"} {
-		if _, err := ParseChange([]string{w}); err == nil {
-			t.Errorf("ParseChange(%q) took it", w)
+		if _, err := settings.ParseChange([]string{w}); err == nil {
+			t.Errorf("settings.ParseChange(%q) took it", w)
 		}
 	}
 }
@@ -168,7 +169,7 @@ func TestNetworkSetATM(t *testing.T) {
 		{"h3:eth0", "", "buffer=2KiB", "is ATM"},
 		{"h3:eth0", "h1:eth0", "delay=1ms", "not an end of link"},
 	} {
-		c, _ := ParseChange(strings.Fields(tc.words))
+		c, _ := settings.ParseChange(strings.Fields(tc.words))
 		if _, err := n.Set(tc.e, tc.from, c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Set(%s, %s, %s) = %v, want %q", tc.e, tc.from, tc.words, err, tc.want)
 		}
@@ -179,7 +180,7 @@ func TestNetworkSetATM(t *testing.T) {
 // from the sending endpoint from ("" for both directions).
 func mustSet(t *testing.T, n *Network, e, from string, words ...string) []Applied {
 	t.Helper()
-	c, err := ParseChange(words)
+	c, err := settings.ParseChange(words)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,16 +213,16 @@ func TestNetworkSetRefusesOutOfRange(t *testing.T) {
 	size := func(s units.Size) *units.Size { return &s }
 	ok := dur(5 * time.Millisecond) // in range: applied only if the whole change is
 	for _, tc := range []struct {
-		c    Change
+		c    settings.Change
 		want string
 	}{
-		{Change{Delay: ok, Rate: rate(0)}, "rate 0 is out of range: a bit rate (k, M, G or a PHY name) from 1k to 1000G"},
-		{Change{Delay: ok, Rate: rate(-5)}, "rate -5 is out of range"},
-		{Change{Delay: dur(-time.Second)}, "delay -1s is out of range: a duration in Go syntax from 0 to 24h"},
-		{Change{Delay: ok, Loss: f(5)}, "loss 500% is out of range: a percentage from 0% to 100%"},
-		{Change{Delay: ok, Buffer: size(-1)}, "buffer -1B is out of range: a size with B, KiB, MiB or GiB from 1518B to 1GiB"},
-		{Change{Delay: ok, Limit: i(-7)}, "limit -7 is out of range: a whole number from 1 to 1048576"},
-		{Change{Jitter: dur(1000 * time.Hour), Reset: true}, "jitter 1000h is out of range"},
+		{settings.Change{Delay: ok, Rate: rate(0)}, "rate 0 is out of range: a bit rate (k, M, G or a PHY name) from 1k to 1000G"},
+		{settings.Change{Delay: ok, Rate: rate(-5)}, "rate -5 is out of range"},
+		{settings.Change{Delay: dur(-time.Second)}, "delay -1s is out of range: a duration in Go syntax from 0 to 24h"},
+		{settings.Change{Delay: ok, Loss: f(5)}, "loss 500% is out of range: a percentage from 0% to 100%"},
+		{settings.Change{Delay: ok, Buffer: size(-1)}, "buffer -1B is out of range: a size with B, KiB, MiB or GiB from 1518B to 1GiB"},
+		{settings.Change{Delay: ok, Limit: i(-7)}, "limit -7 is out of range: a whole number from 1 to 1048576"},
+		{settings.Change{Jitter: dur(1000 * time.Hour), Reset: true}, "jitter 1000h is out of range"},
 	} {
 		for _, at := range []struct {
 			n    *Network

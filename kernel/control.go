@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // The lab's side of its control socket (package control): what the server
@@ -105,7 +106,7 @@ func QueryStats(ctx context.Context, lab string) (*control.Stats, error) {
 }
 
 // SetLink asks a running lab to apply a change (atmlab set).
-func SetLink(ctx context.Context, lab, endpoint, direction string, c topologies.Change) (*control.Changed, error) {
+func SetLink(ctx context.Context, lab, endpoint, direction string, c settings.Change) (*control.Changed, error) {
 	return control.SetLink(ctx, lab, SocketPath(lab), endpoint, direction, c)
 }
 

@@ -11,13 +11,14 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // Set applies a change to a running lab's link and logs it (atmlab set):
 // the change is applied on the loop goroutine, at the model's current
 // time, then a host's token bucket follows its link's new rate (else the
 // host would outrun, or starve, the emulated NIC).
-func (k *Lab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (control.Changed, error) {
+func (k *Lab) Set(ctx context.Context, endpoint, direction string, c settings.Change) (control.Changed, error) {
 	var applied []devices.Applied
 	var rec control.Changed
 	var err error

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // Error is one problem in a lab file, printed as FILE:LINE: KEY: message.
@@ -275,12 +276,25 @@ func (d *decoder) intIn(key string, v *yaml.Node, lo, hi int, into *int) {
 }
 
 func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
-	setting(d, key, v, parseRate, into)
+	setting(d, key, v, settings.ParseRate, into)
 }
 
-// duration decodes a Go duration from 0 to MaxDuration.
+// setting decodes a lab file's value with the parser of its row of
+// settings.Settings.
+func setting[T any](d *decoder, key string, v *yaml.Node, parse func(string) (T, error), into *T) {
+	if s, ok := d.scalar(key, v); ok {
+		x, err := parse(s)
+		if err != nil {
+			d.errorf(v, key, "%v", err)
+			return
+		}
+		*into = x
+	}
+}
+
+// duration decodes a Go duration from 0 to settings.MaxDuration.
 func (d *decoder) duration(key string, v *yaml.Node, into *time.Duration) {
-	d.durationIn(key, v, MaxDuration, into)
+	d.durationIn(key, v, settings.MaxDuration, into)
 }
 
 func (d *decoder) boolean(key string, v *yaml.Node, into *bool) {
@@ -511,7 +525,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 
 // buffer decodes a switch's output buffer per port.
 func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
-	setting(d, key, v, parseBuffer, into)
+	setting(d, key, v, settings.ParseBuffer, into)
 }
 
 // routerCost decodes a software router's cost: {ip, push, swap, pop,

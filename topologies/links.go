@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/atm/phy"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 func (d *decoder) links(n *yaml.Node, lab *Lab) {
@@ -153,10 +154,10 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 
 func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
 	d.mapping(n, path, []field{
-		{"delay", false, func(key string, v *yaml.Node) { setting(d, key, v, parseDelay, &im.Delay) }},
-		{"jitter", false, func(key string, v *yaml.Node) { setting(d, key, v, parseJitter, &im.Jitter) }},
+		{"delay", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseDelay, &im.Delay) }},
+		{"jitter", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseJitter, &im.Jitter) }},
 		{"loss", false, func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
-		{"limit", false, func(key string, v *yaml.Node) { setting(d, key, v, parseLimit, &im.Limit) }},
+		{"limit", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseLimit, &im.Limit) }},
 		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
 	})
 }
@@ -342,7 +343,7 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 
 // loss reads a percentage ("0.1%" or 0.1) into a probability.
 func (d *decoder) loss(key string, v *yaml.Node, into *float64) {
-	setting(d, key, v, parseLoss, into)
+	setting(d, key, v, settings.ParseLoss, into)
 }
 
 // maxATMMTU is the largest IP packet an AAL5 or AAL3/4 SDU carries with

@@ -3,6 +3,8 @@ package topologies
 import (
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // hostsLab is two hosts on a switch, h1 at h1Addr, with more appended
@@ -129,5 +131,35 @@ func TestParseKeepsUsableEdgeValues(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The lab file and atmlab set take and refuse the same values: both read
+// them with the row's parser. Each value here is just inside or just
+// outside a range.
+func TestSettingsAreTheLabFilesRanges(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"rate", "1k", true}, {"rate", "999", false}, {"rate", "1000G", true}, {"rate", "1000.001G", false},
+		{"delay", "0", true}, {"delay", "24h", true}, {"delay", "24h0m0.000000001s", false}, {"delay", "-1ns", false},
+		{"jitter", "24h", true}, {"jitter", "25h", false},
+		{"loss", "0%", true}, {"loss", "100%", true}, {"loss", "100.0001%", false}, {"loss", "-0.1%", false}, {"loss", "NaN", false}, {"loss", "Inf%", false},
+		{"limit", "0", true}, {"limit", "1", true}, {"limit", "1048576", true}, {"limit", "1048577", false}, {"limit", "-1", false},
+		{"buffer", "1518B", true}, {"buffer", "1517B", false}, {"buffer", "1GiB", true}, {"buffer", "1073741825B", false},
+	} {
+		_, setErr := settings.ParseChange([]string{tc.key + "=" + tc.value})
+		src := ethLab(", impair: {"+tc.key+": "+tc.value+"}", "")
+		if tc.key == "buffer" {
+			src = strings.Replace(ethLab("", ""), "{kind: switch}", "{kind: switch, buffer: "+tc.value+"}", 1)
+		}
+		_, fileErr := Parse("lab.yaml", []byte(src))
+		if (setErr == nil) != tc.ok || (fileErr == nil) != tc.ok {
+			t.Errorf("%s=%s: set %v, lab file %v; want taken: %v", tc.key, tc.value, setErr, fileErr, tc.ok)
+		}
+		if setErr != nil && fileErr != nil && !strings.Contains(fileErr.Error(), setErr.Error()) {
+			t.Errorf("%s=%s: set says %q, the lab file %q", tc.key, tc.value, setErr, fileErr)
+		}
 	}
 }

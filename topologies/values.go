@@ -22,13 +22,10 @@ const (
 
 // Value ranges the decoder enforces (docs/lab-file.md).
 const (
-	MaxDuration = 24 * time.Hour       // delay, jitter, ageing, an experiment's duration
-	MaxCost     = time.Second          // a CPU's or router's cost per packet
-	MaxCable    = 100_000_000.0        // metres: 100,000 km, 0.5 s of propagation
-	MaxLimit    = 1 << 20              // frames in an impairment pipe
-	MaxBuffer   = 1 << 30              // a switch's buffer per port, bytes
-	nsPerMetre  = 5                    // about 5 ns per metre in copper and fibre
-	maxPerByte  = 8 * time.Millisecond // per_byte: 1 kbit/s
+	MaxCost    = time.Second          // a CPU's or router's cost per packet
+	MaxCable   = 100_000_000.0        // metres: 100,000 km, 0.5 s of propagation
+	nsPerMetre = 5                    // about 5 ns per metre in copper and fibre
+	maxPerByte = 8 * time.Millisecond // per_byte: 1 kbit/s
 )
 
 // durationIn decodes a Go duration from 0 to hi.

@@ -25,6 +25,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 //go:embed assets
@@ -35,7 +36,7 @@ var assets embed.FS
 type Source interface {
 	Topology(ctx context.Context) (topologies.View, error)
 	Stats(ctx context.Context) (any, error)
-	Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error)
+	Set(ctx context.Context, endpoint, direction string, c settings.Change) (any, error)
 }
 
 // DefaultInterval is how often the view takes the lab's counters at most.
@@ -256,13 +257,13 @@ func (s *Server) set(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad change: send JSON such as {\"endpoint\":\"h1:eth0\",\"settings\":\"delay=20ms\"}")
 		return
 	}
-	c, err := topologies.ParseChange(strings.Fields(req.Settings))
+	c, err := settings.ParseChange(strings.Fields(req.Settings))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	c.Reset = req.Reset
-	if c == (topologies.Change{}) {
+	if c == (settings.Change{}) {
 		writeError(w, http.StatusBadRequest, "nothing to change: give settings, such as delay=20ms, or reset")
 		return
 	}

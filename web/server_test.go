@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // fake is a lab for the view: a fixed topology, counters that count the
@@ -49,7 +50,7 @@ func (f *fake) Stats(context.Context) (any, error) {
 		"cpu_time_ns": int64(up) / 10, "veth_rtt_ns": 30000, "lateness": map[string]any{"p50_ns": 2000, "p99_ns": 9000}}}, nil
 }
 
-func (f *fake) Set(_ context.Context, endpoint, direction string, c topologies.Change) (any, error) {
+func (f *fake) Set(_ context.Context, endpoint, direction string, c settings.Change) (any, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if endpoint != "h1:eth0" && endpoint != "sw1:p1" && endpoint != "h2:eth0" && endpoint != "sw1:p2" {

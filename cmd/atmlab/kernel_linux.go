@@ -26,6 +26,7 @@ import (
 	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/web"
 )
 
@@ -78,7 +79,7 @@ func queryStats(ctx context.Context, lab string) (*control.Stats, error) {
 	return kernel.QueryStats(ctx, lab)
 }
 
-func setLink(ctx context.Context, lab, endpoint, direction string, c topologies.Change) (*control.Changed, error) {
+func setLink(ctx context.Context, lab, endpoint, direction string, c settings.Change) (*control.Changed, error) {
 	return kernel.SetLink(ctx, lab, endpoint, direction, c)
 }
 
@@ -208,6 +209,6 @@ func (p inProcess) Topology(context.Context) (topologies.View, error) { return p
 
 func (p inProcess) Stats(ctx context.Context) (any, error) { return p.k.Stats(ctx) }
 
-func (p inProcess) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
+func (p inProcess) Set(ctx context.Context, endpoint, direction string, c settings.Change) (any, error) {
 	return p.k.Set(ctx, endpoint, direction, c)
 }

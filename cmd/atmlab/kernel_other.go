@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/web"
 )
 
@@ -44,7 +45,7 @@ func queryStats(context.Context, string) (*control.Stats, error) {
 	return nil, needsLinux("stats")
 }
 
-func setLink(context.Context, string, string, string, topologies.Change) (*control.Changed, error) {
+func setLink(context.Context, string, string, string, settings.Change) (*control.Changed, error) {
 	return nil, needsLinux("set")
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 func newSet(opts *options) *cobra.Command {
@@ -27,7 +27,7 @@ func newSet(opts *options) *cobra.Command {
 			"Example:\n  atmlab set sw100 h1:eth0 delay=20ms\n  atmlab set sw100 h1:eth0 rate=10M --direction sw1:p1\n  atmlab set sw100 h1:eth0 --reset",
 		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			ch, err := topologies.ParseChange(a[2:]) // a bad word is said before the lab is looked for
+			ch, err := settings.ParseChange(a[2:]) // a bad word is said before the lab is looked for
 			if err != nil {
 				return err
 			}
@@ -60,8 +60,8 @@ func newSet(opts *options) *cobra.Command {
 // lab file, the live view and the control socket check too.
 func settingsHelp() string {
 	var b strings.Builder
-	for _, k := range topologies.SettingKeys {
-		s := topologies.Settings[k]
+	for _, k := range settings.SettingKeys {
+		s := settings.Settings[k]
 		fmt.Fprintf(&b, "  %-14s %s: %s\n", k+"="+s.Example, s.What, s.Range())
 	}
 	return b.String()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/labshell"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 func newShell(opts *options) *cobra.Command {
@@ -84,7 +84,7 @@ func (l shellLab) Command(ctx context.Context, node string, argv []string) *exec
 	return exec.CommandContext(ctx, l.self, append([]string{"exec", l.name, node, "--"}, argv...)...)
 }
 
-func (l shellLab) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (*control.Changed, error) {
+func (l shellLab) Set(ctx context.Context, endpoint, direction string, c settings.Change) (*control.Changed, error) {
 	return setLink(ctx, l.name, endpoint, direction, c)
 }
 

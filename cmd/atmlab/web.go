@@ -10,6 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/web"
 )
 
@@ -120,6 +121,6 @@ func (a attached) Topology(ctx context.Context) (topologies.View, error) {
 
 func (a attached) Stats(ctx context.Context) (any, error) { return queryStats(ctx, a.lab) }
 
-func (a attached) Set(ctx context.Context, endpoint, direction string, c topologies.Change) (any, error) {
+func (a attached) Set(ctx context.Context, endpoint, direction string, c settings.Change) (any, error) {
 	return setLink(ctx, a.lab, endpoint, direction, c)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // Lab is a running lab as the shell reaches it.
@@ -26,7 +27,7 @@ type Lab interface {
 	// cancels it.
 	Command(ctx context.Context, node string, argv []string) *exec.Cmd
 	// Set changes the link that has endpoint (atmlab set).
-	Set(ctx context.Context, endpoint, direction string, c topologies.Change) (*control.Changed, error)
+	Set(ctx context.Context, endpoint, direction string, c settings.Change) (*control.Changed, error)
 	// Stats prints the lab's counters to w as atmlab stats does.
 	Stats(ctx context.Context, w io.Writer) error
 	// Capture copies the link that has endpoint to w until ctx ends or
@@ -209,7 +210,7 @@ func pct(p float64) string {
 func (s *Shell) set(ctx context.Context, args []string) error {
 	var endpoint, direction string
 	var reset bool
-	var settings []string
+	var words []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -228,17 +229,17 @@ func (s *Shell) set(ctx context.Context, args []string) error {
 		case endpoint == "":
 			endpoint = a
 		default:
-			settings = append(settings, a)
+			words = append(words, a)
 		}
 	}
 	if endpoint == "" {
 		return fmt.Errorf("set: name a link by one end, such as set h1:eth0 delay=20ms")
 	}
-	ch, err := topologies.ParseChange(settings)
+	ch, err := settings.ParseChange(words)
 	if err != nil {
 		return err
 	}
-	if len(settings) == 0 && !reset {
+	if len(words) == 0 && !reset {
 		return fmt.Errorf("set: nothing to change: give key=value settings, such as delay=20ms, or --reset")
 	}
 	ch.Reset = reset

@@ -17,6 +17,7 @@ import (
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/shellquote"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 // fakeLab runs a node's command on this machine as `sh -c` with NODE set,
@@ -38,7 +39,7 @@ func (f *fakeLab) Command(ctx context.Context, node string, argv []string) *exec
 	return exec.CommandContext(ctx, "sh", "-c", script)
 }
 
-func (f *fakeLab) Set(_ context.Context, endpoint, direction string, c topologies.Change) (*control.Changed, error) {
+func (f *fakeLab) Set(_ context.Context, endpoint, direction string, c settings.Change) (*control.Changed, error) {
 	f.sets = append(f.sets, endpoint+" "+direction+" "+c.String())
 	return &control.Changed{Directions: []string{"changed " + endpoint}}, nil
 }

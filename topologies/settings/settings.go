@@ -1,12 +1,14 @@
-package topologies
+// Package settings is the table of values a link direction or a switch
+// port takes, with their ranges and parsers, and atmlab set's change of
+// them: the lab file's decoder and the running lab check against the same
+// rows.
+package settings
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/units"
 )
@@ -45,6 +47,14 @@ var Settings = map[string]Setting{
 
 // SettingKeys are Settings' keys in the order messages list them.
 var SettingKeys = []string{"rate", "delay", "jitter", "loss", "limit", "buffer"}
+
+// The ends of the ranges the lab file shares with atmlab set
+// (docs/lab-file.md).
+const (
+	MaxDuration = 24 * time.Hour // delay, jitter, ageing, an experiment's duration
+	MaxLimit    = 1 << 20        // frames in an impairment pipe
+	MaxBuffer   = 1 << 30        // a switch's buffer per port, bytes
+)
 
 // In reports whether v, in the setting's unit, is in its range; NaN is
 // in none.
@@ -92,27 +102,14 @@ func (s Setting) Format(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// setting decodes a lab file's value with the parser of its row of
-// Settings.
-func setting[T any](d *decoder, key string, v *yaml.Node, parse func(string) (T, error), into *T) {
-	if s, ok := d.scalar(key, v); ok {
-		x, err := parse(s)
-		if err != nil {
-			d.errorf(v, key, "%v", err)
-			return
-		}
-		*into = x
-	}
-}
-
 // bad is the error for a value of key, as written, that does not read or
 // is out of range.
 func (s Setting) bad(key, v string) error {
 	return fmt.Errorf("bad %s %q: %s", key, v, s.Want())
 }
 
-// parseRate reads a rate (units.ParseRate's range is the row's).
-func parseRate(v string) (units.BitRate, error) {
+// ParseRate reads a rate (units.ParseRate's range is the row's).
+func ParseRate(v string) (units.BitRate, error) {
 	r, err := units.ParseRate(v)
 	if err != nil || !Settings["rate"].In(float64(r)) {
 		return 0, Settings["rate"].bad("rate", v)
@@ -120,11 +117,11 @@ func parseRate(v string) (units.BitRate, error) {
 	return r, nil
 }
 
-// parseDelay reads delay.
-func parseDelay(v string) (time.Duration, error) { return parseDuration("delay", v) }
+// ParseDelay reads delay.
+func ParseDelay(v string) (time.Duration, error) { return parseDuration("delay", v) }
 
-// parseJitter reads jitter.
-func parseJitter(v string) (time.Duration, error) { return parseDuration("jitter", v) }
+// ParseJitter reads jitter.
+func ParseJitter(v string) (time.Duration, error) { return parseDuration("jitter", v) }
 
 func parseDuration(key, v string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
@@ -134,8 +131,8 @@ func parseDuration(key, v string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseLoss reads a percentage ("0.1%" or 0.1) into a probability.
-func parseLoss(v string) (float64, error) {
+// ParseLoss reads a percentage ("0.1%" or 0.1) into a probability.
+func ParseLoss(v string) (float64, error) {
 	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
 	if err != nil || !Settings["loss"].In(p/100) {
 		return 0, Settings["loss"].bad("loss", v)
@@ -143,8 +140,8 @@ func parseLoss(v string) (float64, error) {
 	return p / 100, nil
 }
 
-// parseLimit reads the frames (cells) a delay line holds; 0 is the default.
-func parseLimit(v string) (int, error) {
+// ParseLimit reads the frames (cells) a delay line holds; 0 is the default.
+func ParseLimit(v string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || !Settings["limit"].In(float64(n)) {
 		return 0, Settings["limit"].bad("limit", v)
@@ -152,8 +149,8 @@ func parseLimit(v string) (int, error) {
 	return n, nil
 }
 
-// parseBuffer reads a switch port's output buffer.
-func parseBuffer(v string) (units.Size, error) {
+// ParseBuffer reads a switch port's output buffer.
+func ParseBuffer(v string) (units.Size, error) {
 	b, err := units.ParseSize(v)
 	if err != nil || !Settings["buffer"].In(float64(b)) {
 		return 0, Settings["buffer"].bad("buffer", v)

@@ -1,4 +1,4 @@
-package topologies
+package settings
 
 import (
 	"fmt"
@@ -35,22 +35,22 @@ func ParseChange(words []string) (Change, error) {
 		switch k {
 		case "rate":
 			c.Rate = new(units.BitRate)
-			*c.Rate, err = parseRate(v)
+			*c.Rate, err = ParseRate(v)
 		case "delay":
 			c.Delay = new(time.Duration)
-			*c.Delay, err = parseDelay(v)
+			*c.Delay, err = ParseDelay(v)
 		case "jitter":
 			c.Jitter = new(time.Duration)
-			*c.Jitter, err = parseJitter(v)
+			*c.Jitter, err = ParseJitter(v)
 		case "loss":
 			c.Loss = new(float64)
-			*c.Loss, err = parseLoss(v)
+			*c.Loss, err = ParseLoss(v)
 		case "limit":
 			c.Limit = new(int)
-			*c.Limit, err = parseLimit(v)
+			*c.Limit, err = ParseLimit(v)
 		case "buffer":
 			c.Buffer = new(units.Size)
-			*c.Buffer, err = parseBuffer(v)
+			*c.Buffer, err = ParseBuffer(v)
 		default:
 			return c, fmt.Errorf("unknown setting %q: use %s", k, strings.Join(SettingKeys, ", "))
 		}
