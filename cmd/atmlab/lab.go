@@ -3,21 +3,17 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
-	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -73,7 +69,7 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			if appendRun && force {
-				return usageError{errors.New("lab run: --append keeps the folder's results, --force replaces them: give one")}
+				return usageError{labrun.ErrAppendAndForce}
 			}
 			var shard labrun.Shard
 			if shardFlag != "" {
@@ -99,9 +95,8 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			vlabs := make([]*topologies.Lab, len(variants))
-			names := make([]string, len(variants))
 			for i, v := range variants {
-				vlabs[i], names[i] = v.Lab, v.Name
+				vlabs[i] = v.Lab
 			}
 			releaseLock := func() {}
 			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
@@ -130,56 +125,25 @@ func newLabRun(opts *options) *cobra.Command {
 				return err
 			}
 			id := labrun.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
-			dir, done, err := openRunFolder(cmd.Context(), out, appendRun, force, id)
+			o, err := labrun.OpenOutput(cmd.Context(), out, appendRun, force, id)
 			if err != nil {
 				return err
 			}
-			defer dir.Close()
-			if err := dir.WriteFile(labrun.LabFile, src, 0o644); err != nil {
-				return err
-			}
-			spec, err := topologies.SpecJSON(names, vlabs) // what each variant was built from
-			if err == nil {
-				err = dir.WriteFile(topologies.SpecFile, spec, 0o644)
-			}
-			if err != nil {
-				return err
-			}
-			if err := labrun.CopyReferences(dir, a[0], lab); err != nil {
-				return err
-			}
-			if quick {
-				if err := dir.WriteFile(labrun.QuickMarker, nil, 0o644); err != nil { // the report says so
-					return err
-				}
-			}
-			if err := labrun.WriteFigures(dir, labrun.ResolveReferences(lab)); err != nil {
+			defer o.Close() // the records closed and checked after the run; this, on an early return
+			if err := o.WriteInputs(a[0], src, lab, variants, quick); err != nil {
 				return err
 			}
 			self, err := os.Executable()
 			if err != nil {
 				return err
 			}
-			jsonl, _, err := dir.Append(labrun.RecordsFile) // empty unless --append
-			if err != nil {
+			if err := o.Records(); err != nil {
 				return err
 			}
-			defer jsonl.Close() // closed and checked after the run; this, on an early return
-			csvFile, csvEmpty, err := dir.Append(labrun.CSVFile)
-			if err != nil {
-				return err
-			}
-			defer csvFile.Close() // as jsonl
-			csvw := csv.NewWriter(csvFile)
-			if csvEmpty {
-				if err := csvw.Write(labrun.CSVHeader); err != nil {
-					return err
-				}
-			}
-			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Done: done, Self: self, JSONL: jsonl, CSV: csvw,
+			camp := &labrun.Campaign{Variants: variants, Clocks: clocks, Shard: shard, Done: o.Done, Self: self, JSONL: o.JSONL, CSV: o.CSV,
 				Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr(), Out: out, Jobs: vjobs}
 			id.Points = camp.Points()
-			if err := labrun.WriteIdentity(dir, id); err != nil {
+			if err := labrun.WriteIdentity(o.Dir, id); err != nil {
 				return err
 			}
 			live, err := view.start(cmd.Context(), cmd.ErrOrStderr(), nil)
@@ -199,8 +163,8 @@ func newLabRun(opts *options) *cobra.Command {
 			restore := procsIfVirtual(clocks, camp.Jobs)
 			total, runErr := camp.Run(cmd.Context())
 			restore()
-			if err := cmp.Or(jsonl.Close(), csvFile.Close()); err != nil && runErr == nil {
-				runErr = fmt.Errorf("results: %w", err)
+			if err := o.CloseRecords(); err != nil && runErr == nil {
+				runErr = err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "lab %s removed; %d results\n", lab.Name, total)
 			// The report renders what was measured, after an interrupt too.
@@ -208,7 +172,7 @@ func newLabRun(opts *options) *cobra.Command {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
-			if err := flentInto(context.WithoutCancel(cmd.Context()), cmd, dir); err != nil && runErr == nil {
+			if err := flentInto(context.WithoutCancel(cmd.Context()), cmd, o.Dir); err != nil && runErr == nil {
 				runErr = err
 			}
 			if errors.Is(runErr, context.Canceled) {
@@ -226,100 +190,4 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	view.add(c)
 	return c
-}
-
-// runFiles are what lab run writes in its folder beyond what it always
-// rewrites: --force removes them, so that nothing of an earlier run (its
-// records, a --quick marker, another variant's virtual setup) passes for
-// this one's.
-var runFiles = []string{labrun.RecordsFile, labrun.CSVFile, labrun.QuickMarker, labrun.IdentityFile, "report.md", "report.html"}
-
-// openRunFolder opens lab run's --out folder: a new or empty one; with
-// appendRun one of the same campaign (id), whose points measured it
-// returns (labrun.DoneKey) so that they are not measured again; with
-// force any folder of the caller's, cleared of an earlier run's files.
-func openRunFolder(ctx context.Context, out string, appendRun, force bool, id labrun.Identity) (*results.Folder, map[string]bool, error) {
-	mode := results.Fresh
-	switch {
-	case appendRun:
-		mode = results.Append
-	case force:
-		mode = results.Force
-	}
-	dir, err := results.Create(out, mode)
-	if errors.Is(err, results.ErrNotEmpty) {
-		return nil, nil, fmt.Errorf("--out %v: --append adds this run's points to its results (only those it lacks), --force replaces them, or give a new folder", err)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case force:
-		names, err := dir.List()
-		for _, n := range names {
-			if err == nil && (slices.Contains(runFiles, n) || strings.HasPrefix(n, "virtual-") && strings.HasSuffix(n, ".json")) {
-				err = dir.Remove(n)
-			}
-		}
-		if err != nil {
-			dir.Close()
-			return nil, nil, err
-		}
-	case appendRun:
-		done, err := appendable(ctx, dir, id)
-		if err != nil {
-			dir.Close()
-			return nil, nil, err
-		}
-		return dir, done, nil
-	}
-	return dir, nil, nil
-}
-
-// appendable checks that a folder's results are of the campaign id names
-// (or that it has none) and returns the points they hold.
-func appendable(ctx context.Context, dir *results.Folder, id labrun.Identity) (map[string]bool, error) {
-	old, err := labrun.IdentityOf(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if dir.Exists(labrun.RecordsFile) {
-			return nil, fmt.Errorf("--append: %s has results but no %s: not a folder lab run wrote; give a new --out", dir.Path(), labrun.IdentityFile)
-		}
-		return nil, nil // nothing measured yet
-	}
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case old.SHA256 != id.SHA256:
-		err = fmt.Errorf("its results are of another lab file (%s, sha256 %.12s; this is %.12s)", old.File, old.SHA256, id.SHA256)
-	case old.Version != id.Version:
-		err = fmt.Errorf("its results were measured by atmlab %s, this is %s", old.Version, id.Version)
-	case old.Clock != id.Clock || old.Quick != id.Quick:
-		err = fmt.Errorf("its results ran --clock %s (quick %v), this run --clock %s (quick %v)", old.Clock, old.Quick, id.Clock, id.Quick)
-	case old.Shard != id.Shard:
-		err = fmt.Errorf("its results are shard %q, this run %q", old.Shard, id.Shard)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--append to %s: %w: one folder holds one campaign; give a new --out, or --force to replace them", dir.Path(), err)
-	}
-	recs, err := labrun.Records(ctx, dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	done := map[string]bool{}
-	for _, r := range recs { // a failed point too: a folder holds a point once
-		done[labrun.DoneKey(r.Point, r.Clock)] = true
-	}
-	return done, nil
-}
-
-// writeResultsFile replaces a file directly in a results folder (the
-// caller's own, as results.Open checks), never through a link.
-func writeResultsFile(path string, data []byte, perm fs.FileMode) error {
-	dir, err := results.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.WriteFile(filepath.Base(path), data, perm)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 
@@ -94,11 +92,7 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out 
 		setup.Hosts[name] = h.Settings
 	}
 	l.Close()
-	b, err := json.MarshalIndent(setup, "", "  ")
-	if err == nil {
-		err = writeResultsFile(filepath.Join(out, "virtual-"+r.Variant+".json"), append(b, '\n'), 0o644)
-	}
-	if err != nil {
+	if err := labrun.WriteSetup(out, r.Variant, setup); err != nil {
 		return 0, fmt.Errorf("virtual setup: %w", err)
 	}
 	r.Clock, r.Stack = "virtual", vhost.Netstack

@@ -195,6 +195,9 @@ func writeMerged(path string, dirs []string, ins []*results.Folder, lab *topolog
 		return err
 	}
 	defer out.Close()
+	if err := out.Stamp(); err != nil {
+		return err
+	}
 	// The reference files the lab names beside it, as lab run copied them,
 	// so that the merged lab.yaml loads and its report compares.
 	if err := CopyReferences(out, lab.File, lab); err != nil {

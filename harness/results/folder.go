@@ -118,14 +118,20 @@ func Open(path string) (*Folder, error) {
 
 // OpenRead opens an existing results folder to read it only (a merge's
 // inputs): any user's folder, but not through a symbolic link, and its
-// files only as Folder's readers allow.
+// files only as Folder's readers allow. A folder of a newer format
+// (FormatFile) than this atmlab's is refused.
 func OpenRead(path string) (*Folder, error) {
 	path = filepath.Clean(path)
 	d, err := openDir(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Folder{path: path, d: d}, nil
+	f := &Folder{path: path, d: d}
+	if _, err := f.Format(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Path is the folder's path as given (cleaned).
