@@ -18,6 +18,7 @@ import (
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // Classical IP over ATM: two hosts on one OC-3c link (h1-h2, LLC/SNAP and
@@ -267,16 +268,7 @@ func TestATMCapture(t *testing.T) {
 // sender's time what the receiver still got after it).
 func TestATMSawtoothSweep(t *testing.T) {
 	requireRoot(t)
-	out, recs := labRun(t, `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      atm: {phy: oc3}
-experiments:
+	out, recs := labRun(t, labtest.Lab("two-hosts-atm", "NAME", `experiments:
   - name: sawtooth
     from: h1
     to: h2
@@ -284,7 +276,7 @@ experiments:
     sizes: [1300, 1348, 1349, 1396, 1397, 1444, 1445]
     repetitions: 3
     duration: 3s
-`)
+`))
 	if len(recs) != 21 {
 		t.Fatalf("%d records, want 21", len(recs))
 	}
@@ -359,14 +351,4 @@ func TestATMSmallSizes(t *testing.T) {
 }
 
 // Two hosts through an atm-switch on OC-3c with the AAL given.
-const smallLab = `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    atm1: {kind: atm-switch}
-  links:
-    - {endpoints: ["h1:eth0", "atm1:p1"], atm: {phy: oc3, aal: AAL}}
-    - {endpoints: ["h2:eth0", "atm1:p2"], atm: {phy: oc3, aal: AAL}}
-`
+var smallLab = labtest.Set(labtest.Lab("two-hosts-atm-switch", "NAME"), "topology.links[0].atm.aal", "AAL", "topology.links[1].atm.aal", "AAL")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // TestBenchLoop prints the real-time loop's rows of `make bench`: the
@@ -241,17 +242,7 @@ var delayLab = strings.Replace(strings.ReplaceAll(pairLab, "RATE", "100M"), `   
       impair: {delay: 5ms}`, 1)
 
 // atmPairLab is two hosts through an atm-switch on OC-3c.
-const atmPairLab = `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    atm1: {kind: atm-switch}
-  links:
-    - {endpoints: ["h1:eth0", "atm1:p1"], atm: {phy: oc3}}
-    - {endpoints: ["h2:eth0", "atm1:p2"], atm: {phy: oc3}}
-`
+var atmPairLab = labtest.Lab("two-hosts-atm-switch", "NAME")
 
 var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
 

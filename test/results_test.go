@@ -8,21 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // hostileLab is a lab measured in virtual time: a real results folder to
 // render and merge, no namespaces.
-const hostileLab = `name: hostile
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      ethernet: {rate: 100M}
-experiments:
+var hostileLab = labtest.Lab("two-hosts", "hostile", `experiments:
   - {name: rr, from: h1, to: h2, tests: [TCP_RR], sizes: [1, 64], duration: 100ms}
-`
+`)
 
 // A normal user's results folder is untrusted: its report.md, report.html
 // and results.csv are links to a root-only file, its spec.json a link to

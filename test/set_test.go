@@ -17,22 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/kernel"
 )
 
-const setLab = `
-name: NAME
-topology:
-  nodes:
-    h1:  {kind: host, ipv4: 10.0.0.1/24}
-    h2:  {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 100M}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-`
+var setLab = labtest.Lab("two-hosts-switch", "NAME")
 
 // set runs atmlab set on the lab.
 func (r *running) set(args ...string) {
@@ -228,20 +217,7 @@ func TestSetLive(t *testing.T) {
 	}
 }
 
-const setATMLab = `
-name: NAME
-topology:
-  nodes:
-    h1:   {kind: host, ipv4: 10.0.0.1/24}
-    h2:   {kind: host, ipv4: 10.0.0.2/24}
-    atm1: {kind: atm-switch}
-  links:
-    - endpoints: ["h1:eth0", "atm1:p1"]
-      atm: {phy: oc3}
-    - endpoints: ["h2:eth0", "atm1:p2"]
-      atm: {phy: oc3}
-      impair: {delay: 2ms}
-`
+var setATMLab = labtest.Set(labtest.Lab("two-hosts-atm-switch", "NAME"), "topology.links[1].impair", "{delay: 2ms}")
 
 // TestSetATM: atmlab set on a running ATM lab: delay=12ms on h2's link
 // (2 ms in the lab file) raises ping's RTT by 20 ms, one direction's

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // terminal is atmlab shell on a pseudo-terminal, as a person sees it.
@@ -55,19 +57,7 @@ func (p *terminal) typeLine(line string) {
 
 func TestShellOnAPseudoTerminal(t *testing.T) {
 	requireRoot(t, "iperf3", "ping")
-	r := up(t, `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    h3: {kind: host, ipv4: 10.0.0.3/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-    - {endpoints: ["h3:eth0", "sw1:p3"], ethernet: {rate: 100M}}
-`)
+	r := up(t, labtest.Lab("three-hosts-switch", "NAME"))
 	p := &terminal{t: t, done: make(chan error, 1), cmd: exec.Command(atmlab, "shell", r.name)}
 	ptmx, err := pty.StartWithSize(p.cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
@@ -175,17 +165,7 @@ topology:
 
 func TestShellReadsAScript(t *testing.T) {
 	requireRoot(t, "ping")
-	r := up(t, `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-`)
+	r := up(t, labtest.Lab("two-hosts-switch", "NAME"))
 	cmd := exec.Command(atmlab, "shell", r.name)
 	cmd.Stdin = strings.NewReader("pingall\nset h1:eth0 delay=20ms\nh1 ping -c 1 h2\nh1 nosuchcommand\n")
 	out, err := cmd.CombinedOutput()

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // slurm is a one-node cluster started by startSlurm.
@@ -221,20 +223,9 @@ func tail(s string, n int) string {
 }
 
 // slurmLab is a quick campaign (NAME is replaced by a fresh lab name).
-const slurmLab = `name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 100M}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-experiments:
+var slurmLab = labtest.Lab("two-hosts-switch", "NAME", `experiments:
   - {name: grid, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR, UDP_RR], sizes: SIZES, duration: DURATION, interval: 100ms}
-`
+`)
 
 // TestSlurmCampaign submits campaigns to a real one-node Slurm (slurm-wlm,
 // munge) with the scripts atmlab campaign writes: a virtual-time one of 8

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
@@ -112,19 +113,7 @@ func TestSwitchGigabit(t *testing.T) {
 // delivered + dropped = sent.
 func TestSwitchCongestion(t *testing.T) {
 	requireRoot(t, "iperf3")
-	r := up(t, `
-name: NAME
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    h3: {kind: host, ipv4: 10.0.0.3/24}
-    sw1: {kind: switch, buffer: 64KiB}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-    - {endpoints: ["h3:eth0", "sw1:p3"], ethernet: {rate: 100M}}
-`)
+	r := up(t, labtest.Set(labtest.Lab("three-hosts-switch", "NAME"), "topology.nodes.sw1.buffer", "64KiB"))
 	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.3")
 	r.exec("h2", "ping", "-c", "1", "-W", "2", "10.0.0.3")
 	var before, after control.Stats

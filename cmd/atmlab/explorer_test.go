@@ -23,6 +23,7 @@ import (
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/headless"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // calcFigures runs `atmlab calc -o json` and `-o csv` for one ATM path
@@ -346,14 +347,7 @@ func TestExplorerInChromium(t *testing.T) {
 
 // encapLab is an OC-3c path measured with LLC/SNAP and, as a variant,
 // with VC-mux, on both sides of the cell boundaries near 1445 bytes.
-const encapLab = `name: encap
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"], atm: {phy: oc3}}
-experiments:
+var encapLab = labtest.Lab("two-hosts-atm", "encap", `experiments:
   - name: encaps
     from: h1
     to: h2
@@ -365,7 +359,7 @@ variants:
   - name: vcmux
     set:
       - {link: "h1:eth0", encap: vcmux}
-`
+`)
 
 // TestExplorerDrawsEachVariantOnItsCurve measures an LLC/SNAP path and its
 // VC-mux variant in virtual time, opens the explorer on the results in

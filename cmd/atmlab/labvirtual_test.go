@@ -17,25 +17,15 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
-const virtualLab = `name: vlab
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24, sysctls: {net.ipv4.tcp_congestion_control: cubic}}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch, buffer: 128KiB}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 100M}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-experiments:
+var virtualLab = labtest.Set(labtest.Lab("two-hosts-switch", "vlab", `experiments:
   - {name: streams, from: h1, to: h2, tests: [TCP_STREAM, UDP_STREAM, TCP_RR], sizes: [1472], repetitions: 2, duration: 300ms, interval: 100ms}
   - {name: tools, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], duration: 300ms}
   - {name: as-atmlab, from: h1, to: h2, tool: iperf3, virtual: atmlab, tests: [UDP_STREAM], sizes: [1472], duration: 300ms}
-`
+`), "topology.nodes.h1.sysctls", "{net.ipv4.tcp_congestion_control: cubic}", "topology.nodes.sw1.buffer", "128KiB")
 
 // figures reads results.jsonl without its wall-clock timestamps.
 func figures(t *testing.T, dir string) []map[string]any {
