@@ -102,6 +102,7 @@ fuzz:
 	$(FUZZ) ./netstat/ FuzzParse
 	$(FUZZ) ./netstat/ FuzzParseDev
 	$(FUZZ) ./netstat/ FuzzParseSteal
+	$(FUZZ) ./netstat/ FuzzParseBusy
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
 	$(FUZZ) ./harness/results/ FuzzLines

@@ -163,6 +163,15 @@ func (st *Stats) HostKernel() netstat.Counters {
 	return c
 }
 
+// QdiscDrops sums the frames the hosts' qdiscs dropped and requeued.
+func (st *Stats) QdiscDrops() (drops, requeues uint64) {
+	for _, p := range st.Ports {
+		drops += p.QdiscDrops
+		requeues += p.QdiscRequeues
+	}
+	return drops, requeues
+}
+
 // HostDrops sums the frames hosts dropped at their TAPs.
 func (st *Stats) HostDrops() uint64 {
 	var n uint64

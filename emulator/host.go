@@ -291,9 +291,15 @@ type PortStats struct {
 	ImpairDrops uint64 `json:"impair_drops"` // loss and limit drops on the link leaving it
 	QueueHigh   int    `json:"queue_high_bytes"`
 	Queue       int    `json:"queue_bytes"` // queued now, for the live view
-	// HostDrops are frames a host's own kernel dropped at its TAP or qdisc:
+	// HostDrops are frames a host's own kernel dropped at its TAP's ring:
 	// the emulator, not the model, fell behind (filled in by the kernel package).
 	HostDrops uint64 `json:"host_drops,omitempty"`
+	// QdiscDrops are frames the host's qdisc in front of its TAP dropped
+	// (a sender faster than its link, as a real NIC's queue would), and
+	// QdiscRequeues those the TAP handed back to it (filled in by the kernel
+	// package).
+	QdiscDrops    uint64 `json:"qdisc_drops,omitempty"`
+	QdiscRequeues uint64 `json:"qdisc_requeues,omitempty"`
 	// HostOverruns are frames a host with a CPU limit could not take in time.
 	HostOverruns uint64 `json:"host_overruns,omitempty"`
 	// CPUDrops are frames arriving at a software switch's port that its

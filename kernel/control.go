@@ -49,7 +49,7 @@ func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 		if _, ok := k.Net.Hosts[p.Port]; ok {
 			node, iface, _ := strings.Cut(p.Port, ":")
 			if r := k.hostReader(node); r != nil {
-				st.Ports[i].HostDrops = r.drops(iface)
+				st.Ports[i].HostDrops, st.Ports[i].QdiscDrops, st.Ports[i].QdiscRequeues = r.drops(iface)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator"
@@ -173,6 +174,20 @@ func TestRaiseMaxKeepsMinimumAndDefault(t *testing.T) {
 		out, ok := raiseMax(tc.cur, tc.want)
 		if out != tc.out || ok != tc.ok {
 			t.Errorf("raiseMax(%q, %d) = %q, %v; want %q, %v", tc.cur, tc.want, out, ok, tc.out, tc.ok)
+		}
+	}
+}
+
+// A process's CPU time is its stat line's utime and stime, whatever its
+// command is called.
+func TestStatCPU(t *testing.T) {
+	line := "4242 (iperf3 (x) y) S 1 4242 4242 0 -1 4194560 350 0 0 0 731 269 0 0 20 0 1 0 123 1000 200 18446744073709551615\n"
+	if d, err := statCPU([]byte(line)); err != nil || d != 10*time.Second {
+		t.Errorf("statCPU = %v, %v; want 10s (731 + 269 ticks)", d, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x 0"} {
+		if d, err := statCPU([]byte(bad)); err == nil {
+			t.Errorf("statCPU(%q) = %v, no error", bad, d)
 		}
 	}
 }

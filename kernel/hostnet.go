@@ -17,15 +17,15 @@ import (
 
 // hostReader reads one host's kernel counters through descriptors it
 // opened once inside the host's namespace: a NETLINK_ROUTE socket for its
-// interfaces' and qdiscs' drops, and /proc/net/snmp and /proc/net/dev,
+// interfaces' and qdiscs' drops, and /proc/net/snmp, netstat and dev,
 // which show the namespace they were opened in at every read from the
 // start. A snapshot then costs a few reads and no setns or socket (opening
 // a netlink handle, three sockets with two setns each, and entering the
 // namespace for /proc took most of a stats snapshot).
 type hostReader struct {
-	nl        *netlink.Handle
-	snmp, dev *os.File
-	buf       []byte
+	nl             *netlink.Handle
+	snmp, ext, dev *os.File
+	buf, both      []byte
 }
 
 // openHostReader opens the counters of the host namespace ns (a name in
@@ -46,6 +46,9 @@ func openHostReader(ns string) (*hostReader, error) {
 		if r.snmp, err = os.Open("/proc/thread-self/net/snmp"); err != nil {
 			return err
 		}
+		if r.ext, err = os.Open("/proc/thread-self/net/netstat"); err != nil {
+			return err
+		}
 		r.dev, err = os.Open("/proc/thread-self/net/dev")
 		return err
 	})
@@ -60,7 +63,7 @@ func (r *hostReader) close() {
 	if r.nl != nil {
 		r.nl.Close()
 	}
-	for _, f := range []*os.File{r.snmp, r.dev} {
+	for _, f := range []*os.File{r.snmp, r.ext, r.dev} {
 		if f != nil {
 			f.Close()
 		}
@@ -88,14 +91,19 @@ func (r *hostReader) read(f *os.File) ([]byte, error) {
 	}
 }
 
-// counters reads the host's own UDP and TCP counters and its interfaces'
-// receive drops.
+// counters reads the host's own UDP and TCP counters (its TCP's receive
+// drops among them) and its interfaces' receive drops.
 func (r *hostReader) counters() (netstat.Counters, error) {
 	b, err := r.read(r.snmp)
 	if err != nil {
 		return netstat.Counters{}, err
 	}
-	c, err := netstat.Parse(bytes.NewReader(b))
+	r.both = append(r.both[:0], b...)
+	if b, err = r.read(r.ext); err != nil {
+		return netstat.Counters{}, err
+	}
+	r.both = append(r.both, b...)
+	c, err := netstat.Parse(bytes.NewReader(r.both))
 	if err != nil {
 		return c, err
 	}
@@ -107,22 +115,23 @@ func (r *hostReader) counters() (netstat.Counters, error) {
 }
 
 // drops returns what the host's kernel dropped on its way into the
-// emulator through its interface dev: at the TAP's ring (tx_dropped) and
-// in its qdisc.
-func (r *hostReader) drops(dev string) uint64 {
+// emulator through its interface dev: at the TAP's ring (tx_dropped: the
+// emulator did not read it in time), and in its qdisc, dropped (a sender
+// faster than its link) or requeued (handed back by the TAP's full ring).
+func (r *hostReader) drops(dev string) (tap, qdisc, requeues uint64) {
 	link, err := r.nl.LinkByName(dev)
 	if err != nil {
-		return 0
+		return 0, 0, 0
 	}
-	var n uint64
 	if st := link.Attrs().Statistics; st != nil {
-		n += st.TxDropped
+		tap = st.TxDropped
 	}
 	qdiscs, _ := r.nl.QdiscList(link)
 	for _, q := range qdiscs {
 		if st := q.Attrs().Statistics; st != nil && st.Queue != nil {
-			n += uint64(st.Queue.Drops)
+			qdisc += uint64(st.Queue.Drops)
+			requeues += uint64(st.Queue.Requeues)
 		}
 	}
-	return n
+	return tap, qdisc, requeues
 }

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -58,12 +59,15 @@ func freshCounters(ns string) (netstat.Counters, error) {
 	}
 	defer h.Close()
 	err = inNamespace(h, func() error {
-		f, err := os.Open("/proc/thread-self/net/snmp")
+		snmp, err := os.ReadFile("/proc/thread-self/net/snmp")
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if c, err = netstat.Parse(f); err != nil {
+		ext, err := os.ReadFile("/proc/thread-self/net/netstat")
+		if err != nil {
+			return err
+		}
+		if c, err = netstat.Parse(bytes.NewReader(append(snmp, ext...))); err != nil {
 			return err
 		}
 		dev, err := os.Open("/proc/thread-self/net/dev")
@@ -162,7 +166,8 @@ func TestHostReader(t *testing.T) {
 	if links, err := r.nl.LinkList(); err != nil || len(links) != 1 || links[0].Attrs().Name != "lo" {
 		t.Errorf("the reader's netlink socket lists %d links (%v), want the namespace's lo alone", len(links), err)
 	}
-	if got, want := r.drops("lo"), freshDrops(name, "lo"); got != want {
+	if tap, qdisc, _ := r.drops("lo"); tap+qdisc != freshDrops(name, "lo") {
+		got, want := tap+qdisc, freshDrops(name, "lo")
 		t.Errorf("drops on lo: reader %d, fresh handle %d", got, want)
 	}
 }

@@ -31,6 +31,11 @@ type Counters struct {
 	TCPOutSegs      uint64 `json:"tcp_out_segs"`
 	TCPRetransSegs  uint64 `json:"tcp_retrans_segs"`
 	TCPInErrs       uint64 `json:"tcp_in_errs"`
+	// TCPRcvDrops are the segments the host's TCP dropped for want of
+	// receive memory: a full socket's receive queue, its backlog or its
+	// out-of-order queue (/proc/net/netstat's TcpExt TCPRcvQDrop,
+	// TCPBacklogDrop and TCPOFODrop, summed).
+	TCPRcvDrops uint64 `json:"tcp_rcv_drops,omitempty"`
 	// IfaceRxDrops are the frames the host's interfaces (all but lo) took
 	// in and dropped below IP, such as a full input backlog: /proc/net/dev's
 	// receive drop column, which is rx_dropped + rx_missed_errors.
@@ -49,7 +54,7 @@ func (c Counters) Sub(o Counters) Counters {
 		UDPInCsumErrors: c.UDPInCsumErrors - o.UDPInCsumErrors, UDPOutDatagrams: c.UDPOutDatagrams - o.UDPOutDatagrams,
 		UDPSndbufErrors: c.UDPSndbufErrors - o.UDPSndbufErrors, TCPOutSegs: c.TCPOutSegs - o.TCPOutSegs,
 		TCPRetransSegs: c.TCPRetransSegs - o.TCPRetransSegs, TCPInErrs: c.TCPInErrs - o.TCPInErrs,
-		IfaceRxDrops: c.IfaceRxDrops - o.IfaceRxDrops,
+		IfaceRxDrops: c.IfaceRxDrops - o.IfaceRxDrops, TCPRcvDrops: c.TCPRcvDrops - o.TCPRcvDrops,
 	}
 }
 
@@ -60,13 +65,17 @@ func (c Counters) Add(o Counters) Counters {
 }
 
 // Parse reads /proc/net/snmp's format: for each protocol a line of names
-// and a line of values, both starting "Proto:".
+// and a line of values, both starting "Proto:". /proc/net/netstat, in the
+// same format, may follow it in r (its TcpExt line gives TCPRcvDrops).
 func Parse(r io.Reader) (Counters, error) {
 	var c Counters
 	fields := map[string]*uint64{
 		"Udp:InDatagrams": &c.UDPInDatagrams, "Udp:NoPorts": &c.UDPNoPorts, "Udp:InErrors": &c.UDPInErrors,
 		"Udp:RcvbufErrors": &c.UDPRcvbufErrors, "Udp:InCsumErrors": &c.UDPInCsumErrors, "Udp:OutDatagrams": &c.UDPOutDatagrams,
 		"Udp:SndbufErrors": &c.UDPSndbufErrors, "Tcp:OutSegs": &c.TCPOutSegs, "Tcp:RetransSegs": &c.TCPRetransSegs, "Tcp:InErrs": &c.TCPInErrs,
+	}
+	summed := map[string]*uint64{
+		"TcpExt:TCPRcvQDrop": &c.TCPRcvDrops, "TcpExt:TCPBacklogDrop": &c.TCPRcvDrops, "TcpExt:TCPOFODrop": &c.TCPRcvDrops,
 	}
 	names := map[string][]string{}
 	found := 0
@@ -92,6 +101,12 @@ func Parse(r io.Reader) (Counters, error) {
 				}
 				*p = uint64(n)
 				found++
+			} else if p, ok := summed[proto+names[proto][i]]; ok {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return c, fmt.Errorf("netstat: %s%s: %w", proto, names[proto][i], err)
+				}
+				*p += n
 			}
 		}
 		delete(names, proto)
@@ -167,6 +182,49 @@ func ParseSteal(r io.Reader) (time.Duration, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("netstat: /proc/stat: no cpu line")
+}
+
+// ParseBusy reads /proc/stat's format and returns the time the machine's
+// CPUs spent running tasks (user, nice and system, summed over its CPUs;
+// interrupts, idle and steal aside): beside what a lab's own processes
+// used, the rest is the machine's other load.
+func ParseBusy(r io.Reader) (time.Duration, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "cpu" {
+			continue
+		}
+		if len(f) < 4 {
+			return 0, fmt.Errorf("netstat: /proc/stat: %d figures on the cpu line, want at least 3", len(f)-1)
+		}
+		var ticks uint64
+		for _, v := range f[1:4] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("netstat: /proc/stat: %w", err)
+			}
+			ticks += n
+		}
+		if ticks > math.MaxInt64/uint64(10*time.Millisecond) {
+			return 0, fmt.Errorf("netstat: /proc/stat: %d busy ticks is out of range", ticks)
+		}
+		return time.Duration(ticks) * 10 * time.Millisecond, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("netstat: /proc/stat: no cpu line")
+}
+
+// Busy is the machine's busy CPU time now (ParseBusy of /proc/stat).
+func Busy() (time.Duration, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return ParseBusy(f)
 }
 
 // StealShare is the share of the whole machine (all its CPUs) that steal

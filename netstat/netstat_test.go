@@ -117,3 +117,47 @@ func FuzzParseSteal(f *testing.F) {
 		}
 	})
 }
+
+// /proc/net/netstat after /proc/net/snmp: the receive-memory drops of
+// TCP's three queues are summed (TcpExt's line, shortened).
+func TestParseTCPRcvDrops(t *testing.T) {
+	ext := `TcpExt: SyncookiesSent TCPBacklogDrop TCPRcvQDrop TCPOFODrop PruneCalled
+TcpExt: 0 4 17 3 99
+IpExt: InNoRoutes
+IpExt: 0
+`
+	c, err := Parse(strings.NewReader(sample + ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TCPRcvDrops != 24 || c.UDPRcvbufErrors != 933700 {
+		t.Errorf("TCPRcvDrops %d, UDPRcvbufErrors %d; want 24 (4 + 17 + 3) and 933700", c.TCPRcvDrops, c.UDPRcvbufErrors)
+	}
+	if d := c.Sub(Counters{TCPRcvDrops: 20}); d.TCPRcvDrops != 4 {
+		t.Errorf("Sub: %d, want 4", d.TCPRcvDrops)
+	}
+}
+
+// The busy time is the cpu line's user, nice and system ticks.
+func TestParseBusy(t *testing.T) {
+	if d, err := ParseBusy(strings.NewReader(statSample)); err != nil || d != (77166+552+38356)*10*time.Millisecond {
+		t.Errorf("ParseBusy = %v, %v; want 1160.74 s", d, err)
+	}
+	for _, bad := range []string{"", "cpu 1 2\n", "cpu 1 x 3\n", "cpu 99999999999999999 2 3\n", "intr 1 2\n"} {
+		if d, err := ParseBusy(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseBusy(%q) = %v, no error", bad, d)
+		}
+	}
+	if d, err := Busy(); err != nil || d <= 0 {
+		t.Errorf("Busy() = %v, %v on this machine", d, err)
+	}
+}
+
+func FuzzParseBusy(f *testing.F) {
+	f.Add(statSample)
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseBusy(strings.NewReader(s)); err == nil && d < 0 {
+			t.Errorf("ParseBusy(%q) = %v", s, d)
+		}
+	})
+}

@@ -198,7 +198,11 @@ func (e labEnv) Emulator(ctx context.Context) (labrun.Health, error) {
 			sent[node] += p.TxBytes
 		}
 	}
-	return labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late, Sent: sent}, nil
+	h := labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late, Sent: sent}
+	h.QdiscDrops, h.QdiscRequeues = st.QdiscDrops()
+	h.LabCPU = kernel.OwnCPU() + e.k.HostsCPU()
+	h.Busy, _ = netstat.Busy() // 0 when unknown: no other load is recorded
+	return h, nil
 }
 
 // inProcess is a lab this process runs (up --web, lab run --web), as the

@@ -39,9 +39,17 @@ type Env interface {
 // Health is what a lab's emulator has counted since it started; a point's
 // figures are the difference between two.
 type Health struct {
-	CPU       time.Duration    // the emulator's CPU time
-	HostDrops uint64           // frames hosts dropped at their TAPs: the emulator fell behind
-	Hosts     netstat.Counters // the sum of the hosts' own kernel counters
+	CPU       time.Duration // the emulator's CPU time
+	HostDrops uint64        // frames hosts dropped at their TAPs: the emulator fell behind
+	// QdiscDrops and QdiscRequeues are the frames the hosts' qdiscs in
+	// front of their TAPs dropped and took back.
+	QdiscDrops, QdiscRequeues uint64
+	// LabCPU is the CPU time the lab's own processes used (the emulator,
+	// the runner, the tools in its hosts) and Busy the whole machine's
+	// (netstat.Busy): the difference is the machine's other load. Both 0
+	// when not known.
+	LabCPU, Busy time.Duration
+	Hosts        netstat.Counters // the sum of the hosts' own kernel counters
 	// Lateness is how late the loop released frames against their model
 	// times; nil if the emulator has no such record.
 	Lateness *hist.Histogram
@@ -85,7 +93,22 @@ type Record struct {
 	// the emulator's speed cannot shape a figure (it runs in model time)
 	// and its CPU time would make the same run's records differ.
 	EmulatorCPU float64 `json:"emulator_cpu,omitempty"`
-	HostDrops   uint64  `json:"host_drops,omitempty"`
+	// HostDrops are the frames the hosts dropped at their TAPs' rings
+	// during the point (before QdiscDrops was recorded, their qdiscs'
+	// drops too).
+	HostDrops uint64 `json:"host_drops,omitempty"`
+	// QdiscDrops and QdiscRequeues are the frames the senders' qdiscs in
+	// front of their TAPs dropped and took back during the point.
+	QdiscDrops    uint64 `json:"qdisc_drops,omitempty"`
+	QdiscRequeues uint64 `json:"qdisc_requeues,omitempty"`
+	// OtherLoad is how much of a core the machine spent during the point
+	// on work outside the lab's own processes (its busy time from
+	// /proc/stat less the emulator's, the runner's and the hosts' tools').
+	OtherLoad float64 `json:"other_load,omitempty"`
+	// ShortBy names what held back a real-time point more than 1 % short
+	// of its ceiling (the Short* causes, as measured during it); empty
+	// when it was not short.
+	ShortBy []string `json:"short_by,omitempty"`
 	// Steal is the share of the machine's CPU (all its CPUs) that its
 	// hypervisor took during the point (/proc/stat's steal): above
 	// MaxSteal the point measured the VM's host as much as the lab.
@@ -395,6 +418,10 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	if qerr == nil {
 		rec.EmulatorCPU = float64(h1.CPU-h0.CPU) / float64(time.Since(t0))
 		rec.HostDrops = h1.HostDrops - h0.HostDrops
+		rec.QdiscDrops, rec.QdiscRequeues = h1.QdiscDrops-h0.QdiscDrops, h1.QdiscRequeues-h0.QdiscRequeues
+		if h0.Busy > 0 && h1.Busy > 0 {
+			rec.OtherLoad = max(0, float64((h1.Busy-h0.Busy)-(h1.LabCPU-h0.LabCPU))/float64(time.Since(t0)))
+		}
 		d := h1.Hosts.Sub(h0.Hosts)
 		rec.HostKernel = &d
 		if rec.Background != nil && h1.Sent != nil {
@@ -456,12 +483,15 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.Ceiling = c
 		rec.AboveCeiling = rec.AboveCeilingReason() != ""
 	}
+	rec.ShortBy = rec.shortfall()
 	overrun, busy := rec.causes()
 	switch {
 	case rec.Steal > MaxSteal:
 		rec.Flag = fmt.Sprintf("the machine's hypervisor took %.0f%% of its CPU during this point (steal): the emulator stalled for reasons outside the lab", 100*rec.Steal)
 	case rec.HostDrops > 0:
 		rec.Flag = fmt.Sprintf("hosts dropped %d frames at their TAPs: the emulator fell behind", rec.HostDrops)
+	case len(rec.ShortBy) > 0:
+		rec.Flag = rec.ShortfallWords()
 	case overrun:
 		rec.Flag = fmt.Sprintf("%.1f%% of the ceiling: the hosts' sockets dropped %d datagrams with their receive buffers full: the receiving host, which shares the machine's CPUs with the sender and the emulator, could not keep up",
 			100*rec.Result.ThroughputBps/rec.Ceiling, rec.HostKernel.UDPRcvbufErrors)
@@ -496,10 +526,12 @@ func (rec *Record) below(share float64) bool {
 // HeldBack reports whether the emulator or the machine under it may have
 // held a judged point back: the hypervisor took more than MaxSteal, the
 // hosts' TAPs dropped frames, or the point fell short with the hosts'
-// sockets overflowing or the emulator busy (its flag says which).
+// sockets overflowing, the emulator busy or any other cause of ShortBy
+// seen (its flag says which).
 func (rec *Record) HeldBack() bool {
 	overrun, busy := rec.causes()
-	return rec.Steal > MaxSteal || rec.HostDrops > 0 || overrun || busy
+	seen := len(rec.ShortBy) > 0 && rec.ShortBy[0] != ShortNone
+	return rec.Steal > MaxSteal || rec.HostDrops > 0 || overrun || busy || seen
 }
 
 func (r *Runner) experiment(name string) *topologies.Experiment {

@@ -160,10 +160,10 @@ func TestJudgeShortPoints(t *testing.T) {
 	}{
 		{1.0, 0.95, 0, "", false},
 		{0.995, 0.95, 40, "", false},
-		{0.977, 0.95, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304 datagrams with their receive buffers full", true},
-		{0.977, 0.95, 0, "emulator CPU 95%: it may have limited this point", true},
-		{0.977, 0.5, 1304, "97.7% of the ceiling: the hosts' sockets dropped 1304", true},
-		{0.95, 0.5, 0, "95% of the ceiling (0 lost)", false},
+		{0.977, 0.95, 1304, "97.7 % of the ceiling, 2.3 % short: the receiving host's socket buffer was full and dropped 1304 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; the emulator fell behind its model (release lateness unknown, 95 % of a core)", true},
+		{0.977, 0.95, 0, "97.7 % of the ceiling, 2.3 % short: the emulator fell behind its model", true},
+		{0.977, 0.5, 1304, "97.7 % of the ceiling, 2.3 % short: the receiving host's socket buffer was full and dropped 1304 datagrams", true},
+		{0.95, 0.5, 0, "95.0 % of the ceiling, 5.0 % short: none of the causes atmlab measures", false},
 	} {
 		rec := Record{Point: p, Result: res, EmulatorCPU: tc.cpu, HostKernel: &netstat.Counters{UDPRcvbufErrors: tc.overrun}}
 		rec.Result.ThroughputBps = tc.share * c

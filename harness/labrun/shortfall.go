@@ -1,0 +1,106 @@
+package labrun
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The causes a real-time point that fell short of its ceiling by more than
+// 1 % is checked for, each measured during the point (Record.ShortBy).
+const (
+	ShortReceiver = "receiver_socket"   // the receiving socket was full: UDP RcvbufErrors, TCP receive-memory drops
+	ShortQdisc    = "sender_qdisc"      // the sender's qdisc in front of its TAP dropped or requeued frames
+	ShortTAP      = "host_taps"         // the hosts' TAPs dropped frames the emulator did not read in time
+	ShortLateness = "emulator_lateness" // the emulator released frames late (p99 above LateP99) or used most of a core
+	ShortSteal    = "hypervisor_steal"  // the hypervisor took more than StealShort of the machine
+	ShortLoad     = "other_load"        // work outside the lab's processes used more than OtherLoadShort of a core
+	ShortNone     = "none_measured"     // short, with none of the above seen
+)
+
+// LateP99 is the release lateness (p99 over the point) above which the
+// emulator's timing counts as a cause of a shortfall.
+const LateP99 = time.Millisecond
+
+// StealShort is the hypervisor's share of the machine above which its
+// steal counts as a cause of a shortfall (MaxSteal is where a point is
+// measured again).
+const StealShort = 0.01
+
+// OtherLoadShort is how much of a core the machine's other work may use
+// during a point before it counts as a cause of a shortfall.
+const OtherLoadShort = 0.25
+
+// shortfall lists what a real-time point more than 1 % short of its
+// ceiling was held back by, from what was measured during it; nil when it
+// was not short, was measured in virtual time or has no ceiling.
+func (rec *Record) shortfall() []string {
+	if rec.Clock != "" || !rec.below(0.99) || rec.Result.ThroughputBps <= 0 {
+		return nil
+	}
+	var by []string
+	if k := rec.HostKernel; k != nil && k.UDPRcvbufErrors+k.TCPRcvDrops > 0 {
+		by = append(by, ShortReceiver)
+	}
+	if rec.QdiscDrops+rec.QdiscRequeues > 0 {
+		by = append(by, ShortQdisc)
+	}
+	if rec.HostDrops > 0 {
+		by = append(by, ShortTAP)
+	}
+	if rec.Lateness != nil && rec.Lateness.P99 > LateP99 || rec.EmulatorCPU > 0.9 {
+		by = append(by, ShortLateness)
+	}
+	if rec.Steal > StealShort {
+		by = append(by, ShortSteal)
+	}
+	if rec.OtherLoad > OtherLoadShort {
+		by = append(by, ShortLoad)
+	}
+	if len(by) == 0 {
+		by = []string{ShortNone}
+	}
+	return by
+}
+
+// ShortfallWords says in plain words how far a point fell short of its
+// ceiling and why (Record.ShortBy, each cause with its figure); "" if it
+// was not short.
+func (rec *Record) ShortfallWords() string {
+	if len(rec.ShortBy) == 0 || rec.Ceiling <= 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range rec.ShortBy {
+		switch c {
+		case ShortReceiver:
+			k, lost := rec.HostKernel, ""
+			switch {
+			case k.UDPRcvbufErrors > 0 && k.TCPRcvDrops > 0:
+				lost = fmt.Sprintf("%d datagrams and %d TCP segments", k.UDPRcvbufErrors, k.TCPRcvDrops)
+			case k.UDPRcvbufErrors > 0:
+				lost = fmt.Sprintf("%d datagrams", k.UDPRcvbufErrors)
+			default:
+				lost = fmt.Sprintf("%d TCP segments", k.TCPRcvDrops)
+			}
+			why = append(why, fmt.Sprintf("the receiving host's socket buffer was full and dropped %s: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time", lost))
+		case ShortQdisc:
+			why = append(why, fmt.Sprintf("the sender's queue in front of its link dropped %d frames and took back %d", rec.QdiscDrops, rec.QdiscRequeues))
+		case ShortTAP:
+			why = append(why, fmt.Sprintf("the hosts dropped %d frames at their TAPs: the emulator did not read them in time", rec.HostDrops))
+		case ShortLateness:
+			late := "unknown"
+			if rec.Lateness != nil {
+				late = fmt.Sprintf("p99 %v, max %v", rec.Lateness.P99.Round(time.Microsecond), rec.Lateness.Max.Round(time.Microsecond))
+			}
+			why = append(why, fmt.Sprintf("the emulator fell behind its model (release lateness %s, %.0f %% of a core)", late, 100*rec.EmulatorCPU))
+		case ShortSteal:
+			why = append(why, fmt.Sprintf("the hypervisor took %.1f %% of the machine (steal)", 100*rec.Steal))
+		case ShortLoad:
+			why = append(why, fmt.Sprintf("other work on the machine used %.2f of a core beside the lab", rec.OtherLoad))
+		case ShortNone:
+			why = append(why, "none of the causes atmlab measures (the receiver's socket, the sender's queue, the TAPs, the emulator's timing, the hypervisor, other work on the machine) was seen")
+		}
+	}
+	return fmt.Sprintf("%.1f %% of the ceiling, %.1f %% short: %s", 100*rec.Result.ThroughputBps/rec.Ceiling, 100*(1-rec.Result.ThroughputBps/rec.Ceiling), strings.Join(why, "; "))
+}

@@ -1,0 +1,111 @@
+package labrun
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/netstat"
+)
+
+// A real-time point more than 1 % short of its ceiling names every cause
+// measured during it, in its record and in words; one within 1 %, one in
+// virtual time and one with no figure name none.
+func TestShortfallNamesEachCause(t *testing.T) {
+	r, p, res, c := judging(t)
+	for _, tc := range []struct {
+		name  string
+		share float64
+		set   func(*Record)
+		by    []string
+		words string
+	}{
+		{"receiver", 0.9, func(r *Record) { r.HostKernel = &netstat.Counters{TCPRcvDrops: 12} }, []string{ShortReceiver}, "dropped 12 TCP segments"},
+		{"qdisc", 0.9, func(r *Record) { r.QdiscDrops, r.QdiscRequeues = 3, 4 }, []string{ShortQdisc}, "dropped 3 frames and took back 4"},
+		{"taps", 0.9, func(r *Record) { r.HostDrops = 9 }, []string{ShortTAP}, ""},
+		{"lateness", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 2 * time.Millisecond, Max: 9 * time.Millisecond} }, []string{ShortLateness}, "release lateness p99 2ms, max 9ms"},
+		{"steal", 0.9, func(r *Record) { r.Steal = 0.02 }, []string{ShortSteal}, "the hypervisor took 2.0 % of the machine"},
+		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
+		{"two", 0.9, func(r *Record) { r.OtherLoad, r.HostKernel = 0.6, &netstat.Counters{UDPRcvbufErrors: 5} }, []string{ShortReceiver, ShortLoad}, "dropped 5 datagrams"},
+		{"none", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 100 * time.Microsecond} }, []string{ShortNone}, "none of the causes atmlab measures"},
+		{"within 1 %", 0.995, func(r *Record) { r.OtherLoad = 0.9 }, nil, ""},
+		{"virtual time", 0.9, func(r *Record) { r.Clock, r.OtherLoad = "virtual", 0.9 }, nil, ""},
+		{"no figure", 0, func(r *Record) { r.OtherLoad = 0.9 }, nil, ""},
+	} {
+		rec := Record{Point: p, Result: res}
+		rec.Result.ThroughputBps = tc.share * c
+		tc.set(&rec)
+		r.judge(p, &rec)
+		if !slices.Equal(rec.ShortBy, tc.by) {
+			t.Errorf("%s: short by %q, want %q", tc.name, rec.ShortBy, tc.by)
+		}
+		if w := rec.ShortfallWords(); !strings.Contains(w, tc.words) || (tc.by == nil) != (w == "") {
+			t.Errorf("%s: words %q, want them to hold %q", tc.name, w, tc.words)
+		}
+		if tc.by != nil && tc.name != "taps" && !strings.HasPrefix(rec.Flag, "90.0 % of the ceiling, 10.0 % short: ") {
+			t.Errorf("%s: flag %q, want the shortfall's words", tc.name, rec.Flag)
+		}
+		if held := rec.HeldBack(); held != (tc.by != nil && tc.by[0] != ShortNone) {
+			t.Errorf("%s: held back %v", tc.name, held)
+		}
+	}
+}
+
+// A record written before the causes were recorded reads as one with
+// none, and a new one writes them under short_by.
+func TestShortByIsOptionalInResults(t *testing.T) {
+	var old Record
+	if err := json.Unmarshal([]byte(`{"variant":"base","result":{},"host_drops":3,"flag":"x","at":"2026-01-01T00:00:00Z"}`), &old); err != nil || old.ShortBy != nil || old.HostDrops != 3 {
+		t.Fatalf("old record: %+v, %v", old, err)
+	}
+	b, _ := json.Marshal(Record{ShortBy: []string{ShortLoad}, OtherLoad: 0.5, QdiscDrops: 2})
+	for _, key := range []string{`"short_by":["other_load"]`, `"other_load":0.5`, `"qdisc_drops":2`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("%s lacks %s", b, key)
+		}
+	}
+}
+
+// loadEnv is a lab whose machine did 300 ms of work beside the lab's
+// 100 ms (or none, when idle) between two reads of its health.
+type loadEnv struct {
+	busy, lab time.Duration
+	idle      bool
+}
+
+func (e *loadEnv) Command(string, ...string) *exec.Cmd { return exec.Command("true") }
+
+func (e *loadEnv) Emulator(context.Context) (Health, error) {
+	e.lab += 100 * time.Millisecond
+	if !e.idle {
+		e.busy += 400 * time.Millisecond
+	} else {
+		e.busy += 50 * time.Millisecond // less than the lab: counted once, never below 0
+	}
+	return Health{LabCPU: e.lab, Busy: e.busy}, nil
+}
+
+// A point's other load is the machine's busy time less the lab's during
+// it, per second of the point.
+func TestMeasureRecordsOtherLoad(t *testing.T) {
+	lab := streamLab(t)
+	p := Points(lab)[0]
+	for _, idle := range []bool{false, true} {
+		env := &loadEnv{idle: idle}
+		r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+		start := time.Now()
+		rec := r.measure(context.Background(), p)
+		elapsed := time.Since(start)
+		if idle && rec.OtherLoad != 0 {
+			t.Errorf("idle: other load %v, want 0", rec.OtherLoad)
+		}
+		if !idle && rec.OtherLoad < (300*time.Millisecond).Seconds()/elapsed.Seconds() {
+			t.Errorf("busy: other load %v, want at least 300 ms over %v", rec.OtherLoad, elapsed)
+		}
+	}
+}
