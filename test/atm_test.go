@@ -205,7 +205,8 @@ func TestATMCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	captureAttached(t, pdus)
+	captureAttached(t, cellFile)
 	r.exec("h1", "ping", "-c", "2", "-i", "0.2", "-s", "1000", "10.0.0.2") // 1036-octet SDUs: 22 cells
 	waitOrKill(t, capPDU, 10*time.Second)
 	waitOrKill(t, capCells, 10*time.Second)

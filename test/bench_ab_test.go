@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/atmlab/atmlab/emulator/atm"
 )
@@ -152,13 +151,11 @@ func TestLatencyAB(t *testing.T) {
 			sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
 			sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
 			vp, ep := pingRTT(t, veth, "10.9.0.2"), pingRTT(t, sw, "10.0.0.2")
-			sw.start("h2", atmlab, "perf", "server")
-			time.Sleep(300 * time.Millisecond)
+			sw.perfServer("h2")
 			er := rrRate(t, sw, "10.0.0.2", "TCP_RR")
 			sw.stop()
 			d := up(t, delayLab)
-			d.start("h2", atmlab, "perf", "server")
-			time.Sleep(300 * time.Millisecond)
+			d.perfServer("h2")
 			dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
 			st = d.stats().Loop
 			d.stop()

@@ -64,9 +64,8 @@ func TestBenchLoop(t *testing.T) {
 	// transaction; UDP_RR 1 byte: 43-byte frames padded to the 64-byte
 	// minimum. Each path's rate is scaled by the model's time on the wire.
 	for _, r := range []*running{veth, sw} {
-		r.start("h2", atmlab, "perf", "server")
+		r.perfServer("h2")
 	}
-	time.Sleep(300 * time.Millisecond)
 	scale := func(rate float64, frame int) float64 { return 1 / (1/rate + (4 * hop100M(frame)).Seconds()) }
 	vr, er := rrRate(t, veth, "10.9.0.2", "TCP_RR"), rrRate(t, sw, "10.0.0.2", "TCP_RR")
 	row("TCP_RR 1 B through a 100M switch", fmt.Sprintf("%.0f transactions/s", er),
@@ -83,8 +82,7 @@ func TestBenchLoop(t *testing.T) {
 	// TCP_RR over delay: 5ms on h1's link; the path's added time is its
 	// transaction time minus the zero-delay lab's, measured just above.
 	d := up(t, delayLab)
-	d.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	d.perfServer("h2")
 	dr := rrRate(t, d, "10.0.0.2", "TCP_RR")
 	added := 1/dr - 1/er
 	row("TCP_RR 1 B over delay 5ms: added time a transaction", fmt.Sprintf("%.3f ms", added*1e3), "model 10.000 ms (the delay twice; serialization is in both)", fmt.Sprintf("%.4f", added/10e-3))
@@ -171,8 +169,7 @@ type floorRun struct {
 func measureFloor(t *testing.T, r *running) floorRun {
 	addr := r.addr("h2")
 	f := floorRun{ping: pingRTT(t, r, addr)}
-	r.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("h2")
 	f.tcpRR, f.udpRR = rrRate(t, r, addr, "TCP_RR"), rrRate(t, r, addr, "UDP_RR")
 	f.frames = steady(t, r.runIperf("h1", "h2", addr, 5201, 5, "-u", "-b", "0", "-l", "18").PPS, 1)
 	f.tcp = steady(t, r.runIperf("h1", "h2", addr, 5202, 5).Received, 1)

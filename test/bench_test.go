@@ -55,9 +55,8 @@ func TestBenchTable(t *testing.T) {
 	}
 	// The harness's own ceiling beside iperf3's, on a host's loopback and
 	// through the unpaced hop (iperf3 has no RR test).
-	r.start("h1", atmlab, "perf", "server")
-	r.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("h1")
+	r.perfServer("h2")
 	for _, path := range []struct{ name, srv, addr string }{{"loopback", "h1", "127.0.0.1"}, {"one unpaced hop", "h2", "10.0.0.2"}} {
 		for _, c := range []struct {
 			name  string
@@ -204,7 +203,7 @@ func benchLiveView(t *testing.T, row func(...string)) {
 		}
 		idle := func() float64 {
 			before := r.stats().Loop
-			time.Sleep(5 * time.Second)
+			time.Sleep(5 * time.Second) // the idle window whose CPU is measured
 			return cpuBetween(before, r.stats().Loop)
 		}
 		var idleClosed float64

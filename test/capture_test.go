@@ -54,7 +54,8 @@ func TestCaptureDecodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	captureAttached(t, pdus)
+	captureAttached(t, cellFile)
 	r.exec("h1", "ping", "-c", "2", "-i", "0.2", "-s", "1000", "10.0.0.2")
 	r.exec("h3", "ping", "-c", "2", "-i", "0.2", "-s", "1000", "10.0.1.4")
 	waitOrKill(t, capPDU, 10*time.Second)

@@ -37,6 +37,9 @@ func TestDelayAB(t *testing.T) {
 			var stream iperf
 			wg.Add(1)
 			go func() { defer wg.Done(); stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5301, 8, "-b", "10M") }()
+			// Time is the point here, as in TestSetLive: the stream's
+			// warm-up, then a second after each change for the frames
+			// queued under the old delay to drain before ping measures.
 			time.Sleep(1500 * time.Millisecond)
 			base := r.pings(9)
 			r.set("h1:eth0", "delay=20ms")

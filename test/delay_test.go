@@ -50,7 +50,7 @@ topology:
 			client := r.start("h1", "iperf", "-c", "10.0.0.2", "-u", "-b", "200M", "-l", "1472", "-t", "12")
 			var rss []int // KB, one sample a second
 			for range 12 {
-				time.Sleep(time.Second)
+				time.Sleep(time.Second) // one sample a second is the measurement
 				rss = append(rss, rssKB(t, r))
 			}
 			client.Process.Kill()

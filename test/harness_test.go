@@ -49,8 +49,7 @@ func TestPerfAgainstIperf3(t *testing.T) {
 	requireRoot(t, "iperf3")
 	r := up(t, pair100)
 	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
-	r.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("h2")
 	tcp, err := r.perfJSON("h1", "-H", "10.0.0.2", "-t", "TCP_STREAM", "-l", "8")
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +88,8 @@ func TestPerfAgainstIperf3(t *testing.T) {
 func TestPerfServerKilled(t *testing.T) {
 	requireRoot(t)
 	r := up(t, pair100)
-	srv := r.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	srv := r.perfServer("h2")
+	// The kill lands mid-test (a 5 s TCP_RR): the sleep is the point.
 	go func() { time.Sleep(1500 * time.Millisecond); srv.Process.Kill() }()
 	start := time.Now()
 	res, err := r.perfJSON("h1", "-H", "10.0.0.2", "-t", "TCP_RR", "-l", "5")
@@ -201,7 +200,11 @@ func TestLabRunInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(6 * time.Second)
+	// Interrupted once it has measured a point, well before its last.
+	waitFor(t, time.Minute, "the lab run's first record", func() bool {
+		recs, err := labrun.ReadRecords(out)
+		return err == nil && len(recs) > 0
+	})
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if err == nil || cmd.ProcessState.ExitCode() != 1 {
@@ -366,8 +369,7 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 func TestRRDelay(t *testing.T) {
 	requireRoot(t)
 	r := up(t, pair100)
-	r.start("h2", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("h2")
 	base := rrRate(t, r, "10.0.0.2", "TCP_RR")
 	r.set("h1:eth0", "delay=5ms")
 	rate := rrRate(t, r, "10.0.0.2", "TCP_RR")

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/kernel"
 )
 
@@ -374,4 +375,56 @@ func within(got, want, tol float64) bool { return got >= want*(1-tol) && got <= 
 // 14 header + 4 FCS + 8 preamble + 12 gap = 38 bytes of framing.
 func ceiling(rate float64, payload, hdr int) float64 {
 	return rate * float64(payload) / float64(payload+hdr+38)
+}
+
+// readyWithin bounds the waits for a server or a capture to be ready: far
+// more than either takes on a loaded machine, so reaching it is a failure.
+const readyWithin = 10 * time.Second
+
+// waitListening waits until node has a socket listening on port (proto
+// "tcp" or "udp"), asking ss in the node, and fails the test if none does
+// within readyWithin. It replaces a fixed sleep after starting a server:
+// on a loaded machine no sleep is long enough, on an idle one it is wasted.
+func (r *running) waitListening(node, proto string, port int) {
+	r.t.Helper()
+	flags := map[string]string{"tcp": "-Hlnt", "udp": "-Hlnu"}[proto]
+	var out []byte
+	for end := time.Now().Add(readyWithin); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		var err error
+		if out, err = r.try(node, "ss", flags, "sport", "=", fmt.Sprintf(":%d", port)); err == nil && len(bytes.TrimSpace(out)) > 0 {
+			return
+		}
+	}
+	r.t.Fatalf("%s: nothing listening on %s port %d within %v (ss: %s)", node, proto, port, readyWithin, out)
+}
+
+// perfServer starts atmlab perf server in node and returns once it listens
+// on perf's control port.
+func (r *running) perfServer(node string) *exec.Cmd {
+	r.t.Helper()
+	cmd := r.start(node, atmlab, "perf", "server")
+	r.waitListening(node, "tcp", perf.DefaultPort)
+	return cmd
+}
+
+// captureAttached waits until `atmlab capture -w file` is attached to its
+// link: the lab sends the capture's file header once its tap is on, and
+// capture writes it at once to the temporary file beside file that becomes
+// file at the end. It fails the test if that does not happen within
+// readyWithin.
+func captureAttached(t *testing.T, file string) {
+	t.Helper()
+	pattern := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	for end := time.Now().Add(readyWithin); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		tmps, _ := filepath.Glob(pattern)
+		for _, tmp := range tmps {
+			if st, err := os.Stat(tmp); err == nil && st.Size() > 0 {
+				return
+			}
+		}
+		if st, err := os.Stat(file); err == nil && st.Size() > 0 {
+			return // it already finished
+		}
+	}
+	t.Fatalf("atmlab capture -w %s: not attached within %v (no file header)", file, readyWithin)
 }

@@ -57,6 +57,8 @@ func TestHubOneSender(t *testing.T) {
 	quietRun(t, "UDP through a hub", func() (int, int) {
 		res := make(chan iperf, 1)
 		go func() { res <- r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5201, 10, "-u", "-b", "150M", "-l", "1472") }()
+		// The collision counter is read over a window of the stream's
+		// steady state: 2 s of warm-up, then 2 s between the readings.
 		time.Sleep(2 * time.Second)
 		c0, _ = halfDuplex(t, r, "h1:eth0")
 		time.Sleep(2 * time.Second)
@@ -109,8 +111,7 @@ func TestHubTCP(t *testing.T) {
 func TestHubThreeSenders(t *testing.T) {
 	requireRoot(t)
 	r := up(t, hubLab)
-	r.start("h4", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("h4")
 	senders := []string{"h1", "h2", "h3"}
 	for _, h := range senders { // addresses resolved before the medium is busy
 		r.exec(h, "ping", "-c", "1", "-W", "2", "10.0.0.4")
@@ -128,6 +129,8 @@ func TestHubThreeSenders(t *testing.T) {
 		t.Fatal("no h4:eth0 in stats")
 		return 0, 0
 	}
+	// The rate is read over a window of steady state: 3 s of warm-up, then
+	// 4 s between the samples.
 	time.Sleep(3 * time.Second)
 	b0, u0 := sample()
 	time.Sleep(4 * time.Second)
@@ -177,8 +180,7 @@ topology:
 func TestHubTaskII(t *testing.T) {
 	requireRoot(t)
 	r := up(t, taskIILab)
-	r.start("a3", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("a3")
 	perfOf := func(from, test string) perf.Result {
 		res, err := r.perfJSON(from, "-H", "10.0.0.3", "-t", test, "-l", "5")
 		if err != nil {
@@ -216,8 +218,7 @@ func TestHubTaskII(t *testing.T) {
 func TestHubTaskIINT(t *testing.T) {
 	requireRoot(t)
 	r := up(t, strings.Replace(taskIILab, "a1: {kind: host, ipv4: 10.0.0.1/24,", "a1: {kind: host, ipv4: 10.0.0.1/24, cpu: {per_packet: 30us, rate: 121M},", 1))
-	r.start("a3", atmlab, "perf", "server")
-	time.Sleep(300 * time.Millisecond)
+	r.perfServer("a3")
 	perfOf := func(from string, args ...string) perf.Result {
 		res, err := r.perfJSON(from, append([]string{"-H", "10.0.0.3", "-l", "1.5"}, args...)...)
 		if err != nil {

@@ -145,7 +145,7 @@ func TestStartRace(t *testing.T) {
 		name := labName()
 		file := writeLab(t, pairLab, name)
 		a := startUp(t, file)
-		time.Sleep(offset)
+		time.Sleep(offset) // the race's offset is the point
 		b := startUp(t, file)
 		ra, rb := <-a.ready, <-b.ready
 		if ra == rb {

@@ -60,14 +60,15 @@ func TestOverloadCount(t *testing.T) {
 	// so nothing waits unread in a socket when the counters are read.
 	r.start("h3", "iperf", "-s", "-u", "-p", "5001")
 	r.start("h3", "iperf", "-s", "-u", "-p", "5002")
-	time.Sleep(500 * time.Millisecond)
+	r.waitListening("h3", "udp", 5001)
+	r.waitListening("h3", "udp", 5002)
 
 	st0 := r.stats()
 	c1 := r.start("h1", "iperf", "-c", "10.0.0.3", "-u", "-p", "5001", "-b", "500M", "-l", "1472", "-t", "60")
 	c2 := r.start("h2", "iperf", "-c", "10.0.0.3", "-u", "-p", "5002", "-b", "500M", "-l", "1472", "-t", "60")
 	var mem []string
 	for range 6 {
-		time.Sleep(10 * time.Second)
+		time.Sleep(10 * time.Second) // a memory sample every 10 s of overload
 		mem = append(mem, rss(r))
 	}
 	waitOrKill(t, c1, 30*time.Second)

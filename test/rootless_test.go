@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,7 +229,7 @@ func TestRootlessLab(t *testing.T) {
 	if err := capture.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	captureAttached(t, filepath.Join(u.dir, "c.pcap"))
 	u.run("exec", name, "h1", "--", "ping", "-c", "2", "-i", "0.2", "10.0.0.2")
 	if err := capture.Wait(); err != nil || !strings.Contains(capOut.String(), "4 records written") {
 		t.Errorf("rootless capture: %v: %s", err, capOut.String())
@@ -272,7 +273,7 @@ func TestRootlessLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer server.Process.Kill()
-	time.Sleep(300 * time.Millisecond)
+	waitForProcess(t, server.Process.Pid, "sleep") // the user's server is in h2
 	cmd.Process.Kill()
 	<-done
 	if out, err := u.command(atmlab, "exec", name, "h1", "--", "true").CombinedOutput(); err == nil || !strings.Contains(string(out), "atmlab down "+name) {
@@ -514,4 +515,31 @@ func TestExecOfRootsLabSaysPermission(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "no host h9 in lab "+r.name) {
 		t.Errorf("the user's exec in a host root's lab lacks: %v: %s", err, out)
 	}
+}
+
+// waitForProcess waits until the process pid, or one it started, runs
+// the program named name (atmlab exec runs its command as a child, in the
+// host's namespaces), and fails the test if none does within readyWithin.
+func waitForProcess(t *testing.T, pid int, name string) {
+	t.Helper()
+	var runs func(pid int) bool
+	runs = func(pid int) bool {
+		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if arg0, _, _ := strings.Cut(string(argv), "\x00"); filepath.Base(arg0) == name {
+			return true
+		}
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, k := range strings.Fields(string(kids)) {
+			if n, err := strconv.Atoi(k); err == nil && runs(n) {
+				return true
+			}
+		}
+		return false
+	}
+	for end := time.Now().Add(readyWithin); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if runs(pid) {
+			return
+		}
+	}
+	t.Fatalf("process %d started no %s within %v", pid, name, readyWithin)
 }

@@ -103,7 +103,8 @@ func TestRouterCapture(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		captureAttached(t, core)
+		captureAttached(t, egress)
 		r.exec("h1", "ping", "-c", "1", "-t", "64", "10.0.5.1")
 		waitOrKill(t, c1, 10*time.Second)
 		waitOrKill(t, c2, 10*time.Second)

@@ -112,7 +112,7 @@ func TestSetLive(t *testing.T) {
 	var stream iperf
 	wg.Add(1)
 	go func() { defer wg.Done(); stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5301, 8, "-b", "10M") }()
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the stream's warm-up
 	// The path's RTT is the least of each round's pings: a ping that
 	// waited behind the stream's frames measured the queue as well (with
 	// delay=20ms a round's median read 41.0-41.7 ms in 3 of 8 runs here;
@@ -153,7 +153,7 @@ func TestSetLive(t *testing.T) {
 		rateRuns++
 		wg.Add(1)
 		go func() { defer wg.Done(); stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5302, 14) }()
-		time.Sleep(4500 * time.Millisecond)
+		time.Sleep(4500 * time.Millisecond) // the change's times are the point
 		r.set("h1:eth0", "rate=10M")
 		time.Sleep(4500 * time.Millisecond)
 		r.set("h1:eth0", "--reset")
@@ -192,7 +192,7 @@ func TestSetLive(t *testing.T) {
 		defer wg.Done()
 		stream = r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5303, 6, "-u", "-b", "20M", "-l", "1470")
 	}()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the window's times are the point
 	tx0 := port(t, r.stats(), "h1:eth0").Tx
 	r.set("h1:eth0", "loss=1%", "--direction", "h1:eth0")
 	time.Sleep(2 * time.Second)

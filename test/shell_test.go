@@ -123,7 +123,7 @@ func TestShellOnAPseudoTerminal(t *testing.T) {
 	pcap := filepath.Join(t.TempDir(), "h1.pcap")
 	p.typeLine("capture h1:eth0 -w " + pcap)
 	p.expect("capturing until Ctrl-C", 10*time.Second)
-	time.Sleep(300 * time.Millisecond) // the capture is attached
+	captureAttached(t, pcap)
 	p.tty.Write([]byte{3})
 	if out := p.expect(prompt, 10*time.Second); !strings.Contains(out, "records written to "+pcap) {
 		t.Errorf("capture then Ctrl-C:\n%s", out)

@@ -63,7 +63,7 @@ func TestStormResponsive(t *testing.T) {
 		} else if rx <= first {
 			t.Fatalf("sw1:p4 received %d frames, then %d: no storm to test under", first, rx)
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // stats asked again and again, under the storm
 	}
 	start := time.Now()
 	r.cmd.Process.Signal(syscall.SIGINT)

@@ -281,7 +281,7 @@ func TestStatsAndCapture(t *testing.T) {
 	if err := capture.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	captureAttached(t, file)
 	r.exec("h1", "ping", "-c", "3", "-i", "0.2", "10.0.0.2")
 	waitOrKill(t, capture, 10*time.Second)
 

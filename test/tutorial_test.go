@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/doccheck"
 )
 
@@ -101,7 +102,9 @@ func TestTutorialRunsAsWritten(t *testing.T) {
 				// In the background: its output to /dev/null, so that bash
 				// returns at once; it lives until the lab is removed.
 				err = c.Run()
-				time.Sleep(500 * time.Millisecond) // a server: let it listen
+				if err == nil {
+					tutorialServerListening(t, at, words)
+				}
 			} else {
 				out, err = c.CombinedOutput()
 			}
@@ -177,4 +180,15 @@ func startTutorialUp(t *testing.T, at int, line string, env []string) *exec.Cmd 
 		t.Fatalf("docs/tutorial.md:%d: %s: not ready within 60 s", at, line)
 	}
 	return c
+}
+
+// tutorialServerListening waits until the server a tutorial line started
+// in the background (atmlab exec LAB NODE -- atmlab perf server &)
+// listens, so that the next line's client finds it.
+func tutorialServerListening(t *testing.T, at int, words []string) {
+	t.Helper()
+	if len(words) < 8 || words[0] != "atmlab" || words[1] != "exec" || words[4] != "--" || words[5] != "atmlab" || words[6] != "perf" || words[7] != "server" {
+		t.Fatalf("docs/tutorial.md:%d: a background line this test cannot wait for: %q (it knows atmlab exec LAB NODE -- atmlab perf server &)", at, strings.Join(words, " "))
+	}
+	(&running{t: t, name: words[2]}).waitListening(words[3], "tcp", perf.DefaultPort)
 }

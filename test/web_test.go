@@ -75,7 +75,7 @@ func TestWebLive(t *testing.T) {
 	}
 	done := make(chan iperf, 1)
 	go func() { done <- r.runIperfNoFatal("h1", "h2", "10.0.0.2", 5301, 4) }()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the page shows the rate of the last second: read it mid-stream
 	busy := pageRate(t, ctx)
 	it := <-done
 	if it.err != nil {
