@@ -11,10 +11,14 @@ out=docs/bench-latest.md
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-step() { # step TITLE COMMAND: run COMMAND (a shell line), show and keep its output under TITLE
-	printf '\n## %s\n\n    $ %s\n\n```\n' "$1" "$2" >>"$tmp"
+steal() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; } # USER_HZ ticks, summed over the CPUs
+step() { # step TITLE COMMAND: run COMMAND (a shell line), show and keep its output under TITLE, with the machine's load
+	local s0 t0
+	s0=$(steal) t0=$(date +%s)
+	printf '\n## %s\n\n    $ %s\n\nStarted %s, load average %s.\n\n```\n' "$1" "$2" "$(date -u '+%H:%M UTC')" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$tmp"
 	bash -c "$2" 2>&1 | tee -a "$tmp"
-	printf '```\n' >>"$tmp"
+	printf '```\n\n%s s, load average at the end %s, the hypervisor took %s %% of the machine (steal).\n' "$(($(date +%s) - t0))" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)" "$(awk -v d=$(($(steal) - s0)) -v s=$(($(date +%s) - t0 + 1)) -v n="$(nproc)" 'BEGIN { printf "%.1f", d / (s * 100 * n) * 100 }')" >>"$tmp"
 }
 
 {
@@ -31,10 +35,11 @@ step() { # step TITLE COMMAND: run COMMAND (a shell line), show and keep its out
 } >"$tmp"
 
 step "Models (Go benchmarks)" "$GO test -bench . -benchmem -run '^\$' ./emulator/... ./cells/... ./kernel/ ./topologies/ 2>/dev/null | grep -E '^Benchmark' || true"
-step "Real time, side by side" "ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
+step "Real time, side by side" "ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super|Defaults|Realtime.*)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
 if [ -n "$before" ]; then
 	step "Against $before" "ATMLAB_BENCH=1 ATMLAB_BEFORE=$(printf %q "$before") $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^Test(BenchAB|DelayAB|LatencyAB)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
 fi
+step "OC-3c AAL5, iperf3's default buffers beside -w 4M (iperf3 -c 10.0.0.2 -u -b 0 -l SIZE [-w 4194304] -t 4)" "scripts/lab-table.sh scripts/labs/oc3-defaults.yaml"
 step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./harness/vperf/ | grep -E '^Benchmark'"
 step "The seed labs, five quick runs" scripts/stability.sh
 step "The seed labs in virtual time, three runs" scripts/determinism.sh

@@ -4,19 +4,23 @@
 # spread of its figure (the change the claim's rule judges). A claim whose
 # verdict differs between rounds is marked FLIPS: its lab or its range is
 # wrong. Needs root and bin/atmlab (make build); `make bench` runs it.
+# LABS names the labs to run (default all four); WRAP, a command each run
+# is started through (such as `flock FILE` to share the machine's traffic
+# with others one run at a time).
 #
-#   sudo ROUNDS=5 scripts/stability.sh [OUTDIR]
+#   sudo ROUNDS=5 [LABS="gns3-mpls praktikum"] [WRAP="flock /tmp/lock"] scripts/stability.sh [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
 bin=${ATMLAB:-./bin/atmlab}
 out=${1:-results/stability-$(date -u +%Y%m%dT%H%M%SZ)}
-labs=(praktikum cernet-atm gns3-mpls sandia-wan)
+read -r -a labs <<<"${LABS:-praktikum cernet-atm gns3-mpls sandia-wan}"
+read -r -a wrap <<<"${WRAP:-}"
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
 	for lab in "${labs[@]}"; do
 		start=$(date +%s)
-		if ! "$bin" lab run "topologies/$lab.yaml" --quick --out "$out/$lab-$r" >"$out/$lab-$r.log" 2>&1; then
+		if ! ${wrap[@]+"${wrap[@]}"} "$bin" lab run "topologies/$lab.yaml" --quick --out "$out/$lab-$r" >"$out/$lab-$r.log" 2>&1; then
 			echo "round $r: $lab failed (see $out/$lab-$r.log)" >&2
 		fi
 		echo "round $r: $lab in $(($(date +%s) - start)) s" >&2
