@@ -93,6 +93,7 @@ fuzz:
 	$(FUZZ) ./devices/ FuzzParseBuild
 	$(FUZZ) ./topologies/ FuzzSweep
 	$(FUZZ) ./topologies/ FuzzVariantsAsFromScratch
+	$(FUZZ) ./topologies/labyaml/ FuzzDocument
 	$(FUZZ) ./cells/ FuzzHeader
 	$(FUZZ) ./cells/ FuzzAAL5
 	$(FUZZ) ./cells/ FuzzAAL34

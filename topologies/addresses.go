@@ -15,7 +15,7 @@ func (d *decoder) address(key string, v *yaml.Node, kind Kind) netip.Prefix {
 	p := d.prefix(key, v)
 	if p.IsValid() {
 		if msg := addressProblem(p, kind); msg != "" {
-			d.errorf(v, key, "%s: %s", p, msg)
+			d.Errorf(v, key, "%s: %s", p, msg)
 		}
 	}
 	return p
@@ -96,7 +96,7 @@ func (d *decoder) checkRouterSubnets(n *Node) {
 			if widest.IPv4.Bits() != i.IPv4.Bits() {
 				on = fmt.Sprintf("overlapping subnets, %s and %s", first.IPv4.Masked(), second.IPv4.Masked())
 			}
-			d.errorf(&yaml.Node{Line: second.Line}, "topology.nodes."+n.Name+".interfaces",
+			d.Errorf(&yaml.Node{Line: second.Line}, "topology.nodes."+n.Name+".interfaces",
 				"%s (%s) and %s (%s) are on %s: a router's interfaces each need a subnet of their own, or it cannot tell which one reaches an address there; give %s another subnet, or join the two links with a switch",
 				first.Name, first.IPv4, second.Name, second.IPv4, on, second.Name)
 			continue

@@ -1,7 +1,6 @@
 package topologies
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,35 +8,22 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
-// Error is one problem in a lab file, printed as FILE:LINE: KEY: message.
-type Error struct {
-	File string
-	Line int
-	Key  string
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
-}
-
 // Load reads and validates a lab file. All problems come back at once, joined,
-// each an *Error.
+// each an *labyaml.Error.
 func Load(path string) (*Lab, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -77,53 +63,22 @@ type Raw struct {
 
 // Decode reads a lab file's contents into its YAML tree, checking its size,
 // encoding, that it is one YAML document and that it carries no tags
-// beyond YAML's core ones (tagErrors); it touches no file system.
+// beyond YAML's core ones (labyaml.TagErrors); it touches no file system.
 func Decode(file string, data []byte) (*Raw, error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
 	}
-	if !utf8.Valid(data) && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
-		bad := 0
-		for bad < len(data) {
-			r, n := utf8.DecodeRune(data[bad:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			bad += n
-		}
-		return nil, &Error{File: file, Line: 1 + bytes.Count(data[:bad], []byte("\n")), Key: "yaml",
-			Msg: fmt.Sprintf("byte 0x%02x at column %d is not UTF-8: save the file as UTF-8", data[bad], bad-bytes.LastIndexByte(data[:bad], '\n'))}
+	top, err := labyaml.Document(file, data, "a second YAML document: a lab file is one document; remove the --- and what follows, or put it in its own file")
+	if err != nil {
+		return nil, err
 	}
-	yamlError := func(err error) error {
-		line := 1
-		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return &Error{File: file, Line: line, Key: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	if top == nil {
+		return nil, &labyaml.Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil && err != io.EOF {
-		return nil, yamlError(err)
+	if errs := labyaml.TagErrors(file, top); len(errs) > 0 {
+		return nil, labyaml.JoinByLine(errs)
 	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		line := extra.Line
-		if len(extra.Content) > 0 {
-			line = extra.Content[0].Line
-		}
-		return nil, &Error{File: file, Line: line, Key: "yaml", Msg: "a second YAML document: a lab file is one document; remove the --- and what follows, or put it in its own file"}
-	case err != io.EOF:
-		return nil, yamlError(err)
-	}
-	if len(root.Content) == 0 {
-		return nil, &Error{File: file, Line: 1, Key: "name", Msg: "the lab file is empty: it needs name: and topology:"}
-	}
-	if errs := tagErrors(file, root.Content[0]); len(errs) > 0 {
-		return nil, joinByLine(errs)
-	}
-	return &Raw{File: file, tree: root.Content[0]}, nil
+	return &Raw{File: file, tree: top}, nil
 }
 
 // Resolve makes the typed lab a lab file's tree describes, every default
@@ -131,7 +86,7 @@ func Decode(file string, data []byte) (*Raw, error) {
 // and label plans included), so that Build cannot fail on it. variant ""
 // is the lab as written, with all its experiments and variants; a
 // variant's name ("base" too) is the lab that variant measures (WithVariant).
-// All problems come back at once, joined, each an *Error. It touches no
+// All problems come back at once, joined, each an *labyaml.Error. It touches no
 // file system: reference files are checked by CheckReferences.
 func Resolve(raw *Raw, variant string) (*Lab, error) {
 	if variant != "" {
@@ -153,7 +108,7 @@ func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
 		errs = append(errs, more(lab)...)
 	}
 	if len(errs) > 0 {
-		return nil, joinByLine(errs)
+		return nil, labyaml.JoinByLine(errs)
 	}
 	linkDefaults(lab)
 	return lab, nil
@@ -163,117 +118,22 @@ func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
 // with the problems, as far as it was decoded.
 func resolve(raw *Raw) (*Lab, []error) {
 	resolves.Add(1)
-	d := &decoder{file: raw.File}
+	d := &decoder{labyaml.Decoder{File: raw.File}}
 	lab := &Lab{File: raw.File, raw: raw}
 	d.lab(raw.tree, lab)
-	if len(d.errs) == 0 {
-		d.errs = planPVCs(lab)
+	if len(d.Errs) == 0 {
+		d.Errs = planPVCs(lab)
 	}
-	return lab, d.errs
+	return lab, d.Errs
 }
 
 // resolves counts resolve's calls: a test shows that variants do not
 // resolve the file again.
 var resolves atomic.Int64
 
-// joinByLine joins lab-file problems in line order.
-func joinByLine(errs []error) error {
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].(*Error).Line < errs[j].(*Error).Line })
-	return errors.Join(errs...)
-}
-
-type decoder struct {
-	file string
-	errs []error
-}
-
-func (d *decoder) errorf(n *yaml.Node, key, format string, args ...any) {
-	line := 0
-	if n != nil {
-		line = n.Line
-	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
-}
-
-// field is one allowed key of a mapping.
-type field struct {
-	name     string
-	required bool
-	decode   func(key string, v *yaml.Node)
-}
-
-// mapping decodes a YAML mapping, rejecting unknown and duplicate keys and
-// reporting missing required ones.
-func (d *decoder) mapping(n *yaml.Node, path string, fields []field) {
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping of keys, got %s", kindName(n))
-		return
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		key := join(path, k.Value)
-		idx := slices.IndexFunc(fields, func(f field) bool { return f.name == k.Value })
-		switch {
-		case idx < 0:
-			var names []string
-			for _, f := range fields {
-				names = append(names, f.name)
-			}
-			d.errorf(k, key, "unknown key; allowed here: %s", strings.Join(names, ", "))
-		case seen[k.Value]:
-			d.errorf(k, key, "given twice; keep one")
-		default:
-			seen[k.Value] = true
-			fields[idx].decode(key, v)
-		}
-	}
-	for _, f := range fields {
-		if f.required && !seen[f.name] {
-			d.errorf(n, join(path, f.name), "missing; this key is required")
-		}
-	}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "nothing"
-}
-
-func (d *decoder) scalar(key string, v *yaml.Node) (string, bool) {
-	if v.Kind != yaml.ScalarNode {
-		d.errorf(v, key, "want a single value, got %s", kindName(v))
-		return "", false
-	}
-	return v.Value, true
-}
-
-func (d *decoder) intIn(key string, v *yaml.Node, lo, hi int, into *int) {
-	s, ok := d.scalar(key, v)
-	if !ok {
-		return
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		d.errorf(v, key, "want a whole number from %d to %d, got %q", lo, hi, s)
-		return
-	}
-	*into = n
-}
+// decoder decodes one lab file's tree into a lab, collecting every
+// problem.
+type decoder struct{ labyaml.Decoder }
 
 func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
 	setting(d, key, v, settings.ParseRate, into)
@@ -282,10 +142,10 @@ func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
 // setting decodes a lab file's value with the parser of its row of
 // settings.Settings.
 func setting[T any](d *decoder, key string, v *yaml.Node, parse func(string) (T, error), into *T) {
-	if s, ok := d.scalar(key, v); ok {
+	if s, ok := d.Scalar(key, v); ok {
 		x, err := parse(s)
 		if err != nil {
-			d.errorf(v, key, "%v", err)
+			d.Errorf(v, key, "%v", err)
 			return
 		}
 		*into = x
@@ -294,18 +154,7 @@ func setting[T any](d *decoder, key string, v *yaml.Node, parse func(string) (T,
 
 // duration decodes a Go duration from 0 to settings.MaxDuration.
 func (d *decoder) duration(key string, v *yaml.Node, into *time.Duration) {
-	d.durationIn(key, v, settings.MaxDuration, into)
-}
-
-func (d *decoder) boolean(key string, v *yaml.Node, into *bool) {
-	if s, ok := d.scalar(key, v); ok {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			d.errorf(v, key, "want true or false, got %q", s)
-			return
-		}
-		*into = b
-	}
+	d.DurationIn(key, v, settings.MaxDuration, into)
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
@@ -314,35 +163,35 @@ var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	var nodesNode, linksNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
-	d.mapping(n, "", []field{
-		{"name", true, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+	d.Mapping(n, "", []labyaml.Field{
+		{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if !labNameRE.MatchString(s) {
-					d.errorf(v, key, "%q: use 1-24 lowercase letters, digits and '-', starting with a letter or digit (namespaces are named <name>-<node>)", s)
+					d.Errorf(v, key, "%q: use 1-24 lowercase letters, digits and '-', starting with a letter or digit (namespaces are named <name>-<node>)", s)
 				}
 				lab.Name = s
 			}
 		}},
-		{"seed", false, func(key string, v *yaml.Node) {
+		{Name: "seed", Required: false, Decode: func(key string, v *yaml.Node) {
 			var s int
-			d.intIn(key, v, 0, 1<<31-1, &s)
+			d.IntIn(key, v, 0, 1<<31-1, &s)
 			lab.Seed = uint64(s)
 		}},
-		{"topology", true, func(key string, v *yaml.Node) {
-			d.mapping(v, key, []field{
-				{"nodes", true, func(_ string, v *yaml.Node) { nodesNode = v }},
-				{"links", false, func(_ string, v *yaml.Node) { linksNode = v }},
+		{Name: "topology", Required: true, Decode: func(key string, v *yaml.Node) {
+			d.Mapping(v, key, []labyaml.Field{
+				{Name: "nodes", Required: true, Decode: func(_ string, v *yaml.Node) { nodesNode = v }},
+				{Name: "links", Required: false, Decode: func(_ string, v *yaml.Node) { linksNode = v }},
 			})
 		}},
-		{"experiments", false, func(_ string, v *yaml.Node) { expNode = v }},
-		{"reference", false, func(_ string, v *yaml.Node) { refNode = v }},
-		{"variants", false, func(_ string, v *yaml.Node) { varNode = v }},
-		{"sweep", false, func(_ string, v *yaml.Node) { sweepNode = v }},
-		{"findings", false, func(_ string, v *yaml.Node) { findNode = v }},
-		{"grades", false, func(_ string, v *yaml.Node) { gradeNode = v }},
-		{"figures", false, func(_ string, v *yaml.Node) { figNode = v }},
-		{"notes", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		{Name: "experiments", Required: false, Decode: func(_ string, v *yaml.Node) { expNode = v }},
+		{Name: "reference", Required: false, Decode: func(_ string, v *yaml.Node) { refNode = v }},
+		{Name: "variants", Required: false, Decode: func(_ string, v *yaml.Node) { varNode = v }},
+		{Name: "sweep", Required: false, Decode: func(_ string, v *yaml.Node) { sweepNode = v }},
+		{Name: "findings", Required: false, Decode: func(_ string, v *yaml.Node) { findNode = v }},
+		{Name: "grades", Required: false, Decode: func(_ string, v *yaml.Node) { gradeNode = v }},
+		{Name: "figures", Required: false, Decode: func(_ string, v *yaml.Node) { figNode = v }},
+		{Name: "notes", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				lab.Notes = s
 			}
 		}},
@@ -380,21 +229,21 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 
 func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "topology.nodes", "want a mapping of node names to nodes, got %s", kindName(n))
+		d.Errorf(n, "topology.nodes", "want a mapping of node names to nodes, got %s", labyaml.KindName(n))
 		return
 	}
 	if len(n.Content)/2 > MaxNodes {
-		d.errorf(n, "topology.nodes", "%d nodes: a lab holds at most %d; split the lab", len(n.Content)/2, MaxNodes)
+		d.Errorf(n, "topology.nodes", "%d nodes: a lab holds at most %d; split the lab", len(n.Content)/2, MaxNodes)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := "topology.nodes." + k.Value
 		if !nameRE.MatchString(k.Value) || len(k.Value) > 24 {
-			d.errorf(k, key, "bad node name: use 1-24 lowercase letters, digits and '_', starting with a letter or digit")
+			d.Errorf(k, key, "bad node name: use 1-24 lowercase letters, digits and '_', starting with a letter or digit")
 		}
 		if lab.Node(k.Value) != nil {
-			d.errorf(k, key, "node defined twice; rename one")
+			d.Errorf(k, key, "node defined twice; rename one")
 			continue
 		}
 		node := &Node{Name: k.Value, Line: k.Line}
@@ -405,7 +254,7 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 
 func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping such as {kind: host, ipv4: 10.0.0.1/24}, got %s", kindName(n))
+		d.Errorf(n, path, "want a mapping such as {kind: host, ipv4: 10.0.0.1/24}, got %s", labyaml.KindName(n))
 		return
 	}
 	// Find the kind first: it decides which keys apply.
@@ -417,9 +266,9 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	spec, ok := kindOf(node.Kind)
 	if !ok {
 		if node.Kind == "" {
-			d.errorf(n, path+".kind", "missing; say kind: %s", kindList())
+			d.Errorf(n, path+".kind", "missing; say kind: %s", kindList())
 		} else {
-			d.errorf(n, path+".kind", "unknown kind %q; use %s", node.Kind, kindList())
+			d.Errorf(n, path+".kind", "unknown kind %q; use %s", node.Kind, kindList())
 		}
 		return
 	}
@@ -429,63 +278,63 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	var ipv4 netip.Prefix
 	var ipv4Line int
 	mtu := 0
-	fields := []field{{"kind", true, func(string, *yaml.Node) {}}}
-	all := map[string]field{
-		"ipv4": {"ipv4", false, func(key string, v *yaml.Node) {
+	fields := []labyaml.Field{{Name: "kind", Required: true, Decode: func(string, *yaml.Node) {}}}
+	all := map[string]labyaml.Field{
+		"ipv4": {Name: "ipv4", Required: false, Decode: func(key string, v *yaml.Node) {
 			ipv4, ipv4Line = d.address(key, v, node.Kind), v.Line
 		}},
-		"mtu": {"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &mtu) }},
-		"interfaces": {"interfaces", false, func(key string, v *yaml.Node) {
+		"mtu": {Name: "mtu", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 68, 65535, &mtu) }},
+		"interfaces": {Name: "interfaces", Required: false, Decode: func(key string, v *yaml.Node) {
 			d.interfaces(key, v, node)
 		}},
-		"routes": {"routes", false, func(key string, v *yaml.Node) { d.routes(key, v, node) }},
-		"sysctls": {"sysctls", false, func(key string, v *yaml.Node) {
+		"routes": {Name: "routes", Required: false, Decode: func(key string, v *yaml.Node) { d.routes(key, v, node) }},
+		"sysctls": {Name: "sysctls", Required: false, Decode: func(key string, v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
-				d.errorf(v, key, "want a mapping such as {net.ipv4.tcp_congestion_control: cubic}")
+				d.Errorf(v, key, "want a mapping such as {net.ipv4.tcp_congestion_control: cubic}")
 				return
 			}
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k, val := v.Content[i], v.Content[i+1]
 				if !strings.HasPrefix(k.Value, "net.") || strings.ContainsAny(k.Value, "/ ") {
-					d.errorf(k, key+"."+k.Value, "only the namespace's own net.* sysctls can be set per host")
+					d.Errorf(k, key+"."+k.Value, "only the namespace's own net.* sysctls can be set per host")
 					continue
 				}
-				if s, ok := d.scalar(key+"."+k.Value, val); ok {
+				if s, ok := d.Scalar(key+"."+k.Value, val); ok {
 					node.Sysctls = append(node.Sysctls, Sysctl{Key: k.Value, Value: s, Line: k.Line})
 				}
 			}
 		}},
-		"buffer": {"buffer", false, func(key string, v *yaml.Node) { d.buffer(key, v, &node.Buffer) }},
-		"ageing": {"ageing", false, func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
-		"queue":  {"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
-		"discard": {"discard", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		"buffer": {Name: "buffer", Required: false, Decode: func(key string, v *yaml.Node) { d.buffer(key, v, &node.Buffer) }},
+		"ageing": {Name: "ageing", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
+		"queue":  {Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
+		"discard": {Name: "discard", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				switch s := Discard(s); s {
 				case DiscardNone, DiscardPPD, DiscardEPD:
 					node.ATMSwitch.Discard = s
 				default:
-					d.errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
+					d.Errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
 				}
 			}
 		}},
-		"mappings": {"mappings", false, func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
-		"mpls":     {"mpls", false, func(key string, v *yaml.Node) { d.boolean(key, v, &node.MPLS) }},
-		"cpu":      {"cpu", false, func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
-		"ttl": {"ttl", false, func(key string, v *yaml.Node) {
+		"mappings": {Name: "mappings", Required: false, Decode: func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
+		"mpls":     {Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &node.MPLS) }},
+		"cpu":      {Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
+		"ttl": {Name: "ttl", Required: false, Decode: func(key string, v *yaml.Node) {
 			var m string
-			d.oneOf(key, v, &m, "uniform", "pipe")
+			labyaml.OneOf(&d.Decoder, key, v, &m, "uniform", "pipe")
 			node.Router.PipeTTL = m == "pipe"
 		}},
-		"null": {"null", false, func(key string, v *yaml.Node) {
+		"null": {Name: "null", Required: false, Decode: func(key string, v *yaml.Node) {
 			var m string
-			d.oneOf(key, v, &m, "implicit", "explicit")
+			labyaml.OneOf(&d.Decoder, key, v, &m, "implicit", "explicit")
 			node.Router.ExplicitNull = m == "explicit"
 		}},
-		"cost": {"cost", false, func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
-		"repeater": {"repeater", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		"cost": {Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
+		"repeater": {Name: "repeater", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if s := Repeater(s); s != Class1 && s != Class2 {
-					d.errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
+					d.Errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
 					return
 				}
 				node.Repeater = Repeater(s)
@@ -495,7 +344,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	for _, k := range spec.keys {
 		fields = append(fields, all[k])
 	}
-	d.mapping(n, path, fields)
+	d.Mapping(n, path, fields)
 
 	kindDefaults(node)
 	if spec.hasInterfaces() {
@@ -505,7 +354,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 				eth0 = &Interface{Name: "eth0", Line: ipv4Line}
 				node.Interfaces = append(node.Interfaces, eth0)
 			} else if ipv4.IsValid() && eth0.IPv4.IsValid() {
-				d.errorf(n, path+".ipv4", "eth0's address is given twice (ipv4: and interfaces.eth0.ipv4); keep one")
+				d.Errorf(n, path+".ipv4", "eth0's address is given twice (ipv4: and interfaces.eth0.ipv4); keep one")
 			}
 			if ipv4.IsValid() {
 				eth0.IPv4 = ipv4
@@ -533,14 +382,14 @@ func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
 func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
 	var c RouterCost
 	var cpu string
-	d.mapping(v, key, []field{
-		{"ip", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.IP) }},
-		{"push", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Push) }},
-		{"swap", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Swap) }},
-		{"pop", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.Pop) }},
-		{"per_byte", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerByte) }},
-		{"cpu", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &cpu, "own", "shared") }},
-		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+	d.Mapping(v, key, []labyaml.Field{
+		{Name: "ip", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.IP) }},
+		{Name: "push", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Push) }},
+		{Name: "swap", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Swap) }},
+		{Name: "pop", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Pop) }},
+		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerByte) }},
+		{Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &cpu, "own", "shared") }},
+		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	c.SharedCPU = cpu == "shared"
 	if c.Queue == 0 {
@@ -553,17 +402,17 @@ func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
 // cpu: {per_packet, per_byte | rate, queue}.
 func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 	c := &FrameCPU{}
-	d.mapping(v, key, []field{
-		{"per_packet", false, func(key string, v *yaml.Node) { d.durationIn(key, v, MaxCost, &c.PerPacket) }},
-		{"per_byte", false, func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
+	d.Mapping(v, key, []labyaml.Field{
+		{Name: "per_packet", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerPacket) }},
+		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
 			var perByte time.Duration
-			d.durationIn(key, v, maxPerByte, &perByte)
+			d.DurationIn(key, v, maxPerByte, &perByte)
 			if perByte > 0 {
 				c.Copy = units.BitRate(math.Round(8e9 / float64(perByte)))
 			}
 		}},
-		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &c.Copy) }},
-		{"queue", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &c.Queue) }},
+		{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &c.Copy) }},
+		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	if c.Queue == 0 {
 		c.Queue = DefaultCPUQueue
@@ -572,13 +421,13 @@ func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 }
 
 func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {
-	s, ok := d.scalar(key, v)
+	s, ok := d.Scalar(key, v)
 	if !ok {
 		return netip.Prefix{}
 	}
 	p, err := netip.ParsePrefix(s)
 	if err != nil || !p.Addr().Is4() {
-		d.errorf(v, key, "bad IPv4 address %q: write address/prefix length, such as 10.0.0.1/24", s)
+		d.Errorf(v, key, "bad IPv4 address %q: write address/prefix length, such as 10.0.0.1/24", s)
 		return netip.Prefix{}
 	}
 	return p
@@ -586,56 +435,56 @@ func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {
 
 func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping such as {eth0: {ipv4: 10.0.0.1/24}}")
+		d.Errorf(n, path, "want a mapping such as {eth0: {ipv4: 10.0.0.1/24}}")
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := path + "." + k.Value
 		if !ifnameRE.MatchString(k.Value) {
-			d.errorf(k, key, "bad interface name: up to 15 letters, digits, '_' and '.', starting with a letter")
+			d.Errorf(k, key, "bad interface name: up to 15 letters, digits, '_' and '.', starting with a letter")
 			continue
 		}
 		if node.Interface(k.Value) != nil {
-			d.errorf(k, key, "interface defined twice")
+			d.Errorf(k, key, "interface defined twice")
 			continue
 		}
 		iface := &Interface{Name: k.Value, Line: k.Line}
 		node.Interfaces = append(node.Interfaces, iface)
-		d.mapping(v, key, []field{
-			{"ipv4", false, func(key string, v *yaml.Node) { iface.IPv4 = d.address(key, v, node.Kind) }},
-			{"mtu", false, func(key string, v *yaml.Node) { d.intIn(key, v, 68, 65535, &iface.MTU) }},
+		d.Mapping(v, key, []labyaml.Field{
+			{Name: "ipv4", Required: false, Decode: func(key string, v *yaml.Node) { iface.IPv4 = d.address(key, v, node.Kind) }},
+			{Name: "mtu", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 68, 65535, &iface.MTU) }},
 		})
 	}
 }
 
 func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, path, "want a list such as [{to: 10.2.0.0/16, via: 10.1.0.254}]")
+		d.Errorf(n, path, "want a list such as [{to: 10.2.0.0/16, via: 10.1.0.254}]")
 		return
 	}
 	for i, v := range n.Content {
 		key := fmt.Sprintf("%s[%d]", path, i)
 		var r Route
-		d.mapping(v, key, []field{
-			{"to", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+		d.Mapping(v, key, []labyaml.Field{
+			{Name: "to", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					if s == "default" {
 						s = "0.0.0.0/0"
 					}
 					p, err := netip.ParsePrefix(s)
 					if err != nil || !p.Addr().Is4() {
-						d.errorf(v, key, "bad destination %q: write a prefix such as 10.2.0.0/16, or default", s)
+						d.Errorf(v, key, "bad destination %q: write a prefix such as 10.2.0.0/16, or default", s)
 						return
 					}
 					r.To = p.Masked()
 				}
 			}},
-			{"via", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+			{Name: "via", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					a, err := netip.ParseAddr(s)
 					if err != nil || !a.Is4() {
-						d.errorf(v, key, "bad gateway %q: write an IPv4 address", s)
+						d.Errorf(v, key, "bad gateway %q: write an IPv4 address", s)
 						return
 					}
 					r.Via = a
@@ -652,14 +501,14 @@ func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
 // mappings decodes an atm-switch's PVCs, GNS3's "port:vpi:vci" pairs.
 func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping such as {\"p1:0:100\": \"p2:0:200\"} (port:vpi:vci, both ways) or {\"p1:1\": \"p2:2\"} (a whole VP)")
+		d.Errorf(n, path, "want a mapping such as {\"p1:0:100\": \"p2:0:200\"} (port:vpi:vci, both ways) or {\"p1:1\": \"p2:2\"} (a whole VP)")
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := path + "." + k.Value
 		from, ok1 := d.atmAddr(key, k)
-		s, ok := d.scalar(key, v)
+		s, ok := d.Scalar(key, v)
 		if !ok {
 			continue
 		}
@@ -668,7 +517,7 @@ func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
 			continue
 		}
 		if (from.VCI < 0) != (to.VCI < 0) {
-			d.errorf(k, key, "map a VC (port:vpi:vci) to a VC, or a VP (port:vpi) to a VP")
+			d.Errorf(k, key, "map a VC (port:vpi:vci) to a VC, or a VP (port:vpi) to a VP")
 			continue
 		}
 		sw.Mappings = append(sw.Mappings, Mapping{From: from, To: to, Line: k.Line})
@@ -678,7 +527,7 @@ func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
 func (d *decoder) atmAddr(key string, v *yaml.Node) (ATMAddr, bool) {
 	parts := strings.Split(v.Value, ":")
 	bad := func() (ATMAddr, bool) {
-		d.errorf(v, key, "%q: write port:vpi:vci (VPI 0-255, VCI 32-65535) or port:vpi", v.Value)
+		d.Errorf(v, key, "%q: write port:vpi:vci (VPI 0-255, VCI 32-65535) or port:vpi", v.Value)
 		return ATMAddr{}, false
 	}
 	if len(parts) < 2 || len(parts) > 3 || !ifnameRE.MatchString(parts[0]) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 func TestLoadShipped(t *testing.T) {
@@ -111,9 +112,9 @@ topology:
 			t.Errorf("errors lack %q; got:\n%s", w, msg)
 		}
 	}
-	var e *Error
+	var e *labyaml.Error
 	if !errors.As(err, &e) || e.File != "bad.yaml" || e.Line == 0 {
-		t.Errorf("errors are not *Error with a position: %#v", err)
+		t.Errorf("errors are not *labyaml.Error with a position: %#v", err)
 	}
 }
 

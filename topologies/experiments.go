@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Experiment is one entry of a lab file's `experiments:`: a matrix of
@@ -86,72 +88,72 @@ var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR
 
 func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "experiments", "want a list of experiments, each with name:, from:, to: and tests:")
+		d.Errorf(n, "experiments", "want a list of experiments, each with name:, from:, to: and tests:")
 		return
 	}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("experiments[%d]", i)
 		e := &Experiment{Line: v.Line, Tool: "atmlab", Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
 		var sizes, quickSizes, bgNode *yaml.Node
-		d.mapping(v, path, []field{
-			{"name", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+		d.Mapping(v, path, []labyaml.Field{
+			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					e.Name = s
 				}
 			}},
-			{"from", true, func(key string, v *yaml.Node) { e.From = d.hostRef(key, v, lab) }},
-			{"to", true, func(key string, v *yaml.Node) { e.To = d.hostRef(key, v, lab) }},
-			{"tool", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+			{Name: "from", Required: true, Decode: func(key string, v *yaml.Node) { e.From = d.hostRef(key, v, lab) }},
+			{Name: "to", Required: true, Decode: func(key string, v *yaml.Node) { e.To = d.hostRef(key, v, lab) }},
+			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					if !slices.Contains(experimentTools, s) {
-						d.errorf(v, key, "%q: use %s", s, strings.Join(experimentTools, ", "))
+						d.Errorf(v, key, "%q: use %s", s, strings.Join(experimentTools, ", "))
 						return
 					}
 					e.Tool = s
 				}
 			}},
-			{"virtual", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &e.Virtual, "atmlab") }},
-			{"tests", true, func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
-			{"sizes", false, func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
-			{"sockbufs", false, func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
-			{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &e.Repetitions) }},
-			{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
-			{"interval", false, func(key string, v *yaml.Node) { d.duration(key, v, &e.Interval) }},
-			{"variants", false, func(key string, v *yaml.Node) { e.Variants = d.nameList(key, v) }},
-			{"quick", false, func(key string, v *yaml.Node) {
+			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &e.Virtual, "atmlab") }},
+			{Name: "tests", Required: true, Decode: func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
+			{Name: "sizes", Required: false, Decode: func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
+			{Name: "sockbufs", Required: false, Decode: func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
+			{Name: "repetitions", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1000, &e.Repetitions) }},
+			{Name: "duration", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &e.Duration) }},
+			{Name: "interval", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &e.Interval) }},
+			{Name: "variants", Required: false, Decode: func(key string, v *yaml.Node) { e.Variants = d.nameList(key, v) }},
+			{Name: "quick", Required: false, Decode: func(key string, v *yaml.Node) {
 				q := &Quick{}
 				e.Quick = q
-				d.mapping(v, key, []field{
-					{"tests", false, func(key string, v *yaml.Node) { q.Tests = d.testList(key, v) }},
-					{"sizes", false, func(key string, v *yaml.Node) { q.Sizes, quickSizes = d.intList(key, v, 1, 1<<20), v }},
-					{"sockbufs", false, func(key string, v *yaml.Node) { q.SockBufs = d.intList(key, v, 0, 64<<20) }},
-					{"variants", false, func(key string, v *yaml.Node) { q.Variants = d.nameList(key, v) }},
-					{"duration", false, func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
-					{"repetitions", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1000, &q.Repetitions) }},
+				d.Mapping(v, key, []labyaml.Field{
+					{Name: "tests", Required: false, Decode: func(key string, v *yaml.Node) { q.Tests = d.testList(key, v) }},
+					{Name: "sizes", Required: false, Decode: func(key string, v *yaml.Node) { q.Sizes, quickSizes = d.intList(key, v, 1, 1<<20), v }},
+					{Name: "sockbufs", Required: false, Decode: func(key string, v *yaml.Node) { q.SockBufs = d.intList(key, v, 0, 64<<20) }},
+					{Name: "variants", Required: false, Decode: func(key string, v *yaml.Node) { q.Variants = d.nameList(key, v) }},
+					{Name: "duration", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &q.Duration) }},
+					{Name: "repetitions", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1000, &q.Repetitions) }},
 				})
 			}},
-			{"confidence", false, func(key string, v *yaml.Node) { e.Confidence = d.confidence(key, v) }},
-			{"background", false, func(key string, v *yaml.Node) {
+			{Name: "confidence", Required: false, Decode: func(key string, v *yaml.Node) { e.Confidence = d.confidence(key, v) }},
+			{Name: "background", Required: false, Decode: func(key string, v *yaml.Node) {
 				b := &Background{Test: "UDP_STREAM", Size: 1472}
 				e.Background, bgNode = b, v
-				d.mapping(v, key, []field{
-					{"from", true, func(key string, v *yaml.Node) { b.From = d.hostRef(key, v, lab) }},
-					{"to", true, func(key string, v *yaml.Node) { b.To = d.hostRef(key, v, lab) }},
-					{"test", false, func(key string, v *yaml.Node) {
+				d.Mapping(v, key, []labyaml.Field{
+					{Name: "from", Required: true, Decode: func(key string, v *yaml.Node) { b.From = d.hostRef(key, v, lab) }},
+					{Name: "to", Required: true, Decode: func(key string, v *yaml.Node) { b.To = d.hostRef(key, v, lab) }},
+					{Name: "test", Required: false, Decode: func(key string, v *yaml.Node) {
 						if t := d.testList(key, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}); len(t) == 1 {
 							b.Test = t[0]
 						}
 					}},
-					{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 65507, &b.Size) }},
-					{"sockbuf", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 64<<20, &b.SockBuf) }},
+					{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 65507, &b.Size) }},
+					{Name: "sockbuf", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 64<<20, &b.SockBuf) }},
 				})
 			}},
 		})
 		if e.Duration <= 0 {
-			d.errorf(v, path+".duration", "must be positive")
+			d.Errorf(v, path+".duration", "must be positive")
 		}
 		if e.Virtual != "" && (e.Tool == "" || e.Tool == "atmlab") {
-			d.errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
+			d.Errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
 		}
 		// The sizes meet the tests; a quick run's tests without sizes of
 		// their own meet the experiment's (lab run --quick).
@@ -165,14 +167,14 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 		d.udpSizes(path+".sizes", sizes, e.Tool, tests)
 		d.udpSizes(path+".quick.sizes", quickSizes, e.Tool, quickTests)
 		if b := e.Background; b != nil && b.From != "" && b.From == b.To {
-			d.errorf(bgNode, path+".background", "from and to are both %s: a background load runs over the lab's links, and a host's own loopback carries none of it; give it two hosts", b.From)
+			d.Errorf(bgNode, path+".background", "from and to are both %s: a background load runs over the lab's links, and a host's own loopback carries none of it; give it two hosts", b.From)
 		}
 		if len(e.Sizes) == 0 {
 			e.Sizes = []int{0} // the tool's default
 		}
 		d.experimentPoints(v, path, e)
 		if slices.ContainsFunc(lab.Experiments, func(o *Experiment) bool { return o.Name == e.Name }) {
-			d.errorf(v, path+".name", "experiment %q is defined twice", e.Name)
+			d.Errorf(v, path+".name", "experiment %q is defined twice", e.Name)
 		}
 		lab.Experiments = append(lab.Experiments, e)
 	}
@@ -218,7 +220,7 @@ func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string
 		if n > hi {
 			fix = "; larger sizes for TCP tests go in an experiment of their own"
 		}
-		d.errorf(x, key, "%d bytes with %s: %s%s", n, strings.Join(udp, " and "), why, fix)
+		d.Errorf(x, key, "%d bytes with %s: %s%s", n, strings.Join(udp, " and "), why, fix)
 	}
 }
 
@@ -237,7 +239,7 @@ func (d *decoder) experimentPoints(n *yaml.Node, path string, e *Experiment) {
 			points = min(points*f, MaxExperimentPoints+1) // no overflow
 		}
 		if points > MaxExperimentPoints {
-			d.errorf(n, path, "%d tests × %d sizes × %d sockbufs × %d repetitions make more than %d points, an experiment's most: measure fewer, or split the experiment", tests, sizes, bufs, reps, MaxExperimentPoints)
+			d.Errorf(n, path, "%d tests × %d sizes × %d sockbufs × %d repetitions make more than %d points, an experiment's most: measure fewer, or split the experiment", tests, sizes, bufs, reps, MaxExperimentPoints)
 		}
 	}
 	check(path, len(e.Tests), len(e.Sizes), len(e.SockBufs), e.Repetitions)
@@ -251,31 +253,31 @@ func (d *decoder) experimentPoints(n *yaml.Node, path string, e *Experiment) {
 func (d *decoder) confidence(key string, v *yaml.Node) *Confidence {
 	c := DefaultConfidence
 	c.Line = v.Line
-	d.mapping(v, key, []field{
-		{"level", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+	d.Mapping(v, key, []labyaml.Field{
+		{Name: "level", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if s != "95" && s != "99" {
-					d.errorf(v, key, "%q: use 95 or 99 (per cent)", s)
+					d.Errorf(v, key, "%q: use 95 or 99 (per cent)", s)
 					return
 				}
 				c.Level, _ = strconv.Atoi(s)
 			}
 		}},
-		{"width", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
-				p, ok := floatIn(strings.TrimSuffix(strings.TrimSpace(s), "%"), 0, 100)
+		{Name: "width", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
+				p, ok := labyaml.FloatIn(strings.TrimSuffix(strings.TrimSpace(s), "%"), 0, 100)
 				if !ok || p <= 0 || p >= 100 {
-					d.errorf(v, key, "bad width %q: the interval's full width in per cent of the mean, above 0 and below 100, such as 5%%", s)
+					d.Errorf(v, key, "bad width %q: the interval's full width in per cent of the mean, above 0 and below 100, such as 5%%", s)
 					return
 				}
 				c.Width = p / 100
 			}
 		}},
-		{"min", false, func(key string, v *yaml.Node) { d.intIn(key, v, 3, 30, &c.Min) }},
-		{"max", false, func(key string, v *yaml.Node) { d.intIn(key, v, 3, 30, &c.Max) }},
+		{Name: "min", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 3, 30, &c.Min) }},
+		{Name: "max", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 3, 30, &c.Max) }},
 	})
 	if c.Min > c.Max {
-		d.errorf(v, key, "min: %d is more than max: %d iterations; make min at most max", c.Min, c.Max)
+		d.Errorf(v, key, "min: %d is more than max: %d iterations; make min at most max", c.Min, c.Max)
 	}
 	return &c
 }
@@ -297,12 +299,12 @@ func (d *decoder) experimentVariants(lab *Lab) {
 // nameList decodes a list of names.
 func (d *decoder) nameList(key string, v *yaml.Node) []string {
 	if v.Kind != yaml.SequenceNode {
-		d.errorf(v, key, "want a list of names such as [base, hub]")
+		d.Errorf(v, key, "want a list of names such as [base, hub]")
 		return nil
 	}
 	var out []string
 	for _, x := range v.Content {
-		if s, ok := d.scalar(key, x); ok {
+		if s, ok := d.Scalar(key, x); ok {
 			out = append(out, s)
 		}
 	}
@@ -311,31 +313,31 @@ func (d *decoder) nameList(key string, v *yaml.Node) []string {
 
 // hostRef checks that a name is a host of the lab with an address.
 func (d *decoder) hostRef(key string, v *yaml.Node, lab *Lab) string {
-	s, ok := d.scalar(key, v)
+	s, ok := d.Scalar(key, v)
 	if !ok {
 		return ""
 	}
 	n := lab.Node(s)
 	if n == nil || n.Kind != KindHost {
-		d.errorf(v, key, "%q is not a host of this lab", s)
+		d.Errorf(v, key, "%q is not a host of this lab", s)
 		return ""
 	}
 	if n.Address() == "" {
-		d.errorf(v, key, "host %s has no IPv4 address to test against", s)
+		d.Errorf(v, key, "host %s has no IPv4 address to test against", s)
 	}
 	return s
 }
 
 func (d *decoder) testList(key string, v *yaml.Node) []string {
 	if v.Kind != yaml.SequenceNode {
-		d.errorf(v, key, "want a list such as [TCP_STREAM, UDP_STREAM, TCP_RR]")
+		d.Errorf(v, key, "want a list such as [TCP_STREAM, UDP_STREAM, TCP_RR]")
 		return nil
 	}
 	var out []string
 	for _, t := range v.Content {
 		s := strings.ToUpper(t.Value)
 		if !slices.Contains(experimentTests, s) {
-			d.errorf(t, key, "unknown test %q: use %s", t.Value, strings.Join(experimentTests, ", "))
+			d.Errorf(t, key, "unknown test %q: use %s", t.Value, strings.Join(experimentTests, ", "))
 			continue
 		}
 		out = append(out, s)
@@ -345,13 +347,13 @@ func (d *decoder) testList(key string, v *yaml.Node) []string {
 
 func (d *decoder) intList(key string, v *yaml.Node, lo, hi int) []int {
 	if v.Kind != yaml.SequenceNode {
-		d.errorf(v, key, "want a list of whole numbers such as [64, 512, 1472]")
+		d.Errorf(v, key, "want a list of whole numbers such as [64, 512, 1472]")
 		return nil
 	}
 	var out []int
 	for _, x := range v.Content {
 		var n int
-		d.intIn(key, x, lo, hi, &n)
+		d.IntIn(key, x, lo, hi, &n)
 		out = append(out, n)
 	}
 	return out

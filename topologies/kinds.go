@@ -39,7 +39,7 @@ var kinds = []kindSpec{
 		check: func(d *decoder, lab *Lab, n *Node) {
 			for _, i := range n.Interfaces {
 				if !i.IPv4.IsValid() {
-					d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
+					d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
 				}
 				d.checkMPLSOverATM(lab, n, i)
 			}
@@ -54,9 +54,9 @@ var kinds = []kindSpec{
 		}
 		switch {
 		case len(lines) > 2:
-			d.errorf(&yaml.Node{Line: lines[2]}, "topology.links", "a third link to wire %s (the others are on lines %d and %d): a wire joins two links; use a switch", n.Name, lines[0], lines[1])
+			d.Errorf(&yaml.Node{Line: lines[2]}, "topology.links", "a third link to wire %s (the others are on lines %d and %d): a wire joins two links; use a switch", n.Name, lines[0], lines[1])
 		case len(lines) < 2:
-			d.errorf(&yaml.Node{Line: n.Line}, "topology.nodes."+n.Name, "wire %s has %d of its two links: frames into it would go nowhere; link both its ends or remove it", n.Name, len(lines))
+			d.Errorf(&yaml.Node{Line: n.Line}, "topology.nodes."+n.Name, "wire %s has %d of its two links: frames into it would go nowhere; link both its ends or remove it", n.Name, len(lines))
 		}
 	}},
 }
@@ -168,5 +168,5 @@ func (d *decoder) checkMPLSOverATM(lab *Lab, n *Node, i *Interface) {
 	if !n.MPLS || l == nil || l.ATM == nil || l.ATM.Encap != VCMux {
 		return
 	}
-	d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "%s:%s is an MPLS router's interface on a VC-mux ATM link, which carries IP only; labelled packets need LLC/SNAP: atm: {encap: llc}", n.Name, i.Name)
+	d.Errorf(&yaml.Node{Line: l.Line}, "topology.links", "%s:%s is an MPLS router's interface on a VC-mux ATM link, which carries IP only; labelled packets need LLC/SNAP: atm: {encap: llc}", n.Name, i.Name)
 }

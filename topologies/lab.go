@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Lab is a validated lab file.
@@ -20,17 +21,17 @@ type Lab struct {
 	File        string
 	Name        string
 	Seed        uint64
-	Nodes       []*Node       // in file order
-	Links       []*Link       // in file order
-	Experiments []*Experiment // in file order
-	References  []*Reference  // hardware figures, in file order
-	Variants    []*Variant    // what-ifs, in file order, then the sweep's grid points
-	Sweep       *Sweep        // a parameter grid, nil if none
-	Findings    []*Finding    // the study's claims, checked by the report
-	Grades      *Grades       // a study's letter grades for tools, if any
-	Notes       string        // Markdown the report shows under its title
-	Figures     []*Figure     // plots beside the report's default ones
-	Warnings    []*Error      // what is valid but likely a mistake: loops of switches
+	Nodes       []*Node          // in file order
+	Links       []*Link          // in file order
+	Experiments []*Experiment    // in file order
+	References  []*Reference     // hardware figures, in file order
+	Variants    []*Variant       // what-ifs, in file order, then the sweep's grid points
+	Sweep       *Sweep           // a parameter grid, nil if none
+	Findings    []*Finding       // the study's claims, checked by the report
+	Grades      *Grades          // a study's letter grades for tools, if any
+	Notes       string           // Markdown the report shows under its title
+	Figures     []*Figure        // plots beside the report's default ones
+	Warnings    []*labyaml.Error // what is valid but likely a mistake: loops of switches
 
 	// raw is the file's decoded YAML tree and the lab as written, resolved
 	// once: WithVariant copies that lab for each variant.

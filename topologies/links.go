@@ -11,16 +11,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/atm/phy"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
 func (d *decoder) links(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "topology.links", "want a list of links, each with endpoints: [\"h1:eth0\", \"sw1:p1\"]")
+		d.Errorf(n, "topology.links", "want a list of links, each with endpoints: [\"h1:eth0\", \"sw1:p1\"]")
 		return
 	}
 	if len(n.Content) > MaxLinks {
-		d.errorf(n, "topology.links", "%d links: a lab holds at most %d; split the lab", len(n.Content), MaxLinks)
+		d.Errorf(n, "topology.links", "%d links: a lab holds at most %d; split the lab", len(n.Content), MaxLinks)
 		return
 	}
 	for i, v := range n.Content {
@@ -33,10 +34,10 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	var both Impair
 	var dirs *yaml.Node
 	var dirsKey string
-	d.mapping(n, path, []field{
-		{"endpoints", true, func(key string, v *yaml.Node) {
+	d.Mapping(n, path, []labyaml.Field{
+		{Name: "endpoints", Required: true, Decode: func(key string, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode || len(v.Content) != 2 {
-				d.errorf(v, key, "want two endpoints, such as [\"h1:eth0\", \"sw1:p1\"]")
+				d.Errorf(v, key, "want two endpoints, such as [\"h1:eth0\", \"sw1:p1\"]")
 				return
 			}
 			for j, e := range v.Content {
@@ -46,17 +47,17 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				}
 			}
 		}},
-		{"ethernet", false, func(key string, v *yaml.Node) {
-			d.mapping(v, key, []field{
-				{"rate", false, func(key string, v *yaml.Node) {
+		{Name: "ethernet", Required: false, Decode: func(key string, v *yaml.Node) {
+			d.Mapping(v, key, []labyaml.Field{
+				{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) {
 					d.rate(key, v, &l.AB.Rate)
 					l.BA.Rate = l.AB.Rate
 				}},
-				{"cable", false, func(key string, v *yaml.Node) {
-					if s, ok := d.scalar(key, v); ok {
-						m, ok := floatIn(strings.TrimSuffix(s, "m"), 0, MaxCable)
+				{Name: "cable", Required: false, Decode: func(key string, v *yaml.Node) {
+					if s, ok := d.Scalar(key, v); ok {
+						m, ok := labyaml.FloatIn(strings.TrimSuffix(s, "m"), 0, MaxCable)
 						if !ok || !strings.HasSuffix(s, "m") {
-							d.errorf(v, key, "bad cable length %q: metres from 0m to 100000000m (100,000 km), such as 100m", s)
+							d.Errorf(v, key, "bad cable length %q: metres from 0m to 100000000m (100,000 km), such as 100m", s)
 							return
 						}
 						l.Propagation = time.Duration(m * nsPerMetre)
@@ -64,20 +65,20 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				}},
 			})
 		}},
-		{"atm", false, func(key string, v *yaml.Node) {
+		{Name: "atm", Required: false, Decode: func(key string, v *yaml.Node) {
 			a := &ATM{PHY: DefaultPHY, AAL: DefaultAAL, Encap: DefaultEncap, VCI: DefaultVCI}
 			l.ATM = a
-			d.mapping(v, key, []field{
-				{"phy", false, func(key string, v *yaml.Node) { d.phy(key, v, &a.PHY) }},
-				{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.AAL, AAL5, AAL34) }},
-				{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &a.Encap, LLC, VCMux) }},
-				{"vpi", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 255, &a.VPI) }},
-				{"vci", false, func(key string, v *yaml.Node) { d.intIn(key, v, 32, 65535, &a.VCI) }},
-				{"pcr", false, func(key string, v *yaml.Node) {
-					if s, ok := d.scalar(key, v); ok {
-						r, ok := floatIn(s, 1, math.MaxFloat64)
+			d.Mapping(v, key, []labyaml.Field{
+				{Name: "phy", Required: false, Decode: func(key string, v *yaml.Node) { d.phy(key, v, &a.PHY) }},
+				{Name: "aal", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &a.AAL, AAL5, AAL34) }},
+				{Name: "encap", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &a.Encap, LLC, VCMux) }},
+				{Name: "vpi", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 255, &a.VPI) }},
+				{Name: "vci", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 32, 65535, &a.VCI) }},
+				{Name: "pcr", Required: false, Decode: func(key string, v *yaml.Node) {
+					if s, ok := d.Scalar(key, v); ok {
+						r, ok := labyaml.FloatIn(s, 1, math.MaxFloat64)
 						if !ok {
-							d.errorf(v, key, "bad peak cell rate %q: cells per second from 1 to the PHY's cell rate, such as 100000", s)
+							d.Errorf(v, key, "bad peak cell rate %q: cells per second from 1 to the PHY's cell rate, such as 100000", s)
 							return
 						}
 						a.PCR = r
@@ -87,15 +88,15 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			if phy, ok := phy.PHYs[string(a.PHY)]; ok {
 				l.AB.Rate, l.BA.Rate = phy.LineRate, phy.LineRate
 				if a.PCR > phy.CellRate() {
-					d.errorf(v, key+".pcr", "peak cell rate %g is above %s's %.0f cells/s: give 1 to %.0f, or leave pcr: out for line rate", a.PCR, a.PHY, math.Floor(phy.CellRate()), math.Floor(phy.CellRate()))
+					d.Errorf(v, key+".pcr", "peak cell rate %g is above %s's %.0f cells/s: give 1 to %.0f, or leave pcr: out for line rate", a.PCR, a.PHY, math.Floor(phy.CellRate()), math.Floor(phy.CellRate()))
 				}
 			}
 		}},
-		{"impair", false, func(key string, v *yaml.Node) { d.impair(key, v, &both) }},
-		{"directions", false, func(key string, v *yaml.Node) { dirs, dirsKey = v, key }},
+		{Name: "impair", Required: false, Decode: func(key string, v *yaml.Node) { d.impair(key, v, &both) }},
+		{Name: "directions", Required: false, Decode: func(key string, v *yaml.Node) { dirs, dirsKey = v, key }},
 	})
-	if l.ATM != nil && d.hasKey(n, "ethernet") {
-		d.errorf(n, path, "a link is either ethernet: or atm:, not both")
+	if l.ATM != nil && labyaml.HasKey(n, "ethernet") {
+		d.Errorf(n, path, "a link is either ethernet: or atm:, not both")
 	}
 	l.AB.Impair, l.BA.Impair = both, both
 	if dirs != nil {
@@ -104,12 +105,12 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	if l.ATM != nil {
 		for _, im := range []Impair{l.AB.Impair, l.BA.Impair} {
 			if im.Rate != 0 {
-				d.errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter, loss (the cell loss ratio) and limit (cells in flight); rate is for Ethernet links")
+				d.Errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter, loss (the cell loss ratio) and limit (cells in flight); rate is for Ethernet links")
 				break
 			}
 		}
 		if dirs != nil && (l.AB.Rate != l.BA.Rate) {
-			d.errorf(dirs, dirsKey, "an ATM link's rate is its PHY's; change atm.phy instead")
+			d.Errorf(dirs, dirsKey, "an ATM link's rate is its PHY's; change atm.phy instead")
 		}
 	}
 	if l.A.Node != "" && l.B.Node != "" {
@@ -117,19 +118,10 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 	}
 }
 
-func (d *decoder) hasKey(n *yaml.Node, key string) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
-}
-
 // directions decodes per-direction overrides keyed by the sending endpoint.
 func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping from a sending endpoint to {rate:, impair:}, such as {\"h1:eth0\": {rate: 10M}}")
+		d.Errorf(n, path, "want a mapping from a sending endpoint to {rate:, impair:}, such as {\"h1:eth0\": {rate: 10M}}")
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -142,34 +134,34 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 		case l.B.String():
 			dir = &l.BA
 		default:
-			d.errorf(k, key, "%q is not an endpoint of this link; use %q or %q", k.Value, l.A, l.B)
+			d.Errorf(k, key, "%q is not an endpoint of this link; use %q or %q", k.Value, l.A, l.B)
 			continue
 		}
-		d.mapping(v, key, []field{
-			{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &dir.Rate) }},
-			{"impair", false, func(key string, v *yaml.Node) { dir.Impair = Impair{}; d.impair(key, v, &dir.Impair) }},
+		d.Mapping(v, key, []labyaml.Field{
+			{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &dir.Rate) }},
+			{Name: "impair", Required: false, Decode: func(key string, v *yaml.Node) { dir.Impair = Impair{}; d.impair(key, v, &dir.Impair) }},
 		})
 	}
 }
 
 func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
-	d.mapping(n, path, []field{
-		{"delay", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseDelay, &im.Delay) }},
-		{"jitter", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseJitter, &im.Jitter) }},
-		{"loss", false, func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
-		{"limit", false, func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseLimit, &im.Limit) }},
-		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
+	d.Mapping(n, path, []labyaml.Field{
+		{Name: "delay", Required: false, Decode: func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseDelay, &im.Delay) }},
+		{Name: "jitter", Required: false, Decode: func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseJitter, &im.Jitter) }},
+		{Name: "loss", Required: false, Decode: func(key string, v *yaml.Node) { d.loss(key, v, &im.Loss) }},
+		{Name: "limit", Required: false, Decode: func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseLimit, &im.Limit) }},
+		{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &im.Rate) }},
 	})
 }
 
 func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) {
-	s, ok := d.scalar(key, v)
+	s, ok := d.Scalar(key, v)
 	if !ok {
 		return Endpoint{}, false
 	}
 	node, port, found := strings.Cut(s, ":")
 	if !found || node == "" || port == "" {
-		d.errorf(v, key, "%q: write node:interface, such as h1:eth0 or sw1:p1", s)
+		d.Errorf(v, key, "%q: write node:interface, such as h1:eth0 or sw1:p1", s)
 		return Endpoint{}, false
 	}
 	n := lab.Node(node)
@@ -178,11 +170,11 @@ func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) 
 		for _, n := range lab.Nodes {
 			names = append(names, n.Name)
 		}
-		d.errorf(v, key, "%q: no node named %s (nodes: %s)", s, node, strings.Join(names, ", "))
+		d.Errorf(v, key, "%q: no node named %s (nodes: %s)", s, node, strings.Join(names, ", "))
 		return Endpoint{}, false
 	}
 	if !ifnameRE.MatchString(port) {
-		d.errorf(v, key, "%q: bad interface or port name %q", s, port)
+		d.Errorf(v, key, "%q: bad interface or port name %q", s, port)
 		return Endpoint{}, false
 	}
 	return Endpoint{node, port}, true
@@ -197,12 +189,12 @@ func (d *decoder) check(lab *Lab) {
 	for _, l := range lab.Links {
 		ends := []Endpoint{l.A, l.B}
 		if l.A == l.B {
-			d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link cannot join a port to itself: both its ends are %s; join two different ports", l.A)
+			d.Errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link cannot join a port to itself: both its ends are %s; join two different ports", l.A)
 			ends = ends[:1]
 		}
 		for _, e := range ends {
 			if prev, ok := used[e]; ok {
-				d.errorf(&yaml.Node{Line: l.Line}, "topology.links", "endpoint %s is already used by the link on line %d; an interface or port takes one link", e, prev)
+				d.Errorf(&yaml.Node{Line: l.Line}, "topology.links", "endpoint %s is already used by the link on line %d; an interface or port takes one link", e, prev)
 				continue
 			}
 			used[e] = l.Line
@@ -228,7 +220,7 @@ func (d *decoder) check(lab *Lab) {
 				}
 			}
 			if l := lab.LinkOf(Endpoint{n.Name, i.Name}); l != nil && l.ATM != nil && i.MTU > maxATMMTU {
-				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "MTU %d on %s's ATM link: an AAL SDU holds at most 65535 octets, %d of IP with LLC/SNAP", i.MTU, i.Name, maxATMMTU)
+				d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "MTU %d on %s's ATM link: an AAL SDU holds at most 65535 octets, %d of IP with LLC/SNAP", i.MTU, i.Name, maxATMMTU)
 			}
 		}
 	}
@@ -237,13 +229,13 @@ func (d *decoder) check(lab *Lab) {
 		for _, i := range n.Interfaces {
 			where := n.Name + ":" + i.Name
 			if _, ok := used[Endpoint{n.Name, i.Name}]; !ok {
-				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "interface %s has no link; add one to topology.links or remove it", i.Name)
+				d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "interface %s has no link; add one to topology.links or remove it", i.Name)
 			}
 			if !i.IPv4.IsValid() {
 				continue
 			}
 			if prev, ok := addrs[i.IPv4.Addr()]; ok {
-				d.errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "address %s is also %s's; every interface needs its own", i.IPv4.Addr(), prev)
+				d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "address %s is also %s's; every interface needs its own", i.IPv4.Addr(), prev)
 			}
 			addrs[i.IPv4.Addr()] = where
 		}
@@ -255,7 +247,7 @@ func (d *decoder) check(lab *Lab) {
 				return i.IPv4.IsValid() && i.IPv4.Masked().Contains(r.Via)
 			})
 			if !onLink {
-				d.errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
+				d.Errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
 			}
 		}
 		if k, _ := kindOf(n.Kind); k.check != nil {
@@ -324,11 +316,11 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 	at := &yaml.Node{Line: l.Line}
 	switch {
 	case a.Kind == KindHub && b.Kind == KindHub:
-		d.errorf(at, "topology.links", "%s joins two hubs; cascaded hubs are not modelled yet", l.A)
+		d.Errorf(at, "topology.links", "%s joins two hubs; cascaded hubs are not modelled yet", l.A)
 	case l.ATM != nil:
-		d.errorf(at, "topology.links", "a hub carries Ethernet, not ATM")
+		d.Errorf(at, "topology.links", "a hub carries Ethernet, not ATM")
 	case l.AB.Rate != l.BA.Rate || !l.AB.Impair.IsZero() || !l.BA.Impair.IsZero():
-		d.errorf(at, "topology.links", "a link to a hub is half of a shared medium: no per-direction rate and no impair: (put impairments on a switch link)")
+		d.Errorf(at, "topology.links", "a link to a hub is half of a shared medium: no per-direction rate and no impair: (put impairments on a switch link)")
 	}
 	hub := a
 	if b.Kind == KindHub {
@@ -337,7 +329,7 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 	if o, ok := first[hub.Name]; !ok {
 		first[hub.Name] = l
 	} else if o.AB.Rate != l.AB.Rate {
-		d.errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
+		d.Errorf(at, "topology.links", "hub %s runs at one rate: this link says %v, the link on line %d %v", hub.Name, l.AB.Rate, o.Line, o.AB.Rate)
 	}
 }
 
@@ -360,9 +352,9 @@ func (d *decoder) checkATMLink(lab *Lab, l *Link) {
 		k, _ := kindOf(kind)
 		switch {
 		case l.ATM == nil && k.media == atmOnly:
-			d.errorf(at, "topology.links", "%s is an %s port: give the link atm: {phy: oc3, ...} instead of ethernet:", e, kind)
+			d.Errorf(at, "topology.links", "%s is an %s port: give the link atm: {phy: oc3, ...} instead of ethernet:", e, kind)
 		case l.ATM != nil && k.media == ethernetOnly:
-			d.errorf(at, "topology.links", "an ATM link joins %s; %s is a %s", atmKinds(), e, kind)
+			d.Errorf(at, "topology.links", "an ATM link joins %s; %s is a %s", atmKinds(), e, kind)
 		}
 	}
 }
@@ -376,36 +368,17 @@ func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
 		key := "topology.nodes." + n.Name + ".mappings"
 		for _, a := range []ATMAddr{m.From, m.To} {
 			if _, ok := used[Endpoint{n.Name, a.Port}]; !ok {
-				d.errorf(at, key, "%s: port %s of %s has no link", a, a.Port, n.Name)
+				d.Errorf(at, key, "%s: port %s of %s has no link", a, a.Port, n.Name)
 			}
 			if prev, ok := seen[a]; ok {
-				d.errorf(at, key, "%s is already mapped on line %d", a, prev)
+				d.Errorf(at, key, "%s is already mapped on line %d", a, prev)
 			}
 			seen[a] = m.Line
 		}
 		if m.From.Port == m.To.Port {
-			d.errorf(at, key, "%s maps back to its own port", m.From)
+			d.Errorf(at, key, "%s maps back to its own port", m.From)
 		}
 	}
-}
-
-// oneOf reads a value that must be one of allowed.
-func oneOf[T ~string](d *decoder, key string, v *yaml.Node, into *T, allowed ...T) {
-	if s, ok := d.scalar(key, v); ok {
-		if !slices.Contains(allowed, T(s)) {
-			names := make([]string, len(allowed))
-			for i, a := range allowed {
-				names[i] = string(a)
-			}
-			d.errorf(v, key, "%q: use one of %s", s, strings.Join(names, ", "))
-			return
-		}
-		*into = T(s)
-	}
-}
-
-func (d *decoder) oneOf(key string, v *yaml.Node, into *string, allowed ...string) {
-	oneOf(d, key, v, into, allowed...)
 }
 
 // phy reads a PHY's name, an alias (oc3c, stm1, ...) as the table's name,
@@ -415,7 +388,7 @@ func (d *decoder) phy(key string, v *yaml.Node, into *PHY) {
 	if v.Kind == yaml.ScalarNode {
 		c.Value = phy.Canonical(v.Value)
 	}
-	oneOf(d, key, &c, into, phyNames()...)
+	labyaml.OneOf(&d.Decoder, key, &c, into, phyNames()...)
 }
 
 // phyNames lists the PHYs a link may name, sorted.

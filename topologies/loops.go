@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // maxLoopWarnings is how many loops are named one by one; the rest are
@@ -17,7 +19,7 @@ const maxLoopWarnings = 10
 // circles the loop forever, a storm. A link closes a loop when its ends are
 // already joined by the links before it; the loop is that link and the
 // path of earlier links between its ends.
-func loopWarnings(lab *Lab) []*Error {
+func loopWarnings(lab *Lab) []*labyaml.Error {
 	bridges := func(name string) bool {
 		n := lab.Node(name)
 		return n != nil && (n.Kind == KindSwitch || n.Kind == KindHub)
@@ -29,14 +31,14 @@ func loopWarnings(lab *Lab) []*Error {
 	parent := unionFind{} // over the bridges
 	find := parent.find
 	tree := map[string][]edge{} // links that joined two parts: a forest
-	var out []*Error
+	var out []*labyaml.Error
 	more := 0
 	warn := func(l *Link, format string, args ...any) {
 		if len(out) == maxLoopWarnings {
 			more++
 			return
 		}
-		out = append(out, &Error{File: lab.File, Line: l.Line, Key: "topology.links", Msg: fmt.Sprintf(format, args...) +
+		out = append(out, &labyaml.Error{File: lab.File, Line: l.Line, Key: "topology.links", Msg: fmt.Sprintf(format, args...) +
 			": one broadcast circles it forever (a storm), as between real switches without spanning tree; remove a link to break it"})
 	}
 	for _, l := range lab.Links {
@@ -84,7 +86,7 @@ func loopWarnings(lab *Lab) []*Error {
 		}
 	}
 	if more > 0 {
-		out = append(out, &Error{File: lab.File, Line: out[len(out)-1].Line, Key: "topology.links", Msg: fmt.Sprintf("loop: %d more links close loops of switches", more)})
+		out = append(out, &labyaml.Error{File: lab.File, Line: out[len(out)-1].Line, Key: "topology.links", Msg: fmt.Sprintf("loop: %d more links close loops of switches", more)})
 	}
 	return out
 }
@@ -103,7 +105,7 @@ func (d *decoder) checkPVCs(lab *Lab) {
 	isHost := func(e Endpoint) bool { return endsCLIP(lab, e) } // a host or a router
 	mismatch := func(a, b end) {
 		if a.link.ATM.AAL != b.link.ATM.AAL || a.link.ATM.Encap != b.link.ATM.Encap {
-			d.errorf(&yaml.Node{Line: b.link.Line}, "topology.links", "%s and %s share a PVC but their links' aal/encap differ (%s/%s on line %d, %s/%s); make them equal",
+			d.Errorf(&yaml.Node{Line: b.link.Line}, "topology.links", "%s and %s share a PVC but their links' aal/encap differ (%s/%s on line %d, %s/%s); make them equal",
 				a.host, b.host, a.link.ATM.AAL, a.link.ATM.Encap, a.link.Line, b.link.ATM.AAL, b.link.ATM.Encap)
 		}
 	}

@@ -3,6 +3,8 @@ package topologies
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // VC is a permanent virtual circuit at a host's ATM interface: its VPI and
@@ -137,7 +139,7 @@ func (p *pvcPlan) auto(links []*Link) error {
 					vci = l.ATM.VCI
 				}
 				if vci > 65535 {
-					return &Error{File: p.lab.File, Line: l.Line, Key: "topology.links",
+					return &labyaml.Error{File: p.lab.File, Line: l.Line, Key: "topology.links",
 						Msg: fmt.Sprintf("link %s-%s has run out of VCIs for automatic PVCs: give the switches mappings:, or split the lab", l.A, l.B)}
 				}
 				p.nextVCI[l] = vci + 1

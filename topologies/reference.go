@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Reference is a hardware figure to set beside an emulated one: a value
@@ -35,7 +37,7 @@ type Reference struct {
 // CheckReferences is the step after Resolve that reads the file system:
 // each reference's result file must be a regular file under the lab
 // file's directory, of at most MaxReferenceBytes. All problems come back
-// at once, joined, each an *Error.
+// at once, joined, each an *labyaml.Error.
 func (l *Lab) CheckReferences() error { return errors.Join(l.referenceErrors()...) }
 
 func (l *Lab) referenceErrors() []error {
@@ -45,7 +47,7 @@ func (l *Lab) referenceErrors() []error {
 			continue
 		}
 		if _, err := referenceFile(r.dir, r.given); err != nil {
-			errs = append(errs, &Error{File: l.File, Line: r.fileLine, Key: fmt.Sprintf("reference[%d].file", i), Msg: err.Error()})
+			errs = append(errs, &labyaml.Error{File: l.File, Line: r.fileLine, Key: fmt.Sprintf("reference[%d].file", i), Msg: err.Error()})
 		}
 	}
 	return errs
@@ -128,58 +130,58 @@ func (r *Reference) Normalized() float64 { return r.Value * refUnits[r.Unit] }
 
 func (d *decoder) references(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "reference", "want a list of hardware figures, each with test:, value: and unit: (or file:)")
+		d.Errorf(n, "reference", "want a list of hardware figures, each with test:, value: and unit: (or file:)")
 		return
 	}
 	dir := filepath.Dir(lab.File)
 	for i, v := range n.Content {
 		path := fmt.Sprintf("reference[%d]", i)
 		r := &Reference{Line: v.Line, Tool: "atmlab", dir: dir}
-		d.mapping(v, path, []field{
-			{"experiment", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+		d.Mapping(v, path, []labyaml.Field{
+			{Name: "experiment", Required: false, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					d.experimentRef(key, v, s, lab)
 					r.Experiment = s
 				}
 			}},
-			{"test", true, func(key string, v *yaml.Node) {
+			{Name: "test", Required: true, Decode: func(key string, v *yaml.Node) {
 				if t := d.testList(key, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}); len(t) == 1 {
 					r.Test = t[0]
 				}
 			}},
-			{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 1<<20, &r.Size) }},
-			{"tool", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &r.Tool, experimentTools...) }},
-			{"value", false, func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
-			{"unit", false, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
-			{"file", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+			{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 1<<20, &r.Size) }},
+			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &r.Tool, experimentTools...) }},
+			{Name: "value", Required: false, Decode: func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
+			{Name: "unit", Required: false, Decode: func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
+			{Name: "file", Required: false, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					r.File, r.fileLine, r.given = s, v.Line, s // checked on disk by CheckReferences
 					if !filepath.IsAbs(s) {
 						r.File = filepath.Join(dir, s)
 					}
 				}
 			}},
-			{"format", false, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+			{Name: "format", Required: false, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					if s != "iperf3" && s != "netperf" {
-						d.errorf(v, key, "%q: use iperf3 (-J output) or netperf (classic output)", s)
+						d.Errorf(v, key, "%q: use iperf3 (-J output) or netperf (classic output)", s)
 					}
 					r.Format = s
 				}
 			}},
-			{"source", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+			{Name: "source", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					r.Source = s
 				}
 			}},
 		})
 		switch {
 		case r.Value > 0 && r.Unit != "" && r.Normalized() > maxReference(r.Unit):
-			d.errorf(v, path+".value", "%g %s is beyond any measured figure: a reference is at most %s; check the value and its unit", r.Value, r.Unit, maxReferenceLabel(r.Unit))
-		case r.File == "" && (r.Value == 0 && !d.hasKey(v, "value") || r.Unit == "" && !d.hasKey(v, "unit")):
-			d.errorf(v, path, "give value: and unit:, or file: with format:")
+			d.Errorf(v, path+".value", "%g %s is beyond any measured figure: a reference is at most %s; check the value and its unit", r.Value, r.Unit, maxReferenceLabel(r.Unit))
+		case r.File == "" && (r.Value == 0 && !labyaml.HasKey(v, "value") || r.Unit == "" && !labyaml.HasKey(v, "unit")):
+			d.Errorf(v, path, "give value: and unit:, or file: with format:")
 		case r.File != "" && r.Format == "":
-			d.errorf(v, path+".format", "missing: say iperf3 or netperf for %s", r.File)
+			d.Errorf(v, path+".format", "missing: say iperf3 or netperf for %s", r.File)
 		}
 		lab.References = append(lab.References, r)
 	}
@@ -210,13 +212,13 @@ func maxReferenceLabel(unit string) string {
 
 // positive decodes a finite number above zero.
 func (d *decoder) positive(key string, v *yaml.Node) float64 {
-	s, ok := d.scalar(key, v)
+	s, ok := d.Scalar(key, v)
 	if !ok {
 		return 0
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(f > 0) || math.IsInf(f, 0) { // NaN fails f > 0
-		d.errorf(v, key, "want a positive number, got %q", s)
+		d.Errorf(v, key, "want a positive number, got %q", s)
 		return 0
 	}
 	return f
@@ -224,7 +226,7 @@ func (d *decoder) positive(key string, v *yaml.Node) float64 {
 
 // unit decodes a reference unit (refUnits).
 func (d *decoder) unit(key string, v *yaml.Node, into *string) {
-	s, ok := d.scalar(key, v)
+	s, ok := d.Scalar(key, v)
 	if !ok {
 		return
 	}
@@ -234,7 +236,7 @@ func (d *decoder) unit(key string, v *yaml.Node, into *string) {
 			units = append(units, u)
 		}
 		slices.Sort(units)
-		d.errorf(v, key, "unknown unit %q: use %s (netperf -f M is MiB/s)", s, strings.Join(units, ", "))
+		d.Errorf(v, key, "unknown unit %q: use %s (netperf -f M is MiB/s)", s, strings.Join(units, ", "))
 		return
 	}
 	*into = s

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Finding is one claim of the study a lab reproduces, with the check that
@@ -40,7 +42,7 @@ type Selector struct {
 
 func (d *decoder) findings(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "findings", "want a list of claims, each with claim:, measured:, against: (or hardware:) and change:")
+		d.Errorf(n, "findings", "want a list of claims, each with claim:, measured:, against: (or hardware:) and change:")
 		return
 	}
 	for i, v := range n.Content {
@@ -48,45 +50,45 @@ func (d *decoder) findings(n *yaml.Node, lab *Lab) {
 		f := &Finding{Line: v.Line}
 		text := func(into *string) func(string, *yaml.Node) {
 			return func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+				if s, ok := d.Scalar(key, v); ok {
 					*into = s
 				}
 			}
 		}
-		d.mapping(v, path, []field{
-			{"claim", true, text(&f.Claim)},
-			{"study", false, text(&f.Study)},
-			{"why", true, text(&f.Why)},
-			{"real_host", false, text(&f.RealHost)},
-			{"measured", true, func(key string, v *yaml.Node) { f.Measured = d.selector(key, v, lab) }},
-			{"against", false, func(key string, v *yaml.Node) { s := d.selector(key, v, lab); f.Against = &s }},
-			{"hardware", false, func(key string, v *yaml.Node) {
+		d.Mapping(v, path, []labyaml.Field{
+			{Name: "claim", Required: true, Decode: text(&f.Claim)},
+			{Name: "study", Required: false, Decode: text(&f.Study)},
+			{Name: "why", Required: true, Decode: text(&f.Why)},
+			{Name: "real_host", Required: false, Decode: text(&f.RealHost)},
+			{Name: "measured", Required: true, Decode: func(key string, v *yaml.Node) { f.Measured = d.selector(key, v, lab) }},
+			{Name: "against", Required: false, Decode: func(key string, v *yaml.Node) { s := d.selector(key, v, lab); f.Against = &s }},
+			{Name: "hardware", Required: false, Decode: func(key string, v *yaml.Node) {
 				r := &Reference{Line: v.Line}
 				f.Hardware = r
-				d.mapping(v, key, []field{
-					{"value", true, func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
-					{"unit", true, func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
+				d.Mapping(v, key, []labyaml.Field{
+					{Name: "value", Required: true, Decode: func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
+					{Name: "unit", Required: true, Decode: func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 				})
 			}},
-			{"change", true, func(key string, v *yaml.Node) {
+			{Name: "change", Required: true, Decode: func(key string, v *yaml.Node) {
 				if v.Kind != yaml.SequenceNode || len(v.Content) != 2 {
-					d.errorf(v, key, "want [low, high] in percent, such as [-19, -13]")
+					d.Errorf(v, key, "want [low, high] in percent, such as [-19, -13]")
 					return
 				}
 				for j, x := range v.Content {
 					c, err := strconv.ParseFloat(x.Value, 64)
 					if err != nil {
-						d.errorf(x, key, "want a number of percent, got %q", x.Value)
+						d.Errorf(x, key, "want a number of percent, got %q", x.Value)
 					}
 					f.Change[j] = c
 				}
 				if f.Change[0] > f.Change[1] {
-					d.errorf(v, key, "low %g is above high %g", f.Change[0], f.Change[1])
+					d.Errorf(v, key, "low %g is above high %g", f.Change[0], f.Change[1])
 				}
 			}},
 		})
 		if (f.Against == nil) == (f.Hardware == nil) {
-			d.errorf(v, path, "give against: (an emulated point) or hardware: (a figure), one of them")
+			d.Errorf(v, path, "give against: (an emulated point) or hardware: (a figure), one of them")
 		}
 		lab.Findings = append(lab.Findings, f)
 	}
@@ -95,27 +97,27 @@ func (d *decoder) findings(n *yaml.Node, lab *Lab) {
 // selector decodes {variant, experiment, test, tool, size, sockbuf}.
 func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 	s := Selector{Variant: "base", Tool: "atmlab", SockBuf: -1}
-	d.mapping(v, key, []field{
-		{"variant", false, func(key string, v *yaml.Node) {
-			if name, ok := d.scalar(key, v); ok {
+	d.Mapping(v, key, []labyaml.Field{
+		{Name: "variant", Required: false, Decode: func(key string, v *yaml.Node) {
+			if name, ok := d.Scalar(key, v); ok {
 				d.variantRef(key, v, name, lab)
 				s.Variant = name
 			}
 		}},
-		{"experiment", true, func(key string, v *yaml.Node) {
-			if name, ok := d.scalar(key, v); ok {
+		{Name: "experiment", Required: true, Decode: func(key string, v *yaml.Node) {
+			if name, ok := d.Scalar(key, v); ok {
 				d.experimentRef(key, v, name, lab)
 				s.Experiment = name
 			}
 		}},
-		{"test", true, func(key string, v *yaml.Node) {
+		{Name: "test", Required: true, Decode: func(key string, v *yaml.Node) {
 			if t := d.testList(key, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}); len(t) == 1 {
 				s.Test = t[0]
 			}
 		}},
-		{"tool", false, func(key string, v *yaml.Node) { d.oneOf(key, v, &s.Tool, experimentTools...) }},
-		{"size", false, func(key string, v *yaml.Node) { d.intIn(key, v, 1, 1<<20, &s.Size) }},
-		{"sockbuf", false, func(key string, v *yaml.Node) { d.intIn(key, v, 0, 64<<20, &s.SockBuf) }},
+		{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &s.Tool, experimentTools...) }},
+		{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &s.Size) }},
+		{Name: "sockbuf", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 64<<20, &s.SockBuf) }},
 	})
 	return s
 }
@@ -123,14 +125,14 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 // experimentRef checks that an experiment of the lab has the name.
 func (d *decoder) experimentRef(key string, v *yaml.Node, name string, lab *Lab) {
 	if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == name }) {
-		d.errorf(v, key, "no experiment named %q", name)
+		d.Errorf(v, key, "no experiment named %q", name)
 	}
 }
 
 // variantRef checks that a variant of the lab, or base, has the name.
 func (d *decoder) variantRef(key string, v *yaml.Node, name string, lab *Lab) {
 	if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
-		d.errorf(v, key, "no variant named %q (base is the lab as written)", name)
+		d.Errorf(v, key, "no variant named %q (base is the lab as written)", name)
 	}
 }
 
@@ -188,31 +190,31 @@ func (d *decoder) grades(n *yaml.Node, lab *Lab) {
 	scale := func(into *[4]float64, higher bool) func(string, *yaml.Node) {
 		return func(key string, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode || len(v.Content) != 4 {
-				d.errorf(v, key, "want the thresholds of A, B, C and D, such as [900, 800, 700, 600]")
+				d.Errorf(v, key, "want the thresholds of A, B, C and D, such as [900, 800, 700, 600]")
 				return
 			}
 			for i, x := range v.Content {
 				into[i] = d.positive(key, x)
 				if i > 0 && higher == (into[i] >= into[i-1]) {
-					d.errorf(x, key, "thresholds must run from A to D, each %s than the last", map[bool]string{true: "lower", false: "higher"}[higher])
+					d.Errorf(x, key, "thresholds must run from A to D, each %s than the last", map[bool]string{true: "lower", false: "higher"}[higher])
 				}
 			}
 		}
 	}
-	d.mapping(n, "grades", []field{
-		{"bandwidth", true, scale(&g.Bandwidth, true)},
-		{"cpu", true, scale(&g.CPU, false)},
-		{"study", false, func(key string, v *yaml.Node) {
+	d.Mapping(n, "grades", []labyaml.Field{
+		{Name: "bandwidth", Required: true, Decode: scale(&g.Bandwidth, true)},
+		{Name: "cpu", Required: true, Decode: scale(&g.CPU, false)},
+		{Name: "study", Required: false, Decode: func(key string, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
-				d.errorf(v, key, "want a list of rows such as {name: \"iperf TCP\", bandwidth: 952, cpu: 32}")
+				d.Errorf(v, key, "want a list of rows such as {name: \"iperf TCP\", bandwidth: 952, cpu: 32}")
 				return
 			}
 			for _, row := range v.Content {
 				var r Graded
-				d.mapping(row, key, []field{
-					{"name", true, func(key string, v *yaml.Node) { r.Name, _ = d.scalar(key, v) }},
-					{"bandwidth", true, func(key string, v *yaml.Node) { r.Bandwidth = d.positive(key, v) }},
-					{"cpu", true, func(key string, v *yaml.Node) { r.CPU = d.positive(key, v) }},
+				d.Mapping(row, key, []labyaml.Field{
+					{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) { r.Name, _ = d.Scalar(key, v) }},
+					{Name: "bandwidth", Required: true, Decode: func(key string, v *yaml.Node) { r.Bandwidth = d.positive(key, v) }},
+					{Name: "cpu", Required: true, Decode: func(key string, v *yaml.Node) { r.CPU = d.positive(key, v) }},
 				})
 				g.Study = append(g.Study, r)
 			}
@@ -234,35 +236,35 @@ type Figure struct {
 
 func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "figures", "want a list of figures, each with name:, title: and experiments:")
+		d.Errorf(n, "figures", "want a list of figures, each with name:, title: and experiments:")
 		return
 	}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("figures[%d]", i)
 		f := &Figure{}
-		d.mapping(v, path, []field{
-			{"name", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+		d.Mapping(v, path, []labyaml.Field{
+			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					if !labNameRE.MatchString(s) {
-						d.errorf(v, key, "%q: use lowercase letters, digits and '-' (it names the image files)", s)
+						d.Errorf(v, key, "%q: use lowercase letters, digits and '-' (it names the image files)", s)
 					}
 					f.Name = s
 				}
 			}},
-			{"title", true, func(key string, v *yaml.Node) { f.Title, _ = d.scalar(key, v) }},
-			{"experiments", true, func(key string, v *yaml.Node) {
+			{Name: "title", Required: true, Decode: func(key string, v *yaml.Node) { f.Title, _ = d.Scalar(key, v) }},
+			{Name: "experiments", Required: true, Decode: func(key string, v *yaml.Node) {
 				f.Experiments = d.nameList(key, v)
 				for _, e := range f.Experiments {
 					d.experimentRef(key, v, e, lab)
 				}
 			}},
-			{"tests", false, func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
-			{"x", false, func(key string, v *yaml.Node) {
+			{Name: "tests", Required: false, Decode: func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
+			{Name: "x", Required: false, Decode: func(key string, v *yaml.Node) {
 				var x string
-				d.oneOf(key, v, &x, "size", "variant")
+				labyaml.OneOf(&d.Decoder, key, v, &x, "size", "variant")
 				f.ByVariant = x == "variant"
 			}},
-			{"variants", false, func(key string, v *yaml.Node) {
+			{Name: "variants", Required: false, Decode: func(key string, v *yaml.Node) {
 				f.Variants = d.nameList(key, v)
 				for _, name := range f.Variants {
 					d.variantRef(key, v, name, lab)

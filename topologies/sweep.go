@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // MaxGridPoints bounds a sweep: every point is a lab built and measured
@@ -51,7 +53,7 @@ const maxPointName = 200
 // as a variant's would be, so its errors name its own line.
 func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.errorf(n, "sweep", "want a list of parameters such as [{link: \"h1:eth0\", rate: [10M, 100M]}, {node: sw1, kind: [switch, hub]}]")
+		d.Errorf(n, "sweep", "want a list of parameters such as [{link: \"h1:eth0\", rate: [10M, 100M]}, {node: sw1, kind: [switch, hub]}]")
 		return
 	}
 	sw := &Sweep{Line: n.Line}
@@ -61,9 +63,9 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 		p := &Param{Line: e.Line}
 		var target string // link or node
 		var targets, values []*yaml.Node
-		var fields []field
+		var fields []labyaml.Field
 		for _, t := range []string{"link", "node"} {
-			fields = append(fields, field{t, false, func(key string, v *yaml.Node) {
+			fields = append(fields, labyaml.Field{Name: t, Required: false, Decode: func(key string, v *yaml.Node) {
 				target = t
 				if v.Kind == yaml.SequenceNode {
 					targets = v.Content
@@ -72,38 +74,38 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 				}
 			}})
 		}
-		fields = append(fields, field{"name", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		fields = append(fields, labyaml.Field{Name: "name", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if !paramNameRE.MatchString(s) {
-					d.errorf(v, key, "%q: use 1-24 lowercase letters, digits and '_', starting with a letter", s)
+					d.Errorf(v, key, "%q: use 1-24 lowercase letters, digits and '_', starting with a letter", s)
 				}
 				p.Name = s
 			}
 		}})
 		for _, k := range sweepKeys {
-			fields = append(fields, field{k, false, func(key string, v *yaml.Node) {
+			fields = append(fields, labyaml.Field{Name: k, Required: false, Decode: func(key string, v *yaml.Node) {
 				if p.Key != "" {
-					d.errorf(v, key, "one parameter per entry: %s is already swept here; give %s its own entry", p.Key, k)
+					d.Errorf(v, key, "one parameter per entry: %s is already swept here; give %s its own entry", p.Key, k)
 					return
 				}
 				p.Key = k
 				if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-					d.errorf(v, key, "want a list of values such as [10M, 100M]")
+					d.Errorf(v, key, "want a list of values such as [10M, 100M]")
 					return
 				}
 				values = v.Content
 			}})
 		}
-		d.mapping(e, path, fields)
+		d.Mapping(e, path, fields)
 		if e.Kind != yaml.MappingNode {
 			continue
 		}
 		if target == "" || len(targets) == 0 {
-			d.errorf(e, path, "name the link: (an endpoint, or a list of them) or node: the parameter sets")
+			d.Errorf(e, path, "name the link: (an endpoint, or a list of them) or node: the parameter sets")
 			continue
 		}
 		if p.Key == "" {
-			d.errorf(e, path, "name a key to sweep: %s", strings.Join(sweepKeys, ", "))
+			d.Errorf(e, path, "name a key to sweep: %s", strings.Join(sweepKeys, ", "))
 			continue
 		}
 		if len(values) == 0 {
@@ -111,16 +113,16 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 		}
 		p.Name = cmp.Or(p.Name, p.Key)
 		if slices.ContainsFunc(sw.Params, func(o *Param) bool { return o.Name == p.Name }) {
-			d.errorf(e, path, "a second parameter named %s: give this one name: (such as %s_2)", p.Name, p.Name)
+			d.Errorf(e, path, "a second parameter named %s: give this one name: (such as %s_2)", p.Name, p.Name)
 		}
 		var perValue [][]Override
 		for j, v := range values {
 			text := valueText(v)
 			if slices.Contains(p.Values, text) {
-				d.errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q is swept twice; keep one", text)
+				d.Errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q is swept twice; keep one", text)
 			}
 			if !valueTextRE.MatchString(text) {
-				d.errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q: a value names the grid's points and their result files: write it without spaces, '/' or quotes, such as 10M, 5ms, 0.1%%", text)
+				d.Errorf(v, fmt.Sprintf("%s.%s[%d]", path, p.Key, j), "%q: a value names the grid's points and their result files: write it without spaces, '/' or quotes, such as 10M, 5ms, 0.1%%", text)
 			}
 			p.Values = append(p.Values, text)
 			var os []Override
@@ -148,7 +150,7 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 		for _, p := range sw.Params {
 			dims = append(dims, fmt.Sprintf("%d %s", len(p.Values), p.Name))
 		}
-		d.errorf(n, "sweep", "%s make more than %d points, a grid's most: sweep fewer values, or split the grid over lab files", strings.Join(dims, " × "), MaxGridPoints)
+		d.Errorf(n, "sweep", "%s make more than %d points, a grid's most: sweep fewer values, or split the grid over lab files", strings.Join(dims, " × "), MaxGridPoints)
 		return
 	}
 	if len(sw.Params) < len(n.Content) {
@@ -163,7 +165,7 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 		length += len(p.Name) + 1 + longest
 	}
 	if length > maxPointName {
-		d.errorf(n, "sweep", "the grid's points would have names of up to %d bytes, and they name result files: at most %d; give the parameters shorter name:s, or sweep fewer of them", length, maxPointName)
+		d.Errorf(n, "sweep", "the grid's points would have names of up to %d bytes, and they name result files: at most %d; give the parameters shorter name:s, or sweep fewer of them", length, maxPointName)
 		return
 	}
 	lab.Sweep = sw
@@ -183,7 +185,7 @@ func (d *decoder) sweep(n *yaml.Node, lab *Lab) {
 		}
 		va.Name = strings.Join(name, ",")
 		if named[va.Name] {
-			d.errorf(n, "sweep", "the grid's point %s is also a named variant: rename the variant", va.Name)
+			d.Errorf(n, "sweep", "the grid's point %s is also a named variant: rename the variant", va.Name)
 		}
 		lab.Variants = append(lab.Variants, va)
 		k := len(idx) - 1

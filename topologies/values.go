@@ -4,11 +4,12 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Size limits of a lab file: validation is linear, but a lab is namespaces,
@@ -27,25 +28,6 @@ const (
 	nsPerMetre = 5                    // about 5 ns per metre in copper and fibre
 	maxPerByte = 8 * time.Millisecond // per_byte: 1 kbit/s
 )
-
-// durationIn decodes a Go duration from 0 to hi.
-func (d *decoder) durationIn(key string, v *yaml.Node, hi time.Duration, into *time.Duration) {
-	if s, ok := d.scalar(key, v); ok {
-		t, err := time.ParseDuration(s)
-		if err != nil || t < 0 || t > hi {
-			d.errorf(v, key, "bad duration %q: from 0 to %v in Go syntax, such as 10ms, 100us, 1.5s", s, hi)
-			return
-		}
-		*into = t
-	}
-}
-
-// floatIn parses a decimal number from lo to hi; NaN and infinities are
-// outside every range.
-func floatIn(s string, lo, hi float64) (float64, bool) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	return f, err == nil && f >= lo && f <= hi
-}
 
 //go:embed sysctls.txt
 var sysctlList string
@@ -88,22 +70,22 @@ func (d *decoder) checkSysctl(n *Node, s Sysctl) {
 		return true
 	})
 	if !known {
-		d.errorf(at, key, "not a sysctl a host's own namespace can write (host-wide keys such as net.core.rmem_max cannot be set per host; per-interface keys name one of %s's interfaces, all or default)", n.Name)
+		d.Errorf(at, key, "not a sysctl a host's own namespace can write (host-wide keys such as net.core.rmem_max cannot be set per host; per-interface keys name one of %s's interfaces, all or default)", n.Name)
 		return
 	}
 	if strings.ContainsAny(s.Value, "\n\x00") || s.Value == "" {
-		d.errorf(at, key, "want one line of value, got %q", s.Value)
+		d.Errorf(at, key, "want one line of value, got %q", s.Value)
 		return
 	}
 	if s.Key == "net.ipv4.tcp_congestion_control" && !slices.Contains(congestionControls, s.Value) {
-		d.errorf(at, key, "unknown congestion control %q: use one of %s", s.Value, strings.Join(congestionControls, ", "))
+		d.Errorf(at, key, "unknown congestion control %q: use one of %s", s.Value, strings.Join(congestionControls, ", "))
 	}
 }
 
 // checkSize refuses a lab file beyond the size limits before it is parsed.
 func checkSize(file string, data []byte) error {
 	if len(data) > MaxFileBytes {
-		return &Error{File: file, Line: 1, Key: "file", Msg: fmt.Sprintf("%d bytes: a lab file holds at most %d (4 MiB); split the lab", len(data), MaxFileBytes)}
+		return &labyaml.Error{File: file, Line: 1, Key: "file", Msg: fmt.Sprintf("%d bytes: a lab file holds at most %d (4 MiB); split the lab", len(data), MaxFileBytes)}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Variant is a named what-if: overrides of the topology, built and measured
@@ -54,32 +55,32 @@ var variantNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
 
 func (d *decoder) variants(n *yaml.Node, lab *Lab) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "variants", "want a list of variants, each with name: and set:")
+		d.Errorf(n, "variants", "want a list of variants, each with name: and set:")
 		return
 	}
 	if len(n.Content) > MaxVariants {
-		d.errorf(n, "variants", "%d variants: a lab file holds at most %d; split the variants over lab files", len(n.Content), MaxVariants)
+		d.Errorf(n, "variants", "%d variants: a lab file holds at most %d; split the variants over lab files", len(n.Content), MaxVariants)
 	}
 	taken := map[string]bool{"base": true}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("variants[%d]", i)
 		va := &Variant{Line: v.Line}
-		d.mapping(v, path, []field{
-			{"name", true, func(key string, v *yaml.Node) {
-				if s, ok := d.scalar(key, v); ok {
+		d.Mapping(v, path, []labyaml.Field{
+			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
+				if s, ok := d.Scalar(key, v); ok {
 					switch {
 					case taken[s]:
-						d.errorf(v, key, "%q is taken (base is the lab as written)", s)
+						d.Errorf(v, key, "%q is taken (base is the lab as written)", s)
 					case !variantNameRE.MatchString(s):
-						d.errorf(v, key, "%q: a variant's name names its result files: use 1-64 letters, digits, '.', '_' and '-', starting with a letter, digit or '_'", s)
+						d.Errorf(v, key, "%q: a variant's name names its result files: use 1-64 letters, digits, '.', '_' and '-', starting with a letter, digit or '_'", s)
 					}
 					taken[s] = true
 					va.Name = s
 				}
 			}},
-			{"set", true, func(key string, v *yaml.Node) {
+			{Name: "set", Required: true, Decode: func(key string, v *yaml.Node) {
 				if v.Kind != yaml.SequenceNode {
-					d.errorf(v, key, "want a list such as [{link: \"h1:eth0\", rate: 10M}, {node: sw1, kind: hub}]")
+					d.Errorf(v, key, "want a list such as [{link: \"h1:eth0\", rate: 10M}, {node: sw1, kind: hub}]")
 					return
 				}
 				for j, o := range v.Content {
@@ -93,73 +94,73 @@ func (d *decoder) variants(n *yaml.Node, lab *Lab) {
 
 func (d *decoder) override(path string, n *yaml.Node, lab *Lab) Override {
 	o := Override{Line: n.Line}
-	d.mapping(n, path, []field{
-		{"link", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+	d.Mapping(n, path, []labyaml.Field{
+		{Name: "link", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if l := lab.LinkOf(endpointOf(s)); l == nil || l.A.String() != s && l.B.String() != s {
-					d.errorf(v, key, "no link has endpoint %q", s)
+					d.Errorf(v, key, "no link has endpoint %q", s)
 				}
 				o.Link = s
 			}
 		}},
-		{"node", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		{Name: "node", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if lab.Node(s) == nil {
-					d.errorf(v, key, "no node named %q", s)
+					d.Errorf(v, key, "no node named %q", s)
 				}
 				o.Node = s
 			}
 		}},
-		{"rate", false, func(key string, v *yaml.Node) { d.rate(key, v, &o.Rate) }},
-		{"delay", false, func(key string, v *yaml.Node) { o.Delay = new(time.Duration); d.duration(key, v, o.Delay) }},
-		{"jitter", false, func(key string, v *yaml.Node) { o.Jitter = new(time.Duration); d.duration(key, v, o.Jitter) }},
-		{"loss", false, func(key string, v *yaml.Node) { o.Loss = new(float64); d.loss(key, v, o.Loss) }},
-		{"buffer", false, func(key string, v *yaml.Node) {
+		{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &o.Rate) }},
+		{Name: "delay", Required: false, Decode: func(key string, v *yaml.Node) { o.Delay = new(time.Duration); d.duration(key, v, o.Delay) }},
+		{Name: "jitter", Required: false, Decode: func(key string, v *yaml.Node) { o.Jitter = new(time.Duration); d.duration(key, v, o.Jitter) }},
+		{Name: "loss", Required: false, Decode: func(key string, v *yaml.Node) { o.Loss = new(float64); d.loss(key, v, o.Loss) }},
+		{Name: "buffer", Required: false, Decode: func(key string, v *yaml.Node) {
 			if n := lab.Node(o.Node); n != nil && n.Kind != KindSwitch && n.Kind != KindHub {
-				d.errorf(v, key, "buffer: is a switch's; %s is a %s", n.Name, n.Kind)
+				d.Errorf(v, key, "buffer: is a switch's; %s is a %s", n.Name, n.Kind)
 			}
 			d.buffer(key, v, &o.Buffer)
 		}},
-		{"cost", false, func(key string, v *yaml.Node) {
+		{Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) {
 			if n := lab.Node(o.Node); n != nil && n.Kind != KindRouter {
-				d.errorf(v, key, "cost: is a router's; %s is a %s", n.Name, n.Kind)
+				d.Errorf(v, key, "cost: is a router's; %s is a %s", n.Name, n.Kind)
 			}
 			c := d.routerCost(key, v)
 			o.Cost = &c
 		}},
-		{"kind", false, func(key string, v *yaml.Node) {
-			if s, ok := d.scalar(key, v); ok {
+		{Name: "kind", Required: false, Decode: func(key string, v *yaml.Node) {
+			if s, ok := d.Scalar(key, v); ok {
 				if k := Kind(s); k != KindSwitch && k != KindHub {
-					d.errorf(v, key, "%q: a variant can make a node a switch or a hub", s)
+					d.Errorf(v, key, "%q: a variant can make a node a switch or a hub", s)
 				}
 				o.Kind = Kind(s)
 			}
 		}},
-		{"mpls", false, func(key string, v *yaml.Node) { o.MPLS = new(bool); d.boolean(key, v, o.MPLS) }},
-		{"cpu", false, func(key string, v *yaml.Node) {
+		{Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { o.MPLS = new(bool); d.Boolean(key, v, o.MPLS) }},
+		{Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) {
 			if n := lab.Node(o.Node); n != nil && n.Kind != KindHost && n.Kind != KindSwitch {
-				d.errorf(v, key, "cpu: limits a host or a switch; %s is a %s", n.Name, n.Kind)
+				d.Errorf(v, key, "cpu: limits a host or a switch; %s is a %s", n.Name, n.Kind)
 			}
 			o.CPU = d.frameCPU(key, v)
 		}},
-		{"phy", false, func(key string, v *yaml.Node) { d.phy(key, v, &o.PHY) }},
-		{"aal", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.AAL, AAL5, AAL34) }},
-		{"encap", false, func(key string, v *yaml.Node) { oneOf(d, key, v, &o.Encap, LLC, VCMux) }},
+		{Name: "phy", Required: false, Decode: func(key string, v *yaml.Node) { d.phy(key, v, &o.PHY) }},
+		{Name: "aal", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &o.AAL, AAL5, AAL34) }},
+		{Name: "encap", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &o.Encap, LLC, VCMux) }},
 	})
 	atmSet := o.PHY != "" || o.AAL != "" || o.Encap != ""
 	switch {
 	case (o.Link == "") == (o.Node == ""):
-		d.errorf(n, path, "name one link: (an endpoint) or one node:")
+		d.Errorf(n, path, "name one link: (an endpoint) or one node:")
 	case o.Link != "" && (o.Kind != "" || o.MPLS != nil || o.CPU != nil || o.Buffer != 0 || o.Cost != nil):
-		d.errorf(n, path, "kind:, mpls:, cpu:, buffer: and cost: apply to a node:, not a link:")
+		d.Errorf(n, path, "kind:, mpls:, cpu:, buffer: and cost: apply to a node:, not a link:")
 	case o.Node != "" && (o.Rate != 0 || o.Delay != nil || o.Jitter != nil || o.Loss != nil || atmSet):
-		d.errorf(n, path, "rate:, delay:, jitter:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
+		d.Errorf(n, path, "rate:, delay:, jitter:, loss:, phy:, aal: and encap: apply to a link:, not a node:")
 	case o.Link != "":
 		if l := lab.LinkOf(endpointOf(o.Link)); l != nil && (l.ATM == nil) == atmSet && (atmSet || o.Rate != 0) {
 			if atmSet {
-				d.errorf(n, path, "phy:, aal: and encap: apply to ATM links; %s is Ethernet", o.Link)
+				d.Errorf(n, path, "phy:, aal: and encap: apply to ATM links; %s is Ethernet", o.Link)
 			} else {
-				d.errorf(n, path, "an ATM link's rate is its PHY's: set phy: instead of rate:")
+				d.Errorf(n, path, "an ATM link's rate is its PHY's: set phy: instead of rate:")
 			}
 		}
 	}
@@ -198,7 +199,7 @@ func (raw *Raw) resolved() (*Lab, []error) {
 func (raw *Raw) variant(name string) (*Lab, []error) {
 	fresh, errs := raw.resolved()
 	if len(errs) > 0 {
-		return nil, []error{joinByLine(errs)}
+		return nil, []error{labyaml.JoinByLine(errs)}
 	}
 	if name != "base" {
 		if errs := fresh.apply(name); errs != nil {
@@ -214,7 +215,7 @@ func (raw *Raw) variant(name string) (*Lab, []error) {
 // as written; lab run measures Measured's), PVC plans included, so that a
 // bad variant fails now, before anything runs: the start of lab run calls
 // it. Every problem of every variant comes back at once, joined; a
-// lab-file problem is an *Error whose message names the variant.
+// lab-file problem is an *labyaml.Error whose message names the variant.
 func (l *Lab) ResolveVariants(names []string) ([]*Lab, error) {
 	labs := make([]*Lab, 0, len(names))
 	if err := l.eachVariant(names, func(v *Lab) { labs = append(labs, v) }); err != nil {
@@ -238,7 +239,7 @@ func (l *Lab) eachVariant(names []string, keep func(*Lab)) error {
 			if name == "base" {
 				return err
 			}
-			if e, ok := err.(*Error); ok {
+			if e, ok := err.(*labyaml.Error); ok {
 				e2 := *e
 				e2.Msg = "variant " + name + ": " + e.Msg
 				return &e2
@@ -273,7 +274,7 @@ func (lab *Lab) apply(name string) []error {
 			n := lab.Node(o.Node)
 			if o.Kind != "" && o.Kind != n.Kind {
 				if n.Kind != KindSwitch && n.Kind != KindHub {
-					return []error{&Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("%s is a %s; only a switch and a hub stand in for each other", n.Name, n.Kind)}}
+					return []error{&labyaml.Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("%s is a %s; only a switch and a hub stand in for each other", n.Name, n.Kind)}}
 				}
 				n.Kind = o.Kind
 				kindDefaults(n)
@@ -320,11 +321,11 @@ func (lab *Lab) apply(name string) []error {
 	}
 	for _, o := range buffered {
 		if n := lab.Node(o.Node); n.Kind != KindSwitch {
-			return []error{&Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("buffer: is a switch's, and %s is a %s here", n.Name, n.Kind)}}
+			return []error{&labyaml.Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("buffer: is a switch's, and %s is a %s here", n.Name, n.Kind)}}
 		}
 	}
 	// A changed lab must still be a valid one (a hub's links share a rate...).
-	d := &decoder{file: lab.File}
+	d := &decoder{labyaml.Decoder{File: lab.File}}
 	hubFirst := map[string]*Link{}
 	for _, link := range lab.Links {
 		d.checkHubLink(lab, link, hubFirst)
@@ -337,10 +338,10 @@ func (lab *Lab) apply(name string) []error {
 		}
 	}
 	d.checkPVCs(lab)
-	if d.errs == nil {
-		d.errs = planPVCs(lab)
+	if d.Errs == nil {
+		d.Errs = planPVCs(lab)
 	}
-	return d.errs
+	return d.Errs
 }
 
 // endpointOf splits "node:port".

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // variantFromScratch is how a variant's lab used to be made: the whole
@@ -18,7 +20,7 @@ import (
 func variantFromScratch(raw *Raw, name string) (*Lab, []error) {
 	fresh, errs := resolve(raw)
 	if len(errs) > 0 {
-		return nil, []error{joinByLine(errs)}
+		return nil, []error{labyaml.JoinByLine(errs)}
 	}
 	if name != "base" {
 		if errs := fresh.apply(name); errs != nil {

@@ -57,7 +57,7 @@ func TestBadWorksheetErrorsAtLine(t *testing.T) {
 		{"id", "lesson: t\nanswers:\n  Q 1: 1\n", "w.yaml:3: answers.Q 1:"},
 		{"no lesson", "answers: {q1: 1}\n", "w.yaml:1: lesson: missing"},
 		{"unknown", "lesson: t\nanswers: {q1: 1}\nname: x\n", "w.yaml:3: name: unknown key"},
-		{"two documents", "lesson: t\nanswers: {q1: 1}\n---\nlesson: u\n", "w.yaml:3: yaml: a second YAML document"},
+		{"two documents", "lesson: t\nanswers: {q1: 1}\n---\nlesson: u\n", "w.yaml:4: yaml: a second YAML document"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseWorksheet("w.yaml", []byte(c.data))

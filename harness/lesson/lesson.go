@@ -7,7 +7,6 @@
 package lesson
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // MaxFileBytes bounds a lesson or worksheet file.
@@ -136,7 +136,7 @@ func IsLesson(data []byte) bool {
 
 // Load reads and checks a lesson file: its keys, its lab (which must
 // validate), and that every question's point exists in the lab. All
-// problems come back at once, joined, each a *topologies.Error.
+// problems come back at once, joined, each a *labyaml.Error.
 func Load(path string) (*Lesson, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -159,7 +159,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(data) > MaxFileBytes {
-		return nil, &topologies.Error{File: path, Line: 1, Key: "yaml", Msg: fmt.Sprintf("over %d bytes: not a lesson or worksheet", MaxFileBytes)}
+		return nil, &labyaml.Error{File: path, Line: 1, Key: "yaml", Msg: fmt.Sprintf("over %d bytes: not a lesson or worksheet", MaxFileBytes)}
 	}
 	return data, nil
 }
@@ -167,10 +167,10 @@ func readFile(path string) ([]byte, error) {
 // Parse decodes a lesson file's contents (file names it in errors; its
 // lab: is read relative to file's folder) and checks it against its lab.
 func Parse(file string, data []byte) (*Lesson, error) {
-	d := &decoder{file: file}
+	d := &decoder{labyaml.Decoder{File: file}}
 	root := d.document(data)
 	if root == nil {
-		return nil, errors.Join(d.errs...)
+		return nil, errors.Join(d.Errs...)
 	}
 	l := &Lesson{File: file}
 	keys := d.mapping(root, "", []string{"lesson", "title", "lab", "questions"}, []string{"lesson", "lab", "questions"})
@@ -213,8 +213,8 @@ func Parse(file string, data []byte) (*Lesson, error) {
 			}
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if len(d.Errs) > 0 {
+		return nil, errors.Join(d.Errs...)
 	}
 	if l.LabFile != "" {
 		lab, err := topologies.Load(l.LabFile)
@@ -227,8 +227,8 @@ func Parse(file string, data []byte) (*Lesson, error) {
 			}
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if len(d.Errs) > 0 {
+		return nil, errors.Join(d.Errs...)
 	}
 	return l, nil
 }
@@ -467,96 +467,35 @@ func (d *decoder) checkPoint(l *Lesson, q *Question) {
 	d.errorf(node, key+".point", "no experiment of %s measures %s in variant %s: the student would have no record to answer from", l.LabFile, q.Point, q.Variant)
 }
 
-// decoder collects a YAML file's problems, each at its line.
-type decoder struct {
-	file string
-	errs []error
-}
+// decoder collects a lesson's or a worksheet's problems, each at its line.
+type decoder struct{ labyaml.Decoder }
 
 func (d *decoder) errorf(n *yaml.Node, key, format string, a ...any) {
-	line := 1
-	if n != nil && n.Line > 0 {
-		line = n.Line
-	}
-	d.errs = append(d.errs, &topologies.Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, a...)})
+	d.Errorf(n, key, format, a...)
 }
 
 // document parses data into its top mapping, or records why not.
 func (d *decoder) document(data []byte) *yaml.Node {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil && err != io.EOF {
-		line := 1
-		if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		d.errorf(&yaml.Node{Line: line}, "yaml", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	top, err := labyaml.Document(d.File, data, "a second YAML document: a lesson or worksheet is one document; remove the --- and what follows")
+	if err != nil {
+		d.Errs = append(d.Errs, err)
 		return nil
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		d.errorf(&yaml.Node{Line: max(extra.Line, 1)}, "yaml", "a second YAML document: a lesson or worksheet is one document; remove the --- and what follows")
+	if top == nil || top.Kind != yaml.MappingNode {
+		d.errorf(&yaml.Node{Line: 1}, "yaml", "want a mapping of keys (lesson: ... or the worksheet's lesson:, student:, answers:)")
 		return nil
 	}
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		d.errorf(&root, "yaml", "want a mapping of keys (lesson: ... or the worksheet's lesson:, student:, answers:)")
-		return nil
-	}
-	return root.Content[0]
+	return top
 }
 
 // mapping checks n is a mapping of known keys, each once, with the
 // required ones present, and returns the values by key.
 func (d *decoder) mapping(n *yaml.Node, path string, allowed, required []string) map[string]*yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, strings.TrimPrefix(path, "."), "want a mapping of keys, got %s", kindName(n))
-		return nil
-	}
-	out := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		key := join(path, k.Value)
-		switch {
-		case !slices.Contains(allowed, k.Value):
-			d.errorf(k, key, "unknown key; allowed here: %s", strings.Join(allowed, ", "))
-		case out[k.Value] != nil:
-			d.errorf(k, key, "given twice; keep one")
-		default:
-			out[k.Value] = v
-		}
-	}
-	for _, r := range required {
-		if out[r] == nil {
-			d.errorf(n, join(path, r), "missing; this key is required")
-		}
-	}
-	return out
+	return d.Keys(n, path, allowed, required)
 }
 
 // str is a scalar's text.
 func (d *decoder) str(n *yaml.Node, key string) string {
-	if n.Kind != yaml.ScalarNode {
-		d.errorf(n, key, "want a single value, got %s", kindName(n))
-		return ""
-	}
-	return n.Value
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "a value"
+	s, _ := d.Scalar(key, n)
+	return s
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
 // Worksheet is what a student hands in: their answers, and where their
@@ -40,10 +42,10 @@ func LoadWorksheet(path string) (*Worksheet, error) {
 // figure and must read as one ("135.6 Mbit/s", "11 cells"); anything else
 // is text. Which answers a lesson expects is Check's business.
 func ParseWorksheet(file string, data []byte) (*Worksheet, error) {
-	d := &decoder{file: file}
+	d := &decoder{labyaml.Decoder{File: file}}
 	root := d.document(data)
 	if root == nil {
-		return nil, errors.Join(d.errs...)
+		return nil, errors.Join(d.Errs...)
 	}
 	w := &Worksheet{File: file, Answers: map[string]*Answer{}}
 	keys := d.mapping(root, "", []string{"lesson", "student", "results", "answers"}, []string{"lesson", "answers"})
@@ -102,8 +104,8 @@ func ParseWorksheet(file string, data []byte) (*Worksheet, error) {
 			}
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if len(d.Errs) > 0 {
+		return nil, errors.Join(d.Errs...)
 	}
 	return w, nil
 }

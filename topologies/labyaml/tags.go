@@ -1,4 +1,4 @@
-package topologies
+package labyaml
 
 import (
 	"fmt"
@@ -29,9 +29,9 @@ func foreignTag(n *yaml.Node) bool {
 	return false
 }
 
-// tagErrors refuses every explicit tag outside coreTags in the tree under
+// TagErrors refuses every explicit tag outside coreTags in the tree under
 // top, each at its line with the key it sits under.
-func tagErrors(file string, top *yaml.Node) []error {
+func TagErrors(file string, top *yaml.Node) []error {
 	if !foreignTag(top) {
 		return nil
 	}
@@ -56,7 +56,7 @@ func tagErrors(file string, top *yaml.Node) []error {
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := join(it.path, n.Content[i].Value)
+				k := Join(it.path, n.Content[i].Value)
 				stack = append(stack, item{n.Content[i], k}, item{n.Content[i+1], k})
 			}
 		case yaml.SequenceNode:
