@@ -32,10 +32,25 @@ func decoderKeys(t *testing.T, dir string) (keys, kinds map[string]string) {
 			into[s] = fset.Position(lit.Pos()).String()
 		}
 	}
-	isField := func(e ast.Expr) bool { id, ok := e.(*ast.Ident); return ok && id.Name == "field" }
+	isField := func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return e.Name == "field"
+		case *ast.SelectorExpr:
+			return e.Sel.Name == "Field" // labyaml.Field
+		}
+		return false
+	}
 	firstOf := func(e ast.Expr) {
 		if c, ok := e.(*ast.CompositeLit); ok && len(c.Elts) > 0 {
-			add(keys, c.Elts[0])
+			first := c.Elts[0]
+			if kv, ok := first.(*ast.KeyValueExpr); ok {
+				if id, ok := kv.Key.(*ast.Ident); !ok || id.Name != "Name" {
+					return
+				}
+				first = kv.Value
+			}
+			add(keys, first)
 		}
 	}
 	strings := func(e ast.Expr, into map[string]string) {
@@ -51,8 +66,8 @@ func decoderKeys(t *testing.T, dir string) (keys, kinds map[string]string) {
 				switch n := n.(type) {
 				case *ast.CompositeLit:
 					switch typ := n.Type.(type) {
-					case *ast.Ident:
-						if typ.Name == "field" {
+					case *ast.Ident, *ast.SelectorExpr:
+						if isField(typ) {
 							firstOf(n)
 						}
 					case *ast.ArrayType:
