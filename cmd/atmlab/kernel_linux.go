@@ -12,19 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime/pprof"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/control"
-	"github.com/atmlab/atmlab/emulator/hist"
-	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/kernel"
-	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/web"
@@ -136,73 +131,20 @@ func runUp(cmd *cobra.Command, lab *topologies.Lab, loop loopOptions, profile st
 	return runErr
 }
 
-// runVariant builds one variant of the lab, runs its experiments and
-// tears it down; it returns how many points it measured. The live view,
-// if any, shows the variant while it is up.
-func runVariant(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, live *web.Server) (int, error) {
-	k, err := kernel.Up(lab)
-	if err != nil {
-		return 0, err
+// liveHook is what shows a lab run's real-time lab in the live view while
+// it is up (registry.Measure's up): nil without a live view.
+func liveHook(live *web.Server) func(backend.Env) func() {
+	if live == nil {
+		return nil
 	}
-	defer k.Close()
-	if live != nil {
-		live.SetSource(inProcess{k})
-		defer live.SetSource(nil)
-	}
-	loopCtx, stopLoop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); k.Run(loopCtx) }()
-	defer func() { stopLoop(); wg.Wait() }() // before k.Close, which releases the loop
-	r.Env = labEnv{k: k, self: r.Self}
-	r.VethRTT = k.Loop.VethRTT
-	r.Steal = netstat.Steal
-	recs, err := r.Run(ctx)
-	return len(recs), err
-}
-
-// labEnv runs commands in a lab's hosts and reads its emulator's health.
-type labEnv struct {
-	k    *kernel.Lab
-	self string
-}
-
-func (e labEnv) Command(node string, args ...string) *exec.Cmd {
-	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
-}
-
-// Changes lists the lab's run-time changes so far.
-func (e labEnv) Changes(ctx context.Context) []string {
-	var out []string
-	for _, c := range e.k.Changes(ctx) {
-		out = append(out, c.String())
-	}
-	return out
-}
-
-func (e labEnv) Emulator(ctx context.Context) (labrun.Health, error) {
-	st, err := e.k.Stats(ctx)
-	if err != nil {
-		return labrun.Health{}, err
-	}
-	// The loop's whole lateness record, copied on its goroutine: a point's
-	// lateness is the difference of two (Stats has only a digest).
-	late := new(hist.Histogram)
-	if err := e.k.Loop.Query(ctx, func() { *late = e.k.Loop.Lateness }); err != nil {
-		return labrun.Health{}, err
-	}
-	sent := map[string]uint64{}
-	for _, p := range st.Ports {
-		if _, ok := e.k.Net.Hosts[p.Port]; ok {
-			node, _, _ := strings.Cut(p.Port, ":")
-			sent[node] += p.TxBytes
+	return func(env backend.Env) func() {
+		k, ok := env.(interface{ Kernel() *kernel.Lab })
+		if !ok {
+			return func() {} // a virtual lab has nothing to show live
 		}
+		live.SetSource(inProcess{k.Kernel()})
+		return func() { live.SetSource(nil) }
 	}
-	h := labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), Hosts: st.HostKernel(), Lateness: late, Sent: sent}
-	h.QdiscDrops, h.QdiscRequeues = st.QdiscDrops()
-	h.LabCPU = kernel.OwnCPU() + e.k.HostsCPU()
-	h.Busy, _ = netstat.Busy() // 0 when unknown: no other load is recorded
-	return h, nil
 }
 
 // inProcess is a lab this process runs (up --web, lab run --web), as the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/control"
-	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/web"
@@ -61,6 +61,5 @@ func runUp(*cobra.Command, *topologies.Lab, loopOptions, string, webFlags) error
 	return needsLinux("up")
 }
 
-func runVariant(context.Context, *topologies.Lab, *labrun.Runner, *web.Server) (int, error) {
-	return 0, needsLinux("lab run --clock real")
-}
+// liveHook: no real-time lab runs here for the live view to show.
+func liveHook(*web.Server) func(backend.Env) func() { return nil }

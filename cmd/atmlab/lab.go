@@ -1,17 +1,17 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/registry"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
 	"github.com/atmlab/atmlab/topologies"
@@ -24,7 +24,7 @@ func newLab(opts *options) *cobra.Command {
 }
 
 func newLabRun(opts *options) *cobra.Command {
-	var out, clock, shardFlag string
+	var out, clockFlag, shardFlag string
 	var quick, appendRun, force bool
 	var jobs int
 	var view webFlags
@@ -52,16 +52,16 @@ func newLabRun(opts *options) *cobra.Command {
 			"  atmlab lab run topologies/whatif.yaml --clock virtual --shard 2/4 --out results/whatif/shard-2",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			clocks, err := clocksOf(clock)
+			clocks, err := clock.ParseChoice(clockFlag)
 			if err != nil {
 				return err
 			}
-			vjobs, err := virtualJobs(jobs)
+			vjobs, err := registry.Jobs(jobs)
 			if err != nil {
 				return err
 			}
-			if slices.Contains(clocks, "real") {
-				if err := needsKernel("lab run --clock " + clock); err != nil {
+			if clocks.Has(clock.Real) {
+				if err := needsKernel("lab run --clock " + clockFlag); err != nil {
 					return err
 				}
 			}
@@ -99,7 +99,7 @@ func newLabRun(opts *options) *cobra.Command {
 				vlabs[i] = v.Lab
 			}
 			releaseLock := func() {}
-			if slices.Contains(clocks, "real") && !inHolder() { // virtual time takes no lock
+			if clocks.Has(clock.Real) && !inHolder() { // virtual time takes no lock
 				release, err := measureLock(func(pid int) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, measureLockPath())
 				})
@@ -109,7 +109,7 @@ func newLabRun(opts *options) *cobra.Command {
 				defer release()
 				releaseLock = release
 			}
-			if needsHolder() && slices.Contains(clocks, "real") { // virtual time needs no namespaces
+			if needsHolder() && clocks.Has(clock.Real) { // virtual time needs no namespaces
 				code, err := holderRun(vlabs...)
 				if err != nil {
 					return err
@@ -124,7 +124,7 @@ func newLabRun(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id := labrun.NewIdentity(lab, src, cmp.Or(clock, "real"), quick, shard)
+			id := labrun.NewIdentity(lab, src, clocks.String(), quick, shard)
 			o, err := labrun.OpenOutput(cmd.Context(), out, appendRun, force, id)
 			if err != nil {
 				return err
@@ -154,13 +154,8 @@ func newLabRun(opts *options) *cobra.Command {
 				camp.Watch = live.Watch
 				live.ExplorerResults(out) // the explorer plots the points as they land
 			}
-			camp.Measure = func(ctx context.Context, clk string, r *labrun.Runner) (int, error) {
-				if clk == "virtual" {
-					return runVirtual(ctx, r.Lab, r, out)
-				}
-				return runVariant(ctx, r.Lab, r, live)
-			}
-			restore := procsIfVirtual(clocks, camp.Jobs)
+			camp.Measure = registry.Measure(out, self, liveHook(live))
+			restore := registry.Procs(clocks, camp.Jobs)
 			total, runErr := camp.Run(cmd.Context())
 			restore()
 			if err := o.CloseRecords(); err != nil && runErr == nil {
@@ -182,7 +177,7 @@ func newLabRun(opts *options) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "results folder (default results/<lab>-<time>)")
-	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
+	c.Flags().StringVar(&clockFlag, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
 	c.Flags().StringVar(&shardFlag, "shard", "", "K/N: run the K-th of N stable parts of the campaign's points, K from 1 (as Slurm's $SLURM_ARRAY_TASK_ID)")
 	c.Flags().BoolVar(&appendRun, "append", false, "add to the --out folder's results: measure only the points it lacks (the same lab file, atmlab, clock, --quick and shard)")
 	c.Flags().BoolVar(&force, "force", false, "replace what an earlier run wrote in the --out folder")

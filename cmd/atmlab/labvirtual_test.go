@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/atmlab/atmlab/backend/registry"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
@@ -152,34 +154,10 @@ func TestVirtualRecordCarriesBackground(t *testing.T) {
 	}
 }
 
-// A run whose clocks are all virtual takes a processor per point it
-// measures at once for its length and gives back what it had; one that
-// measures in real time too, or whose environment sets GOMAXPROCS, keeps
-// its processors.
-func TestVirtualRunTakesOneProcPerJob(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	t.Setenv("GOMAXPROCS", "")
-	for _, jobs := range []int{1, 2} {
-		restore := procsIfVirtual([]string{"virtual"}, jobs)
-		if n := runtime.GOMAXPROCS(0); n != jobs {
-			t.Errorf("during a virtual run of %d at a time GOMAXPROCS is %d, want %d", jobs, n, jobs)
-		}
-		restore()
-		if n := runtime.GOMAXPROCS(0); n != 4 {
-			t.Errorf("after a virtual run GOMAXPROCS is %d, want 4 again", n)
-		}
-	}
-	for _, c := range []struct {
-		clocks []string
-		env    string
-	}{{[]string{"real", "virtual"}, ""}, {[]string{"real"}, ""}, {[]string{"virtual"}, "2"}} {
-		t.Setenv("GOMAXPROCS", c.env)
-		restore := procsIfVirtual(c.clocks, 1)
-		if n := runtime.GOMAXPROCS(0); n != 4 {
-			t.Errorf("clocks %v, GOMAXPROCS=%q: %d processors, want the 4 it had", c.clocks, c.env, n)
-		}
-		restore()
-	}
+// runVirtual measures a variant in virtual time as lab run does, its
+// setup recorded in out.
+func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out string) (int, error) {
+	return registry.Measure(out, "", nil)(ctx, clock.Virtual, r)
 }
 
 // TestVirtualPointsSideBySideSameBytes: a virtual run of a small lab's

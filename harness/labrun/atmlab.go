@@ -33,7 +33,7 @@ func (atmlabTool) Measure(ctx context.Context, r *Runner, p Point, e *topologies
 	if e.Interval > 0 {
 		args = append(args, "-i", e.Interval.String())
 	}
-	out, err := r.Env.Command(p.From, args...).Output()
+	out, err := r.command(p.From, args...).Output()
 	var res perf.Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil {
 		if err == nil {

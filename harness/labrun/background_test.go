@@ -16,6 +16,7 @@ import (
 // whose background client runs bg; each emulator query finds a2 has sent
 // 10 MB more.
 type bgEnv struct {
+	realTime
 	bg   string
 	sent uint64
 }

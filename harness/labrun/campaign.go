@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -38,7 +39,7 @@ func Plan(lab *topologies.Lab, quick bool) ([]Variant, error) {
 // one results set: the variant loop of atmlab lab run.
 type Campaign struct {
 	Variants []Variant
-	Clocks   []string        // "real", "virtual": every variant is measured by each, in this order
+	Clocks   clock.Choice    // every variant is measured by each, in this order
 	Shard    Shard           // the part of the campaign to measure; zero: all of it
 	Done     map[string]bool // points already measured (DoneKey): not measured again
 	// What every variant's Runner gets.
@@ -51,10 +52,10 @@ type Campaign struct {
 	// Log, if set, gets a line as each variant starts, naming Out.
 	Log io.Writer
 	Out string
-	// Measure brings up what the clock needs for r's variant (a lab in
-	// namespaces, or virtual hosts), runs r and tears it down; it returns
-	// the points measured.
-	Measure func(ctx context.Context, clock string, r *Runner) (int, error)
+	// Measure brings up r's variant with the clock's backend (a lab in
+	// namespaces, or virtual hosts; backend/registry.Measure), runs r and
+	// tears it down; it returns the points measured.
+	Measure func(ctx context.Context, clk clock.Clock, r *Runner) (int, error)
 }
 
 // Points is how many points the campaign measures, every clock's.
@@ -68,14 +69,10 @@ func (c *Campaign) Points() int {
 
 // todo is how many of a variant's points of the shard the clock has yet
 // to measure.
-func (c *Campaign) todo(v Variant, clock string) int {
-	rc := clock // as records name it: real time is ""
-	if clock == "real" {
-		rc = ""
-	}
+func (c *Campaign) todo(v Variant, clk clock.Clock) int {
 	n := 0
 	for _, p := range ShardPoints(v.Lab, v.Name, c.Shard) {
-		if !c.Done[DoneKey(p, rc)] {
+		if !c.Done[DoneKey(p, clk.Key())] {
 			n++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
@@ -66,6 +67,7 @@ func TestFakeHost(t *testing.T) {
 // fakeEnv is a lab whose hosts run this test binary (TestFakeHost) and
 // whose emulator's CPU grows 1 ms a query; it counts the commands run.
 type fakeEnv struct {
+	realTime
 	mu       sync.Mutex
 	commands []string // node: argv[1:3]
 	cpu      time.Duration
@@ -107,8 +109,8 @@ func campaign(t *testing.T, quick bool, s Shard, env *fakeEnv) (*Campaign, *stri
 		t.Fatal(err)
 	}
 	var jsonl, log strings.Builder
-	c := &Campaign{Variants: vs, Clocks: []string{"real"}, Shard: s, Self: "atmlab", JSONL: &jsonl, Log: &log, Out: "out",
-		Measure: func(ctx context.Context, clock string, r *Runner) (int, error) {
+	c := &Campaign{Variants: vs, Clocks: clock.Choice{clock.Real}, Shard: s, Self: "atmlab", JSONL: &jsonl, Log: &log, Out: "out",
+		Measure: func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
 			r.Env = env
 			recs, err := r.Run(ctx)
 			return len(recs), err

@@ -1,6 +1,7 @@
 // Package labrun runs a lab file's experiments (`atmlab lab run`): the
-// points of each variant, measured through an Env with atmlab perf, iperf3
-// or iperf 2 in the hosts or by a virtual-time Perf, written as they come
+// points of each variant, measured through the Env a backend brought up
+// (package backend): atmlab perf, iperf3 or iperf 2 in the hosts of a
+// real-time lab, or each point on a virtual-time lab of its own, written as they come
 // to results.jsonl and results.csv; shards of a campaign, their identity
 // and merge, and the live view's progress. It reads the results folders it
 // writes (ReadRecords) but draws nothing: plotting is the report's.
@@ -22,18 +23,52 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// Env is what the experiment runner needs of a running lab.
+// Env is a lab a backend brought up (package backend), as the runner
+// measures it: Hosts in real time, a Model in virtual time.
 type Env interface {
+	// Clock is the clock its points are measured by.
+	Clock() clock.Clock
+}
+
+// Hosts is a lab whose hosts run programs: points are measured by the
+// experiments' tools run in them, on one lab for all points.
+type Hosts interface {
+	Env
 	// Command returns a command that runs inside a host.
 	Command(node string, args ...string) *exec.Cmd
 	// Emulator reports the emulator's health so far.
 	Emulator(ctx context.Context) (Health, error)
+}
+
+// Model is a lab that measures each point on a lab of its own, in model
+// time: no servers, no processes; points may run side by side (Jobs).
+type Model interface {
+	Env
+	// Measure measures a point, with what the experiment's background
+	// load did beside it (nil without one).
+	Measure(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error)
+	// Stack is the hosts' TCP/IP stack and its version, recorded with
+	// every point.
+	Stack() string
+}
+
+// Prober is a Hosts that probed a plain veth pair when it came up: the
+// baseline recorded with every point (Record.VethRTT).
+type Prober interface {
+	VethRTT() time.Duration
+}
+
+// Stealer is a Hosts whose machine's steal time can be read
+// (netstat.Steal for a lab on this machine).
+type Stealer interface {
+	Steal() (time.Duration, error)
 }
 
 // Health is what a lab's emulator has counted since it started; a point's
@@ -187,33 +222,27 @@ func DoneKey(p Point, clock string) string { return PointKey(p) + "\x00" + clock
 type Runner struct {
 	Variant  string // recorded with every point ("base" if empty)
 	Lab      *topologies.Lab
-	Env      Env
+	Env      Env       // Hosts or Model: the lab as its backend brought it up
 	Self     string    // the atmlab binary, run inside hosts
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
 	// Watch, if set, is called before each point and as its result lands
 	// (watch.go).
-	Watch func(Progress)
-	// Perf, if set, measures each point instead of tools run in the hosts
-	// through Env (a virtual-time lab: no servers, no Env needed), with
-	// what the experiment's background load did beside it (nil without
-	// one); Clock and Stack are recorded with every point.
-	Perf         func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error)
-	Clock, Stack string
-	VethRTT      time.Duration // the lab's veth probe (kernel.Loop.VethRTT), recorded with every point
-	Shard        Shard         // the part of the campaign to measure; zero: all of it
+	Watch   func(Progress)
+	VethRTT time.Duration // the lab's veth probe (Prober; kernel.Loop.VethRTT), recorded with every point
+	Shard   Shard         // the part of the campaign to measure; zero: all of it
 	// Done is the points already measured (DoneKey): not measured again
 	// (lab run --append).
 	Done map[string]bool
-	// Jobs is how many points a Runner with a Perf measures at once, each
-	// on its own lab; their records are written in order all the same.
-	// Below 2: one at a time. A Runner without a Perf (real time) always
-	// measures one at a time: its points share one lab and the machine.
+	// Jobs is how many points a Model measures at once, each on its own
+	// lab; their records are written in order all the same. Below 2: one
+	// at a time. Hosts (real time) always measure one at a time: their
+	// points share one lab and the machine.
 	Jobs int
-	// Steal reads the machine's steal time (netstat.Steal for a lab on
-	// this machine; a test's stand-in plays a hypervisor). nil: no steal
-	// is recorded, and no point is measured again for it.
+	// Steal reads the machine's steal time (the Env's, a Stealer; a test's
+	// stand-in plays a hypervisor). nil: no steal is recorded, and no
+	// point is measured again for it.
 	Steal         func() (time.Duration, error)
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
 }
@@ -221,9 +250,16 @@ type Runner struct {
 // Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
-	pts := slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, r.Clock)] })
+	if p, ok := r.Env.(Prober); ok && r.VethRTT == 0 {
+		r.VethRTT = p.VethRTT()
+	}
+	if s, ok := r.Env.(Stealer); ok && r.Steal == nil {
+		r.Steal = s.Steal
+	}
+	clk := r.Env.Clock().Key()
+	pts := slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, clk)] })
 	var paths map[[2]string]time.Duration
-	if r.Perf == nil {
+	if _, model := r.Env.(Model); !model {
 		// atmlab perf servers wherever an experiment or its background
 		// load sends, up (and listening) for the whole run.
 		var hosts []string
@@ -242,7 +278,7 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		paths = r.pingPaths(ctx, pts)
 	}
 	start := time.Now()
-	if r.Perf != nil && r.Jobs > 1 && len(pts) > 1 {
+	if _, model := r.Env.(Model); model && r.Jobs > 1 && len(pts) > 1 {
 		return r.runSideBySide(ctx, pts, start)
 	}
 	var recs []Record
@@ -358,11 +394,12 @@ func AwaitUnstolen(ctx context.Context, steal func() (time.Duration, error), win
 // when a stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
-	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Clock, Stack: r.Stack, VethRTT: float64(r.VethRTT) / 1e3}
-	if r.Perf != nil {
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Env.Clock().Key(), VethRTT: float64(r.VethRTT) / 1e3}
+	if m, ok := r.Env.(Model); ok {
+		rec.Stack = m.Stack()
 		var err error
 		rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
-			res, load, err := r.Perf(ctx, p, e)
+			res, load, err := m.Measure(ctx, p, e)
 			rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
 			return res, err
 		})
@@ -387,7 +424,8 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		bg := e.Background
 		rec.Background = &BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
 	}
-	h0, qerr := r.Env.Emulator(ctx)
+	hosts := r.Env.(Hosts)
+	h0, qerr := hosts.Emulator(ctx)
 	s0, serr := r.steal()
 	t0 := time.Now()
 	tool := toolOf(p.Tool)
@@ -408,7 +446,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	}
 	// Both queries or neither: a point's CPU and drops are what changed
 	// while it ran, never what accumulated since the lab started.
-	h1, err := r.Env.Emulator(ctx)
+	h1, err := hosts.Emulator(ctx)
 	if qerr == nil {
 		qerr = err
 	}

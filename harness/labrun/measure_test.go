@@ -20,6 +20,7 @@ import (
 // its hosts run true. Each query finds the loop's lateness record grown
 // by late, one release of each.
 type queryEnv struct {
+	realTime
 	answers  []error
 	cpu      time.Duration
 	drops    uint64

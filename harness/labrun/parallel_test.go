@@ -52,7 +52,7 @@ func runJSONL(t *testing.T, jobs int, hold map[int]bool, release chan struct{}) 
 	var out bytes.Buffer
 	var order []int
 	var mu sync.Mutex
-	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Clock: "virtual", Jobs: jobs, Perf: fakePerf(hold, release, &order, &mu)}
+	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Jobs: jobs, Env: modelFunc(fakePerf(hold, release, &order, &mu))}
 	recs, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -96,14 +96,14 @@ func TestVirtualPointsSideBySideKeepInterruptedPrefix(t *testing.T) {
 	var mu sync.Mutex
 	release := make(chan struct{}) // never released: the first point ends only with ctx
 	perfFn := fakePerf(map[int]bool{64: true}, release, &order, &mu)
-	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Clock: "virtual", Jobs: 2,
-		Perf: func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Jobs: 2,
+		Env: modelFunc(func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
 			res, load, err := perfFn(ctx, p, e)
 			if p.Size == 128 {
 				cancel() // interrupted while the second point ends
 			}
 			return res, load, err
-		}}
+		})}
 	recs, err := r.Run(ctx)
 	if err != context.Canceled {
 		t.Fatalf("Run = %v, want context.Canceled", err)

@@ -22,7 +22,7 @@ func (r *Runner) pingPaths(ctx context.Context, pts []Point) map[[2]string]time.
 		if _, done := rtts[k]; done || p.From == p.To || ctx.Err() != nil {
 			continue
 		}
-		out, _ := r.Env.Command(p.From, "ping", "-n", "-c", strconv.Itoa(pathPings), "-i", "0.01", "-W", "1", target(r.Lab, p.From, p.To)).Output()
+		out, _ := r.command(p.From, "ping", "-n", "-c", strconv.Itoa(pathPings), "-i", "0.01", "-W", "1", target(r.Lab, p.From, p.To)).Output()
 		rtts[k] = medianPing(out) // 0 when nothing came back
 	}
 	return rtts

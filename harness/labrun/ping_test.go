@@ -12,6 +12,7 @@ import (
 
 // pingEnv is a lab whose hosts' ping prints out and records its target.
 type pingEnv struct {
+	realTime
 	out     string
 	targets []string
 }

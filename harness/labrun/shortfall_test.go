@@ -74,6 +74,7 @@ func TestShortByIsOptionalInResults(t *testing.T) {
 // loadEnv is a lab whose machine did 300 ms of work beside the lab's
 // 100 ms (or none, when idle) between two reads of its health.
 type loadEnv struct {
+	realTime
 	busy, lab time.Duration
 	idle      bool
 }

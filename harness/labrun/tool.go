@@ -63,7 +63,7 @@ func toolResult(lab *topologies.Lab, p Point, e *topologies.Experiment) perf.Res
 func (r *Runner) untilServed(ctx context.Context, node string, args []string, served func(out []byte, err error) bool) (out []byte, cpu float64, err error) {
 	deadline := time.Now().Add(serveTimeout)
 	for {
-		cmd := r.Env.Command(node, args...)
+		cmd := r.command(node, args...)
 		t0 := time.Now()
 		out, err = cmd.Output()
 		if st := cmd.ProcessState; st != nil {
@@ -90,7 +90,7 @@ type server struct {
 // startServer starts a server in a host; ready is the line (on stdout or
 // stderr) that says it listens or has reported, nil if it says nothing.
 func (r *Runner) startServer(what, node string, ready func(line string) bool, args ...string) (*server, error) {
-	s := &server{what: what, node: node, cmd: r.Env.Command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
+	s := &server{what: what, node: node, cmd: r.command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
 	s.cmd.Stdout, s.cmd.Stderr = s.said, s.said
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", what, node, err)
@@ -184,4 +184,9 @@ func stderrOf(err error) string {
 		return strings.TrimSpace(string(ee.Stderr))
 	}
 	return ""
+}
+
+// command is a command that runs inside one of a real-time lab's hosts.
+func (r *Runner) command(node string, args ...string) *exec.Cmd {
+	return r.Env.(Hosts).Command(node, args...)
 }

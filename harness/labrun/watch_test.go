@@ -20,9 +20,9 @@ func TestRunnerWatch(t *testing.T) {
 	}
 	var seen []Progress
 	r := &Runner{Lab: lab, Variant: "base", Watch: func(p Progress) { seen = append(seen, p) },
-		Perf: func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+		Env: modelFunc(func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
 			return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
-		}}
+		})}
 	if _, err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

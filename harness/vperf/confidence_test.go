@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
@@ -27,10 +28,7 @@ experiments:
 `)
 	run := func() ([]labrun.Record, []byte) {
 		var out bytes.Buffer
-		r := &labrun.Runner{Lab: l, JSONL: &out, Clock: "virtual",
-			Perf: func(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
-				return MeasureLoad(ctx, l, p, e)
-			}}
+		r := &labrun.Runner{Lab: l, JSONL: &out, Env: model{l}}
 		recs, err := r.Run(context.Background())
 		if err != nil || len(recs) != 3 {
 			t.Fatalf("%d records, %v", len(recs), err)
@@ -83,4 +81,13 @@ experiments:
 // strip drops the records' timestamps.
 func strip(jsonl []byte) string {
 	return regexp.MustCompile(`"at":"[^"]*"`).ReplaceAllString(string(jsonl), "")
+}
+
+// model measures a lab's points in virtual time, as backend/virtual does.
+type model struct{ lab *topologies.Lab }
+
+func (model) Clock() clock.Clock { return clock.Virtual }
+func (model) Stack() string      { return "" }
+func (m model) Measure(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+	return MeasureLoad(ctx, m.lab, p, e)
 }

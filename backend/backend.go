@@ -1,0 +1,44 @@
+// Package backend is the runtime seam: a Backend brings a lab up in one
+// runtime and hands back the Env the experiment runner (labrun) measures
+// it through. Each runtime is a package of its own beside this one, as
+// wireguard-go keeps tun_linux.go beside tun/netstack: backend/linux (the
+// kernel's namespaces, TAPs and the real-time loop; package kernel) and
+// backend/virtual (netstack hosts in model time). backend/registry lists
+// them; a lab run chooses one by its clock there, never in cmd.
+package backend
+
+import (
+	"context"
+
+	"github.com/atmlab/atmlab/harness/clock"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Backend brings labs up in one runtime.
+type Backend interface {
+	// Clock is the clock its labs' points are measured by.
+	Clock() clock.Clock
+	// Up brings a lab up (or readies it: a virtual lab is built afresh
+	// for each point) and returns it as the runner measures it. The
+	// caller closes it.
+	Up(ctx context.Context, lab *topologies.Lab, o Options) (Env, error)
+}
+
+// Env is a lab a Backend brought up: labrun.Hosts or labrun.Model, and
+// what tears it down.
+type Env interface {
+	labrun.Env
+	Close() error
+}
+
+// Options are what a lab run tells a backend beside the lab.
+type Options struct {
+	// Variant is the lab's variant's name ("base": the lab as written).
+	Variant string
+	// Self is the atmlab binary, run inside a real-time lab's hosts.
+	Self string
+	// Out is the results folder, where a backend records its setup beside
+	// the results ("" for none).
+	Out string
+}

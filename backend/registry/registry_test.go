@@ -1,0 +1,48 @@
+package registry
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/atmlab/atmlab/harness/clock"
+)
+
+// A run whose clocks are all virtual takes a processor per point it
+// measures at once for its length and gives back what it had; one that
+// measures in real time too, or whose environment sets GOMAXPROCS, keeps
+// its processors.
+func TestVirtualRunTakesOneProcPerJob(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	t.Setenv("GOMAXPROCS", "")
+	for _, jobs := range []int{1, 2} {
+		restore := Procs(clock.Choice{clock.Virtual}, jobs)
+		if n := runtime.GOMAXPROCS(0); n != jobs {
+			t.Errorf("during a virtual run of %d at a time GOMAXPROCS is %d, want %d", jobs, n, jobs)
+		}
+		restore()
+		if n := runtime.GOMAXPROCS(0); n != 4 {
+			t.Errorf("after a virtual run GOMAXPROCS is %d, want 4 again", n)
+		}
+	}
+	for _, c := range []struct {
+		clocks clock.Choice
+		env    string
+	}{{clock.Both, ""}, {clock.Choice{clock.Real}, ""}, {clock.Choice{clock.Virtual}, "2"}} {
+		t.Setenv("GOMAXPROCS", c.env)
+		restore := Procs(c.clocks, 1)
+		if n := runtime.GOMAXPROCS(0); n != 4 {
+			t.Errorf("clocks %v, GOMAXPROCS=%q: %d processors, want the 4 it had", c.clocks, c.env, n)
+		}
+		restore()
+	}
+}
+
+// Every clock has a backend, and the one For gives measures by it.
+func TestEveryClockHasABackend(t *testing.T) {
+	for _, c := range clock.All {
+		b, err := For(c)
+		if err != nil || b.Clock() != c {
+			t.Errorf("For(%v) = %v, %v", c, b, err)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package virtual is the virtual-time backend: a lab's hosts as netstack
+// stacks (emulator/vhost) on the emulator's scheduler, each point measured
+// on a lab built afresh for it, in model time: no root, no namespaces, the
+// same figures on every machine.
+package virtual
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/atmlab/atmlab/backend"
+	"github.com/atmlab/atmlab/emulator/vhost"
+	"github.com/atmlab/atmlab/harness/clock"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
+	"github.com/atmlab/atmlab/topologies"
+)
+
+// Backend readies labs for measuring in virtual time.
+type Backend struct{}
+
+func (Backend) Clock() clock.Clock { return clock.Virtual }
+
+// Setup is what a virtual run records beside its results
+// (virtual-VARIANT.json): the stack's version and every setting that
+// shapes a figure.
+type Setup struct {
+	Stack       string                    `json:"stack"`
+	Hosts       map[string]vhost.Settings `json:"hosts"`
+	QueueFrames int                       `json:"host_queue_frames"`
+	UDPQueue    int                       `json:"udp_stream_queue_frames"`
+	StartAt     string                    `json:"start_at"`
+	Seed        uint64                    `json:"seed"`
+}
+
+// Up builds the lab once, so that what virtual hosts cannot honour is
+// refused before the first point, and records its setup in o.Out.
+func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (backend.Env, error) {
+	l, err := vperf.Build(lab, lab.Seed)
+	if err != nil {
+		return nil, err
+	}
+	setup := Setup{Stack: vhost.Netstack, Hosts: map[string]vhost.Settings{}, QueueFrames: vhost.QueueFrames,
+		UDPQueue: vperf.UDPQueue, StartAt: vperf.StartAt.String(), Seed: lab.Seed}
+	for name, h := range l.Hosts {
+		setup.Hosts[name] = h.Settings
+	}
+	l.Close()
+	if o.Out != "" {
+		if err := labrun.WriteSetup(o.Out, o.Variant, setup); err != nil {
+			return nil, fmt.Errorf("virtual setup: %w", err)
+		}
+	}
+	return Env{lab: lab}, nil
+}
+
+// Env measures a lab's points in virtual time, each on a lab of its own.
+type Env struct{ lab *topologies.Lab }
+
+var _ labrun.Model = Env{}
+
+func (Env) Clock() clock.Clock { return clock.Virtual }
+func (Env) Stack() string      { return vhost.Netstack }
+func (Env) Close() error       { return nil }
+
+func (e Env) Measure(ctx context.Context, p labrun.Point, ex *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+	return vperf.MeasureLoad(ctx, e.lab, p, ex)
+}
