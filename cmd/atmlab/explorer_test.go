@@ -127,7 +127,7 @@ func TestExplorerMatchesCalc(t *testing.T) {
 			}
 			for _, row := range paths.Rows {
 				k := row.PHY + "/" + row.AAL + "/" + row.Encap
-				if row.Ceiling != want[k][i] || number(row.Cells) != wantCells[k][i] {
+				if row.Ceiling != want[k][i] || theory.FormatCount(row.Cells) != wantCells[k][i] {
 					t.Fatalf("MTU %d, %s at %d bytes: explorer %+v, %v cells; calc %+v, %s cells", tc.mtu, k, n, row.Ceiling, row.Cells, want[k][i], wantCells[k][i])
 				}
 			}
@@ -140,7 +140,7 @@ func TestExplorerMatchesCalc(t *testing.T) {
 				}
 			}
 			d := paths.Detail
-			if d.Ceiling != want[k][i] || number(d.Cells) != wantCells[k][i] || len(d.Line) != 1 || d.Line[0].Goodput != want[k][i].Goodput {
+			if d.Ceiling != want[k][i] || theory.FormatCount(d.Cells) != wantCells[k][i] || len(d.Line) != 1 || d.Line[0].Goodput != want[k][i].Goodput {
 				t.Fatalf("MTU %d, detail %s at %d bytes: %+v, %v cells; calc %+v", tc.mtu, k, n, d.Row, d.Cells, want[k][i])
 			}
 		}
@@ -307,7 +307,7 @@ func TestExplorerInChromium(t *testing.T) {
 		t.Helper()
 		n, g := read(size, phy+" "+aal+" "+encap)
 		want, cells := calcFigures(t, phy, aal, encap, 9180, []int{size})
-		if number(n) != cells[0] || g != want[0].Goodput {
+		if theory.FormatCount(n) != cells[0] || g != want[0].Goodput {
 			t.Fatalf("%s %s %s at %d: page %v cells, %v bit/s; calc %s cells, %v bit/s", phy, aal, encap, size, n, g, cells[0], want[0].Goodput)
 		}
 	}

@@ -14,6 +14,17 @@ import (
 // usageError is a mistake in how a command was called: exit code 2.
 type usageError struct{ error }
 
+// usage is err as a usage error when the library that returned it says
+// it is the caller's mistake (a BadInput method, as theory.InputError);
+// nil and other errors as they are.
+func usage(err error) error {
+	var bad interface{ BadInput() }
+	if errors.As(err, &bad) {
+		return usageError{err}
+	}
+	return err
+}
+
 // options are the flags every verb shares.
 type options struct {
 	output string // table or json
