@@ -93,7 +93,7 @@ func (l shellLab) Stats(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	writeStats(w, st)
+	st.WriteText(w)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -43,9 +42,9 @@ topology:
 	n := devices.Build(lab, s)
 	n.Hosts["h1:eth0"].Input(&emulator.Frame{Data: make([]byte, 1514)})
 	s.Run()
-	st := control.Snapshot("hubs", control.LoopStats{}, n, time.Millisecond, nil)
+	st := Snapshot("hubs", LoopStats{}, n, time.Millisecond, nil)
 	var out bytes.Buffer
-	writeStats(&out, &st)
+	st.WriteText(&out)
 	want := "hub huba: utilisation 0.0%, collisions 0.00% of the time, 0 frames, 0 collision events\n" +
 		"hub hubb: utilisation 12.1%, collisions 0.00% of the time, 1 frames, 0 collision events\n"
 	got := out.String()
