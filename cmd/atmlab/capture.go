@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/wireshark"
 )
 
@@ -38,7 +37,7 @@ func newCapture(opts *options) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if lua != "" {
-				if err := os.WriteFile(lua, wireshark.AAL34, 0o644); err != nil {
+				if err := wireshark.WriteDissector(lua); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; load it with: tshark -X lua_script:%s -r FILE (or wireshark -X lua_script:%s FILE)\n", lua, lua, lua)
@@ -55,14 +54,14 @@ func newCapture(opts *options) *cobra.Command {
 			if err := refuseUserLab(a[0]); err != nil {
 				return err
 			}
-			f, err := newReplacement(file)
+			f, err := control.NewReplacement(file)
 			if err != nil {
 				return err
 			}
 			n, aal34, err := captureLink(cmd.Context(), a[0], a[1], cellMode, f, count)
 			// Records captured are kept, with the error that ended the
 			// capture; a capture that got nothing leaves file as it was.
-			if cerr := f.finish(err == nil || n > 0); err == nil {
+			if cerr := f.Finish(err == nil || n > 0); err == nil {
 				err = cerr
 			}
 			if err != nil && n == 0 {
@@ -81,46 +80,4 @@ func newCapture(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&cellMode, "cells", false, "on an ATM link, capture every cell instead of whole PDUs")
 	c.Flags().StringVar(&lua, "lua-dissector", "", "write atmlab's Wireshark dissector for AAL3/4 captures to PATH and exit")
 	return c
-}
-
-// replacement is a file written beside the one it replaces, which it
-// takes the place of only when finished: a capture that fails leaves the
-// old file untouched, never truncated.
-type replacement struct {
-	*os.File
-	path string // the file it replaces
-}
-
-// newReplacement creates a new, empty temporary file in path's directory
-// (O_EXCL: never through a link, never an existing file), with the mode of
-// the regular file it will replace, or 0644.
-func newReplacement(path string) (*replacement, error) {
-	mode := os.FileMode(0o644)
-	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("capture file %s: %w", path, err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("capture file %s: %w", path, err)
-	}
-	return &replacement{File: f, path: path}, nil
-}
-
-// finish closes the file and, if keep, renames it over the one it
-// replaces (a link there is replaced, not followed); otherwise removes it.
-func (r *replacement) finish(keep bool) error {
-	err := r.Close()
-	if keep && err == nil {
-		if err = os.Rename(r.Name(), r.path); err == nil {
-			return nil
-		}
-		err = fmt.Errorf("capture file %s: %w", r.path, err)
-	}
-	os.Remove(r.Name())
-	return err
 }

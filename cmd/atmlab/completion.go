@@ -53,30 +53,8 @@ func addCompletions(root *cobra.Command) {
 	set("shell", byArg(labNames))
 	set("web", byArg(labNames))
 	set("capture", byArg(labNames, linkEnds))
-	set("exec", func(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		switch len(a) {
-		case 0:
-			return labNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-			return hostNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
-		}
-		return nil, cobra.ShellCompDirectiveDefault // the command's own words
-	})
-	set("set", func(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		switch len(a) {
-		case 0:
-			return labNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-			return linkEnds(a, prefix), cobra.ShellCompDirectiveNoFileComp
-		}
-		var left []string
-		for _, k := range setKeys {
-			if strings.HasPrefix(k, prefix) && !slices.ContainsFunc(a[2:], func(s string) bool { return strings.HasPrefix(s, k) }) {
-				left = append(left, k)
-			}
-		}
-		return left, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	})
+	set("exec", completeExec)
+	set("set", completeSet)
 	if c, _, err := root.Find([]string{"set"}); err == nil && c.Flags().Lookup("direction") != nil {
 		c.RegisterFlagCompletionFunc("direction", func(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
 			if len(a) < 2 {
@@ -85,15 +63,7 @@ func addCompletions(root *cobra.Command) {
 			return peerEnds(a[0], a[1], prefix), cobra.ShellCompDirectiveNoFileComp
 		})
 	}
-	set("inspect", func(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		if len(a) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		if names := labNames(a, prefix); len(names) > 0 && !strings.ContainsAny(prefix, "./") {
-			return names, cobra.ShellCompDirectiveNoFileComp
-		}
-		return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
-	})
+	set("inspect", completeInspect)
 }
 
 // labNames are the running labs whose names begin with prefix.
@@ -173,4 +143,43 @@ func peerEnds(lab, endpoint, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// completeExec completes exec's lab, then its host; then the command's own words.
+func completeExec(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	switch len(a) {
+	case 0:
+		return labNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
+	case 1:
+		return hostNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveDefault // the command's own words
+}
+
+// completeSet completes set's lab, link end, then the settings not given yet.
+func completeSet(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	switch len(a) {
+	case 0:
+		return labNames(a, prefix), cobra.ShellCompDirectiveNoFileComp
+	case 1:
+		return linkEnds(a, prefix), cobra.ShellCompDirectiveNoFileComp
+	}
+	var left []string
+	for _, k := range setKeys {
+		if strings.HasPrefix(k, prefix) && !slices.ContainsFunc(a[2:], func(s string) bool { return strings.HasPrefix(s, k) }) {
+			left = append(left, k)
+		}
+	}
+	return left, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeInspect completes a running lab's name, or else a lab file.
+func completeInspect(cmd *cobra.Command, a []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(a) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if names := labNames(a, prefix); len(names) > 0 && !strings.ContainsAny(prefix, "./") {
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+	return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 }
