@@ -2,16 +2,29 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/campaign"
-	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/internal/shellquote"
-	"github.com/atmlab/atmlab/topologies"
 )
+
+// campaignHelp is newCampaign's help.
+const campaignHelp = "Cut the lab's campaign (every point of its experiments, variants and sweep) into N shards that\n" +
+	"each run `atmlab lab run FILE --shard K/N --out DIR/shard-K` and a merge that runs\n" +
+	"`atmlab report DIR/shard-*/ --out DIR`, and write what the engine needs into DIR:\n" +
+	"  slurm       shards.sbatch (#SBATCH --array=1-N), merge.sbatch and submit.sh, which queues the\n" +
+	"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
+	"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
+	"              completion index I runs shard I+1), merge.yaml (the merge Job) and submit.sh; real-\n" +
+	"              time pods run as root with only NET_ADMIN, NET_RAW and SYS_ADMIN (AppArmor unconfined:\n" +
+	"              mounts), one per node; virtual-time pods as nobody with nothing\n" +
+	"  local       runs the shards here and merges them: real time one after another, virtual time\n" +
+	"              as many at once as there are CPUs (GOMAXPROCS)\n" +
+	"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
+	"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
+	"  /scratch/whatif/submit.sh\n\nDocumentation: docs/campaigns.md."
 
 func newCampaign(opts *options) *cobra.Command {
 	var engine, out, clock, bin, image string
@@ -20,21 +33,8 @@ func newCampaign(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "campaign FILE --engine slurm|kubernetes|local --shards N --out DIR",
 		Short: "Cut a lab's campaign into shards for Slurm, Kubernetes or this machine, and merge them",
-		Long: "Cut the lab's campaign (every point of its experiments, variants and sweep) into N shards that\n" +
-			"each run `atmlab lab run FILE --shard K/N --out DIR/shard-K` and a merge that runs\n" +
-			"`atmlab report DIR/shard-*/ --out DIR`, and write what the engine needs into DIR:\n" +
-			"  slurm       shards.sbatch (#SBATCH --array=1-N), merge.sbatch and submit.sh, which queues the\n" +
-			"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
-			"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
-			"              completion index I runs shard I+1), merge.yaml (the merge Job) and submit.sh; real-\n" +
-			"              time pods run as root with only NET_ADMIN, NET_RAW and SYS_ADMIN (AppArmor unconfined:\n" +
-			"              mounts), one per node; virtual-time pods as nobody with nothing\n" +
-			"  local       runs the shards here and merges them: real time one after another, virtual time\n" +
-			"              as many at once as there are CPUs (GOMAXPROCS)\n" +
-			"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
-			"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
-			"  /scratch/whatif/submit.sh\n\nDocumentation: docs/campaigns.md.",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  campaignHelp,
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if engine == "" {
 				return usageError{fmt.Errorf("campaign needs --engine slurm, kubernetes or local")}
@@ -46,60 +46,25 @@ func newCampaign(opts *options) *cobra.Command {
 			if out == "" {
 				return usageError{fmt.Errorf("campaign needs --out DIR: the folder for the engine's files and the results")}
 			}
-			file, err := filepath.Abs(a[0])
+			p, src, err := campaign.NewPlan(a[0], out, bin)
 			if err != nil {
 				return err
 			}
-			lab, err := topologies.Load(file)
-			if err != nil {
-				return err
-			}
-			if len(lab.Experiments) == 0 {
-				return fmt.Errorf("%s has no experiments: add an experiments: section (see docs/experiments.md)", a[0])
-			}
-			src, err := os.ReadFile(file)
-			if err != nil {
-				return err
-			}
-			if out, err = filepath.Abs(out); err != nil {
-				return err
-			}
-			if bin == "" {
-				if bin, err = os.Executable(); err != nil {
-					return err
-				}
-			} else if bin, err = filepath.Abs(bin); err != nil {
-				return err
-			}
-			p := campaign.Plan{Lab: file, Name: lab.Name, Shards: shards, Out: out, Clock: clock, Quick: quick, Binary: bin, Image: image}
+			p.Shards, p.Clock, p.Quick, p.Image = shards, clock, quick, image
 			if err := p.Check(); err != nil {
 				return usageError{err}
 			}
-			var files []campaign.File
-			switch eng {
-			case campaign.Local:
+			if eng == campaign.Local {
 				return campaign.RunLocal(cmd.Context(), p, nil, cmd.ErrOrStderr())
-			case campaign.Slurm:
-				files, err = campaign.SlurmFiles(p)
-			case campaign.Kubernetes:
-				files, err = campaign.KubernetesFiles(p, src)
 			}
-			if err != nil {
-				return err
-			}
-			dir, err := results.Create(out, results.Force) // the caller's own folder; an older script is replaced, never written through a link
-			if err != nil {
-				return err
-			}
-			defer dir.Close()
-			for _, f := range files {
-				path := filepath.Join(out, f.Name)
-				if err := dir.WriteFile(f.Name, f.Data, os.FileMode(f.Mode)); err != nil {
-					return err
-				}
+			paths, err := p.Write(eng, src)
+			for _, path := range paths {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "submit: %s\n", shellquote.Quote(filepath.Join(out, "submit.sh"))) // a command to paste
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "submit: %s\n", shellquote.Quote(filepath.Join(p.Out, "submit.sh"))) // a command to paste
 			return nil
 		},
 	}

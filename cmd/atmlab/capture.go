@@ -9,6 +9,20 @@ import (
 	"github.com/atmlab/atmlab/wireshark"
 )
 
+// captureHelp is newCapture's help.
+const captureHelp = "Capture both directions of the link that has ENDPOINT (h1:eth0, sw1:p2) as frames arrive,\n" +
+	"until SIGINT or -c N frames. Wireshark and tshark read the file. It is written beside FILE and\n" +
+	"takes its place at the end: a capture that fails before its first record leaves FILE as it was.\n\n" +
+	"On an ATM link the file holds each AAL5 PDU as it arrived, pad and trailer included, as an\n" +
+	"ERF record (pcap link type 197): Wireshark checks its CRC-32. With --cells it holds every\n" +
+	"cell (without its HEC, which no pcap format carries). On a VC-mux link PDUs are SunATM records\n" +
+	"(link type 123), which Wireshark decodes to IP without checking the CRC.\n\n" +
+	"AAL3/4 links are always captured as cells, in pcapng: Wireshark decodes them with atmlab's Lua\n" +
+	"dissector (SAR fields, CRC-10, reassembly, CPCS, then LLC/SNAP or IP), which --lua-dissector PATH\n" +
+	"writes out: tshark -X lua_script:PATH -r FILE.\n\n" +
+	"Examples:\n  atmlab capture sw100 h1:eth0 -w h1.pcap -c 100\n  atmlab capture clip h1:eth0 --cells -w cells.pcap\n" +
+	"  atmlab capture --lua-dissector aal34.lua && tshark -X lua_script:aal34.lua -r cells.pcapng"
+
 func newCapture(opts *options) *cobra.Command {
 	var file string
 	var count int
@@ -17,18 +31,7 @@ func newCapture(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "capture NAME ENDPOINT -w FILE | capture --lua-dissector PATH",
 		Short: "Capture a running lab's link to a pcap file",
-		Long: "Capture both directions of the link that has ENDPOINT (h1:eth0, sw1:p2) as frames arrive,\n" +
-			"until SIGINT or -c N frames. Wireshark and tshark read the file. It is written beside FILE and\n" +
-			"takes its place at the end: a capture that fails before its first record leaves FILE as it was.\n\n" +
-			"On an ATM link the file holds each AAL5 PDU as it arrived, pad and trailer included, as an\n" +
-			"ERF record (pcap link type 197): Wireshark checks its CRC-32. With --cells it holds every\n" +
-			"cell (without its HEC, which no pcap format carries). On a VC-mux link PDUs are SunATM records\n" +
-			"(link type 123), which Wireshark decodes to IP without checking the CRC.\n\n" +
-			"AAL3/4 links are always captured as cells, in pcapng: Wireshark decodes them with atmlab's Lua\n" +
-			"dissector (SAR fields, CRC-10, reassembly, CPCS, then LLC/SNAP or IP), which --lua-dissector PATH\n" +
-			"writes out: tshark -X lua_script:PATH -r FILE.\n\n" +
-			"Examples:\n  atmlab capture sw100 h1:eth0 -w h1.pcap -c 100\n  atmlab capture clip h1:eth0 --cells -w cells.pcap\n" +
-			"  atmlab capture --lua-dissector aal34.lua && tshark -X lua_script:aal34.lua -r cells.pcapng",
+		Long:  captureHelp,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if lua != "" {
 				return args(cobra.NoArgs)(cmd, a)
@@ -37,11 +40,7 @@ func newCapture(opts *options) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if lua != "" {
-				if err := wireshark.WriteDissector(lua); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; load it with: tshark -X lua_script:%s -r FILE (or wireshark -X lua_script:%s FILE)\n", lua, lua, lua)
-				return nil
+				return writeDissector(cmd, lua)
 			}
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
@@ -80,4 +79,13 @@ func newCapture(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&cellMode, "cells", false, "on an ATM link, capture every cell instead of whole PDUs")
 	c.Flags().StringVar(&lua, "lua-dissector", "", "write atmlab's Wireshark dissector for AAL3/4 captures to PATH and exit")
 	return c
+}
+
+// writeDissector writes the AAL3/4 dissector to lua and says how to load it.
+func writeDissector(cmd *cobra.Command, lua string) error {
+	if err := wireshark.WriteDissector(lua); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; load it with: tshark -X lua_script:%s -r FILE (or wireshark -X lua_script:%s FILE)\n", lua, lua, lua)
+	return nil
 }

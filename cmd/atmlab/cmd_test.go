@@ -403,3 +403,13 @@ func TestBadVariantFailsEarly(t *testing.T) {
 		t.Errorf("lab run of a bad variant made %s: %v", out, err)
 	}
 }
+
+// perf client with confidence intervals fails when its test does (here
+// no server answers): before, the error was dropped and it exited 0.
+func TestPerfClientConfidentFailsWithoutServer(t *testing.T) {
+	port := freePort(t)
+	_, _, err := run(t, "perf", "client", "-H", "127.0.0.1", "-p", port, "-I", "99,5", "-l", "0.1")
+	if err == nil {
+		t.Fatal("perf client -I with no server: no error")
+	}
+}

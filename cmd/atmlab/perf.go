@@ -41,6 +41,13 @@ func newPerfServer() *cobra.Command {
 	return c
 }
 
+// perfClientHelp is newPerfClient's help.
+const perfClientHelp = "Run one of netperf's tests against `atmlab perf server`, with netperf's definitions: stream\n" +
+	"throughput is what the receiver got over the sender's elapsed time including the final flush;\n" +
+	"UDP_STREAM reports a send and a receive line; RR tests report transactions/s and latency\n" +
+	"percentiles. -o json prints the result in a stable schema (schema_version 1).\n\n" +
+	"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1"
+
 func newPerfClient(opts *options) *cobra.Command {
 	var (
 		host, test, length, rr    string
@@ -52,12 +59,8 @@ func newPerfClient(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "client -H HOST [-t TEST] [-l DURATION] [-m SIZE] [-r REQ,RESP] [-s BUF] [-S BUF] [-D]",
 		Short: "Run one test against a perf server: " + strings.Join(perf.Tests, ", "),
-		Long: "Run one of netperf's tests against `atmlab perf server`, with netperf's definitions: stream\n" +
-			"throughput is what the receiver got over the sender's elapsed time including the final flush;\n" +
-			"UDP_STREAM reports a send and a receive line; RR tests report transactions/s and latency\n" +
-			"percentiles. -o json prints the result in a stable schema (schema_version 1).\n\n" +
-			"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1",
-		Args: args(cobra.NoArgs),
+		Long:  perfClientHelp,
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if host == "" {
 				return usageError{fmt.Errorf("perf client: -H HOST is required")}
@@ -75,22 +78,7 @@ func newPerfClient(opts *options) *cobra.Command {
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
-			var res perf.Result
-			if confLevel != "" || confIter != "" {
-				c, err := perf.ParseConfidence(confLevel, confIter)
-				if err != nil {
-					return usageError{err}
-				}
-				res, err = perf.RunConfident(cmd.Context(), host, port, spec, c)
-			} else {
-				res, err = perf.Run(cmd.Context(), host, port, spec)
-			}
-			if res.Spec.Test != "" {
-				if werr := perf.WriteResult(cmd.OutOrStdout(), opts.output, res); err == nil {
-					err = werr
-				}
-			}
-			return err
+			return runPerfClient(cmd, opts, host, port, spec, confLevel, confIter)
 		},
 	}
 	f := c.Flags()
@@ -133,4 +121,26 @@ func newPerfMemcpy(opts *options) *cobra.Command {
 	c.Flags().IntVarP(&size, "message", "m", 8<<20, "block size in bytes")
 	c.Flags().StringVarP(&length, "length", "l", "2", "test length: seconds or a duration")
 	return c
+}
+
+// runPerfClient runs the test, with confidence intervals when -I or -i
+// asks for them, and prints the result as -o says.
+func runPerfClient(cmd *cobra.Command, opts *options, host string, port int, spec perf.Spec, confLevel, confIter string) error {
+	var res perf.Result
+	var err error
+	if confLevel != "" || confIter != "" {
+		c, cerr := perf.ParseConfidence(confLevel, confIter)
+		if cerr != nil {
+			return usageError{cerr}
+		}
+		res, err = perf.RunConfident(cmd.Context(), host, port, spec, c)
+	} else {
+		res, err = perf.Run(cmd.Context(), host, port, spec)
+	}
+	if res.Spec.Test != "" {
+		if werr := perf.WriteResult(cmd.OutOrStdout(), opts.output, res); err == nil {
+			err = werr
+		}
+	}
+	return err
 }
