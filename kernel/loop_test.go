@@ -725,3 +725,70 @@ func BenchmarkPoll(b *testing.B) {
 		}
 	})
 }
+
+// TestWaitTimeoutBoundsASleepKeepingTheP: a wait that keeps the loop's P
+// lasts what the loop asked, but never more than maxWait, and "no limit"
+// (-1) is maxWait.
+func TestWaitTimeoutBoundsASleepKeepingTheP(t *testing.T) {
+	for _, c := range []struct{ in, want int }{{-1, maxWait}, {0, 0}, {1, 1}, {maxWait - 1, maxWait - 1}, {maxWait, maxWait}, {maxWait + 1, maxWait}, {1 << 30, maxWait}} {
+		if got := waitTimeout(c.in); got != c.want {
+			t.Errorf("waitTimeout(%d) = %d; want %d", c.in, got, c.want)
+		}
+	}
+}
+
+// TestBlockWakesOnAFrameAndLetsTheRuntimeCollect: block, the loop's
+// sleep that keeps its P, returns what became ready while it slept; and
+// a collection another goroutine asks for meanwhile does not wait for
+// the sleep to end (the runtime's signal ends it with EINTR, and the
+// caller's next call yields), though the sleep asked for 10 s.
+func TestBlockWakesOnAFrameAndLetsTheRuntimeCollect(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the loop keeps its P only with another to spare")
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ep)
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
+		t.Fatal(err)
+	}
+	woke := make(chan int32, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		events := make([]unix.EpollEvent, 4)
+		for {
+			n, err := block(ep, events, 10000)
+			if err == unix.EINTR || n == 0 {
+				continue
+			}
+			woke <- events[0].Fd
+			return
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // asleep in block by now
+	done := make(chan struct{})
+	go func() { runtime.GC(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a collection waited for the sleep keeping its P")
+	}
+	one := [8]byte{1}
+	unix.Write(efd, one[:])
+	select {
+	case fd := <-woke:
+		if int(fd) != efd {
+			t.Fatalf("woke for fd %d; want the eventfd %d", fd, efd)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("block did not wake for the written eventfd")
+	}
+}
