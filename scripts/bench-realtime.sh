@@ -7,5 +7,5 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 10m -run '^TestBenchRealtimePing$' -v ./test/ |
+ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 10m -run '^TestBenchPingSpacing$' -v ./test/ |
 	grep -v -E '^(=== |--- |PASS|ok )'

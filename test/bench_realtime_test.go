@@ -19,12 +19,12 @@ var pingSpacings = []struct {
 	count int
 }{{time.Second, 30}, {100 * time.Millisecond, 100}, {10 * time.Millisecond, 300}, {5 * time.Millisecond, 400}}
 
-// TestBenchRealtimePing prints ping's median RTT through a 100M switch
+// TestBenchPingSpacing prints ping's median RTT through a 100M switch
 // at each of pingSpacings beside a veth pair's at the same spacing, both
 // taken in the same run, half a spacing apart; and what the emulator
 // added beyond the pair and the model. It asserts nothing and runs only
 // with ATMLAB_BENCH=1.
-func TestBenchRealtimePing(t *testing.T) {
+func TestBenchPingSpacing(t *testing.T) {
 	if os.Getenv("ATMLAB_BENCH") == "" {
 		t.Skip("benchmark: run with ATMLAB_BENCH=1 (make bench)")
 	}
