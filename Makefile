@@ -1,11 +1,12 @@
 SHELL := /bin/bash
-# atmlab: `make` builds bin/atmlab; `make test` runs every test (the
-# integration tests need root); `make bench` prints the benchmark table;
-# `make docs` builds the manual (docs/) as a site in site/.
+# atmlab: `make` builds bin/atmlab; `make test` runs the tests CI runs (the
+# integration tests need root), `make test-long` the long ones too; `make
+# bench` prints the benchmark table; `make docs` builds the manual (docs/) as
+# a site in site/.
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build deps test unit integration bench lab demo docs docs-cli fuzz clean
+.PHONY: all build deps test test-long unit integration bench lab demo docs docs-cli fuzz clean
 
 all: build
 
@@ -36,6 +37,12 @@ deps:
 # Unit tests need no root; integration tests run real namespaces and traffic
 # one at a time (-p 1), as root.
 test: deps unit integration
+
+# `make test` and the long integration tests it leaves out, each proved more
+# cheaply in CI (docs/validation.md, "Long tests"): four lessons in real time,
+# the OC-3c sawtooth sweep, a minute of overload.
+test-long: export ATMLAB_LONG=1
+test-long: test
 
 # The cross-builds and the atmlab_stub tests keep every verb that needs no
 # kernel building and working on macOS and Windows (the others say they

@@ -428,3 +428,18 @@ func captureAttached(t *testing.T, file string) {
 	}
 	t.Fatalf("atmlab capture -w %s: not attached within %v (no file header)", file, readyWithin)
 }
+
+// longTests is set (ATMLAB_LONG=1, `sudo make test-long`) to run the long
+// integration tests too: what they prove CI proves more cheaply elsewhere
+// (docs/validation.md, "Long tests"), and they would take CI past its
+// 20 minutes.
+var longTests = os.Getenv("ATMLAB_LONG") != ""
+
+// longOnly skips a long test unless ATMLAB_LONG is set, saying where CI
+// proves the same.
+func longOnly(t *testing.T, coveredBy string) {
+	t.Helper()
+	if !longTests {
+		t.Skipf("a long test: `sudo make test-long` (ATMLAB_LONG=1) runs it; in CI %s", coveredBy)
+	}
+}

@@ -103,6 +103,11 @@ func goodput(t *testing.T, recs []labrun.Record, variant, experiment string, siz
 	return 0, false
 }
 
+// CI runs three lessons in real time, one for each medium: the hub against
+// the switch (Ethernet), the AAL5 sawtooth (ATM) and MPLS against IP
+// (routers). The other four are long tests (`sudo make test-long`); all
+// seven run end to end in virtual time in lessons' unit tests.
+
 // The hub lesson in real time: every point measured, and one sender gets
 // the wire through the hub and through the switch (where the harness did
 // not flag the point as held back by the machine).
@@ -149,6 +154,7 @@ func record(t *testing.T, recs []labrun.Record, variant, experiment, test string
 // UDP, which need a 12th AAL3/4 cell (44 octets of a cell's 48 carry the
 // payload), read below 440 (11 cells) where neither was flagged.
 func TestLessonAAL34AndCellsRealTime(t *testing.T) {
+	longOnly(t, "lessons' TestLessonsRunInVirtualTime runs it, and TestATMSmallSizes measures AAL3/4's cells in real time")
 	recs := lessonRun(t, "03-aal34-and-cells")
 	a440, ok440 := goodput(t, recs, "aal34", "aal", 440)
 	a441, ok441 := goodput(t, recs, "aal34", "aal", 441)
@@ -165,6 +171,7 @@ func TestLessonAAL34AndCellsRealTime(t *testing.T) {
 // 13.11) and 1-byte transactions under 25 a second: bounds a loaded
 // machine can only push further down.
 func TestLessonTCPWindowRealTime(t *testing.T) {
+	longOnly(t, "lessons' TestLessonsRunInVirtualTime runs it, and TestRRDelay measures a delayed path in real time")
 	recs := lessonRun(t, "04-tcp-window")
 	r, _ := record(t, recs, "rtt-40ms", "window", "TCP_STREAM", 8948, 65536)
 	t.Logf("64 KiB over 40 ms: %.2f Mbit/s (one window a round trip 13.11)", r.Result.ThroughputBps/1e6)
@@ -191,6 +198,7 @@ func TestLessonMPLSAgainstIPRealTime(t *testing.T) {
 // The what-if lesson in real time: all nine grid points measured, and at
 // 2 Mbit/s the TCP stream stays under the 2M wire whatever the delay.
 func TestLessonWhatIfRealTime(t *testing.T) {
+	longOnly(t, "lessons' TestLessonsRunInVirtualTime runs it, and TestLabRunSweep runs a sweep's grid in real time")
 	recs := lessonRun(t, "06-what-if")
 	for _, d := range []string{"0s", "5ms", "20ms"} {
 		v := "rate=2M,delay=" + d
@@ -204,6 +212,7 @@ func TestLessonWhatIfRealTime(t *testing.T) {
 // The praktikum lesson in real time: all four tasks measured, and Task
 // IV's UDP over OC-3c AAL5 stays under the ATM ceiling.
 func TestLessonPraktikumRealTime(t *testing.T) {
+	longOnly(t, "lessons' TestLessonsRunInVirtualTime runs it, and TestSeedPraktikum runs the praktikum's four tasks in real time")
 	recs := lessonRun(t, "07-praktikum")
 	r, _ := record(t, recs, "base", "task4-atm", "UDP_STREAM", 9152, -1)
 	if got := r.Result.ThroughputBps; got <= 0 || got > 149.76e6*1.01 {
