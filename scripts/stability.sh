@@ -3,7 +3,9 @@
 # (default 5) and print, for every claim, its verdict in each round and the
 # spread of its figure (the change the claim's rule judges). A claim whose
 # verdict differs between rounds is marked FLIPS: its lab or its range is
-# wrong. Needs root and bin/atmlab (make build); `make bench` runs it.
+# wrong, or the machine was busy: each round's line gives the machine's
+# other load and the emulator's lateness during its points. Needs root,
+# jq and bin/atmlab (make build); `make bench` runs it.
 # LABS names the labs to run (default all four); WRAP, a command each run
 # is started through (such as `flock FILE` to share the machine's traffic
 # with others one run at a time).
@@ -23,7 +25,14 @@ for r in $(seq 1 "$rounds"); do
 		if ! ${wrap[@]+"${wrap[@]}"} "$bin" lab run "topologies/$lab.yaml" --quick --out "$out/$lab-$r" >"$out/$lab-$r.log" 2>&1; then
 			echo "round $r: $lab failed (see $out/$lab-$r.log)" >&2
 		fi
-		echo "round $r: $lab in $(($(date +%s) - start)) s" >&2
+		# What the machine did beside the lab while its points ran (median
+		# of the points): other work, in cores, and the emulator's lateness.
+		machine=$(jq -s -r '[.[] | select(.clock == null)] | if length == 0 then "" else
+			([.[].other_load // 0] | sort | .[length / 2 | floor]) as $o |
+			([.[].release_lateness.p99_ns // 0] | sort | .[length / 2 | floor]) as $l |
+			", other load \($o * 100 | round / 100) cores, lateness p99 \($l / 1e6 * 10 | round / 10) ms (medians of its points)" end' \
+			"$out/$lab-$r/results.jsonl" 2>/dev/null || true)
+		echo "round $r: $lab in $(($(date +%s) - start)) s$machine" >&2
 	done
 done
 
