@@ -26,8 +26,9 @@ const calcHelp = "Print the goodput ceiling of a path for each payload size.\n\n
 	"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (read-only; ADDR\n" +
 	"must be a loopback address unless --web-public says other machines may reach it);\n" +
 	"--results DIR adds a lab run's measured points.\n\n" +
-	"--labels N adds N MPLS label stack entries (4 bytes each) to every Ethernet frame; labelled\n" +
-	"packets must fit the routers' MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
+	"--labels N adds N MPLS label stack entries (4 bytes each) to every packet, after the Ethernet\n" +
+	"header or inside an ATM link's LLC/SNAP encapsulation; labelled packets must fit the routers'\n" +
+	"MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
 	"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
 	"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
 	"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
@@ -83,7 +84,7 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().StringVar(&fl.AAL, "aal", "aal5", "ATM adaptation layer: aal5 or aal34")
 	c.Flags().StringVar(&fl.Encap, "encap", "llc", "RFC 2684 encapsulation: llc (LLC/SNAP) or vcmux")
 	c.Flags().IntVar(&fl.MTU, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
-	c.Flags().IntVar(&fl.Labels, "labels", 0, "MPLS label stack entries on every Ethernet frame (4 bytes each)")
+	c.Flags().IntVar(&fl.Labels, "labels", 0, "MPLS label stack entries on every packet (4 bytes each)")
 	c.Flags().StringVar(&fl.Proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
 	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT, such as 127.0.0.1:8080")

@@ -260,6 +260,14 @@ func TestCalc(t *testing.T) {
 	if out, _, err = run(t, "calc", "--labels", "1", "100"); err != nil || !strings.Contains(out, "58.824") {
 		t.Fatalf("calc --labels 1 100: %v\n%s", err, out)
 	}
+	// On ATM a label rides inside LLC/SNAP: 100 octets of UDP take 4 cells
+	// with it, 3 without; VC-mux cannot carry it.
+	if out, _, err = run(t, "calc", "--phy", "oc3", "--labels", "1", "100"); err != nil || !strings.Contains(out, "1 MPLS label") || !strings.Contains(out, "      4     212") {
+		t.Fatalf("calc --phy oc3 --labels 1 100: %v\n%s", err, out)
+	}
+	if _, _, err = run(t, "calc", "--phy", "oc3", "--encap", "vcmux", "--labels", "1", "100"); err == nil || !strings.Contains(err.Error(), "labelled packets need LLC/SNAP") {
+		t.Errorf("calc --encap vcmux --labels 1: %v, want refused", err)
+	}
 	// ATM: the sawtooth's neighbours 1444 and 1445 on OC-3c (atm.md §8).
 	out, _, err = run(t, "calc", "--phy", "oc3", "1444", "1445")
 	if err != nil || !strings.Contains(out, "131.621") || !strings.Contains(out, "127.596") || !strings.Contains(out, "MTU 9180") {

@@ -106,6 +106,9 @@ func (c *Calc) String() string {
 }
 
 func (c *Calc) medium() string {
+	if c.PHY != nil && c.Labels > 0 {
+		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %d MPLS label(s), %s", c.PHY.Name, c.PHY.CellRate(), c.AAL, c.Encap, c.MTU, c.Labels, c.Proto)
+	}
 	if c.PHY != nil {
 		return fmt.Sprintf("ATM %s (%.1f cells/s), %v, %v, MTU %d, %s", c.PHY.Name, c.PHY.CellRate(), c.AAL, c.Encap, c.MTU, c.Proto)
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 // Path is a medium whose ceilings `atmlab calc` and the sawtooth explorer
-// work out: Ethernet at Rate (with Labels MPLS labels), or Classical IP
-// over ATM on PHY when it is set. Both read their figures from here.
+// work out: Ethernet at Rate, or Classical IP over ATM on PHY when it is
+// set, either with Labels MPLS labels on every packet. Both read their figures from here.
 type Path struct {
 	Rate   units.BitRate
 	PHY    *atm.PHY
@@ -25,10 +25,16 @@ type Path struct {
 // labelled packet must also fit the routers' MTU, the larger of 1500 and
 // the path's.
 func (p Path) Ceiling(payload int) (Ceiling, error) {
-	if p.PHY != nil {
-		return ATMCeiling(*p.PHY, p.AAL, p.Encap, p.MTU, payload, p.Proto)
+	var c Ceiling
+	var err error
+	if p.PHY != nil && p.Labels > 0 && p.Encap == cells.VCMux {
+		return c, fmt.Errorf("a VC-mux PVC carries IP only (its protocol told by the version nibble): labelled packets need LLC/SNAP, --encap llc")
 	}
-	c, err := MPLSCeiling(p.Rate, p.MTU, p.Labels, payload, p.Proto)
+	if p.PHY != nil {
+		c, err = ATMMPLSCeiling(*p.PHY, p.AAL, p.Encap, p.MTU, p.Labels, payload, p.Proto)
+	} else {
+		c, err = MPLSCeiling(p.Rate, p.MTU, p.Labels, payload, p.Proto)
+	}
 	if err == nil && p.Labels > 0 {
 		// The largest IP packet of a message: a full segment, a datagram or
 		// its first fragment, all at most the MTU. Its labels must fit the
