@@ -16,11 +16,6 @@ import (
 // much and counts the rest as drops.
 const RouterQueue = 1000
 
-// RouterATMQueue is a router ATM interface's output queue, in PDUs: the
-// txqueuelen Linux gives a Classical IP interface (net/atm/clip.c), which
-// its adapter's ring stands for.
-const RouterATMQueue = 100
-
 // routerUnit builds IP/MPLS routers: an interface (port) per link, behind
 // an ATM adapter on an ATM link, and, once every link is built, routes and
 // label bindings.
@@ -66,14 +61,14 @@ func (d *ipRouter) etherPort(_ *builder, name string) emulator.Port { return d.i
 // cellEnd puts an ATM adapter with the interface's PVCs in front of the
 // router's interface, as a host's (Classical IP over ATM, ATMARP answered
 // per VC); labelled packets cross it as LLC/SNAP routed PDUs of EtherType
-// 0x8847 (RFC 2684). Its ring is the interface's txqueuelen
-// (RouterATMQueue).
+// 0x8847 (RFC 2684). Its ring of PDUs is the interface's txqueuelen, as
+// on Ethernet (RouterQueue).
 func (d *ipRouter) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (atm.CellReceiver, func(*atm.CellLink)) {
 	_, aal, encap := l.ATM.Layers()
 	i, ti := d.iface(e.Port), d.node.Interface(e.Port)
 	a := atm.NewAdapter(b.s, atm.AdapterConfig{
 		AAL: aal, Encap: encap, VCs: vcs(ti), PCR: l.ATM.PCR,
-		Ring: RouterATMQueue, MaxSDU: ti.MTU + encap.Overhead(), HostMAC: i.MAC,
+		Ring: RouterQueue, MaxSDU: ti.MTU + encap.Overhead(), HostMAC: i.MAC,
 	}, i)
 	i.SetTX(a)
 	b.n.Ports = append(b.n.Ports, i)
