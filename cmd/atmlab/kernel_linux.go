@@ -12,13 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/internal/cpuprofile"
 	"github.com/atmlab/atmlab/kernel"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/settings"
@@ -89,15 +89,11 @@ func captureLink(ctx context.Context, lab, endpoint string, cellMode bool, w io.
 // runUp builds lab in the kernel and runs it until cmd's context ends.
 func runUp(cmd *cobra.Command, lab *topologies.Lab, loop loopOptions, profile string, view webFlags) error {
 	if profile != "" {
-		f, err := os.Create(profile)
+		stop, err := cpuprofile.Start(profile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	k, err := kernel.Up(lab)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/results"
 )
 
@@ -66,5 +67,27 @@ func TestOutputRefusesAFullFolderAndForceClearsIt(t *testing.T) {
 	o.Close()
 	if _, err := os.Stat(filepath.Join(out, RecordsFile)); !os.IsNotExist(err) {
 		t.Fatalf("--force left the earlier records: %v", err)
+	}
+}
+
+// A lab run's Begin opens its folder, writes its inputs and campaign.json
+// with the campaign's points, and hands back a campaign writing into it.
+func TestStartBeginWritesTheFolderAndIdentity(t *testing.T) {
+	lab := streamLab(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.yaml")
+	os.WriteFile(file, []byte("src"), 0o644)
+	s := Start{File: file, Lab: lab, Variants: []Variant{{Name: "base", Lab: lab}}, Clocks: clock.Choice{clock.Virtual}, Out: filepath.Join(dir, "out")}
+	o, camp, err := s.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if camp.Out != s.Out || camp.JSONL == nil || camp.CSV == nil || camp.Self == "" {
+		t.Fatalf("campaign %+v", camp)
+	}
+	id, err := IdentityOf(o.Dir)
+	if err != nil || id.Points != camp.Points() || id.Points == 0 {
+		t.Fatalf("campaign.json: %+v, %v; want %d points", id, err, camp.Points())
 	}
 }
