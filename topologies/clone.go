@@ -3,6 +3,8 @@ package topologies
 import (
 	"reflect"
 	"slices"
+
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // clone returns a copy of the lab that shares nothing a variant or a
@@ -21,7 +23,7 @@ func (l *Lab) clone() *Lab {
 	out := deepCopy(reflect.ValueOf(&c), map[ptrKey]reflect.Value{}).Interface().(*Lab)
 	out.Nodes = cloneAll(l.Nodes, (*Node).clone)
 	out.Links = cloneAll(l.Links, (*Link).clone)
-	out.Experiments = cloneAll(l.Experiments, (*Experiment).clone)
+	out.Experiments = cloneAll(l.Experiments, (*study.Experiment).Clone)
 	out.Variants, out.Sweep = l.Variants, l.Sweep
 	return out
 }
@@ -65,17 +67,6 @@ func (n *Node) clone() *Node {
 func (l *Link) clone() *Link {
 	c := *l
 	c.ATM = clonePtr(l.ATM)
-	return &c
-}
-
-func (e *Experiment) clone() *Experiment {
-	c := *e
-	c.Tests, c.Sizes, c.SockBufs, c.Variants = slices.Clone(e.Tests), slices.Clone(e.Sizes), slices.Clone(e.SockBufs), slices.Clone(e.Variants)
-	c.Background, c.Confidence = clonePtr(e.Background), clonePtr(e.Confidence)
-	if q := clonePtr(e.Quick); q != nil {
-		q.Tests, q.Sizes, q.SockBufs, q.Variants = slices.Clone(q.Tests), slices.Clone(q.Sizes), slices.Clone(q.SockBufs), slices.Clone(q.Variants)
-		c.Quick = q
-	}
 	return &c
 }
 

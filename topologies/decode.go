@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/settings"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Load reads and validates a lab file. All problems come back at once, joined,
@@ -45,7 +47,15 @@ func Parse(file string, data []byte) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(raw, (*Lab).referenceErrors)
+	return decode(raw, func(l *Lab) []error { return study.FileErrors(l.File, l.References) })
+}
+
+// CheckReferences is the step after Resolve that reads the file system:
+// each reference's result file must be a regular file under the lab
+// file's directory, of at most study.MaxReferenceBytes. All problems come
+// back at once, joined, each an *labyaml.Error.
+func (l *Lab) CheckReferences() error {
+	return errors.Join(study.FileErrors(l.File, l.References)...)
 }
 
 // Raw is a lab file's YAML tree, held in memory: Resolve makes a lab of
@@ -203,28 +213,43 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		d.links(linksNode, lab)
 	}
 	d.check(lab)
+	st := &study.Sections{
+		File: lab.File,
+		Host: func(name string) (string, bool) {
+			n := lab.Node(name)
+			if n == nil || n.Kind != KindHost {
+				return "", false
+			}
+			return n.Address(), true
+		},
+		Variant: func(name string) bool {
+			return slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name })
+		},
+	}
 	if expNode != nil {
-		d.experiments(expNode, lab)
+		study.DecodeExperiments(&d.Decoder, expNode, st)
 	}
 	if refNode != nil {
-		d.references(refNode, lab)
+		study.DecodeReferences(&d.Decoder, refNode, st)
 	}
+	lab.Experiments, lab.References = st.Experiments, st.References
 	if varNode != nil {
 		d.variants(varNode, lab)
 	}
 	if sweepNode != nil {
 		d.sweep(sweepNode, lab)
 	}
-	d.experimentVariants(lab)
+	study.CheckExperimentVariants(&d.Decoder, st)
 	if findNode != nil {
-		d.findings(findNode, lab)
+		study.DecodeFindings(&d.Decoder, findNode, st)
 	}
 	if gradeNode != nil {
-		d.grades(gradeNode, lab)
+		study.DecodeGrades(&d.Decoder, gradeNode, st)
 	}
 	if figNode != nil {
-		d.figures(figNode, lab)
+		study.DecodeFigures(&d.Decoder, figNode, st)
 	}
+	lab.Findings, lab.Grades, lab.Figures = st.Findings, st.Grades, st.Figures
 }
 
 func (d *decoder) nodes(n *yaml.Node, lab *Lab) {

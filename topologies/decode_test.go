@@ -10,6 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 func TestLoadShipped(t *testing.T) {
@@ -221,11 +222,11 @@ experiments:
 `
 	for _, c := range []struct {
 		yaml string
-		want Confidence
+		want study.Confidence
 	}{
-		{"{}", Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10, Line: 9}},
-		{"{level: 95, width: 2%, min: 4, max: 30}", Confidence{Level: 95, Width: 0.02, Min: 4, Max: 30, Line: 9}},
-		{"{width: 10, max: 3}", Confidence{Level: 99, Width: 0.10, Min: 3, Max: 3, Line: 9}},
+		{"{}", study.Confidence{Level: 99, Width: 0.05, Min: 3, Max: 10, Line: 9}},
+		{"{level: 95, width: 2%, min: 4, max: 30}", study.Confidence{Level: 95, Width: 0.02, Min: 4, Max: 30, Line: 9}},
+		{"{width: 10, max: 3}", study.Confidence{Level: 99, Width: 0.10, Min: 3, Max: 3, Line: 9}},
 	} {
 		lab, err := Parse("ok.yaml", []byte(base+"  - {name: a, from: h1, to: h2, tests: [TCP_RR], confidence: "+c.yaml+"}\n"))
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Lab is a validated lab file.
@@ -21,17 +22,17 @@ type Lab struct {
 	File        string
 	Name        string
 	Seed        uint64
-	Nodes       []*Node          // in file order
-	Links       []*Link          // in file order
-	Experiments []*Experiment    // in file order
-	References  []*Reference     // hardware figures, in file order
-	Variants    []*Variant       // what-ifs, in file order, then the sweep's grid points
-	Sweep       *Sweep           // a parameter grid, nil if none
-	Findings    []*Finding       // the study's claims, checked by the report
-	Grades      *Grades          // a study's letter grades for tools, if any
-	Notes       string           // Markdown the report shows under its title
-	Figures     []*Figure        // plots beside the report's default ones
-	Warnings    []*labyaml.Error // what is valid but likely a mistake: loops of switches
+	Nodes       []*Node             // in file order
+	Links       []*Link             // in file order
+	Experiments []*study.Experiment // in file order
+	References  []*study.Reference  // hardware figures, in file order
+	Variants    []*Variant          // what-ifs, in file order, then the sweep's grid points
+	Sweep       *Sweep              // a parameter grid, nil if none
+	Findings    []*study.Finding    // the study's claims, checked by the report
+	Grades      *study.Grades       // a study's letter grades for tools, if any
+	Notes       string              // Markdown the report shows under its title
+	Figures     []*study.Figure     // plots beside the report's default ones
+	Warnings    []*labyaml.Error    // what is valid but likely a mistake: loops of switches
 
 	// raw is the file's decoded YAML tree and the lab as written, resolved
 	// once: WithVariant copies that lab for each variant.
@@ -215,4 +216,14 @@ func (l *Lab) Namespace(node string) string { return l.Name + "-" + node }
 func (l *Lab) MAC(e Endpoint) net.HardwareAddr {
 	sum := sha256.Sum256([]byte(l.Name + "/" + e.String()))
 	return net.HardwareAddr{0x02, sum[0], sum[1], sum[2], sum[3], sum[4]}
+}
+
+// Address returns a host's first IPv4 address, or "".
+func (n *Node) Address() string {
+	for _, i := range n.Interfaces {
+		if i.IPv4.IsValid() {
+			return i.IPv4.Addr().String()
+		}
+	}
+	return ""
 }

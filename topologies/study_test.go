@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 const twoHosts = `name: x
@@ -135,7 +136,7 @@ func TestGrades(t *testing.T) {
 		mbps, cpu float64
 		bw, cp    string
 	}{{952, 32, "A", "B"}, {629, 73, "D", "D"}, {963, 88, "A", "F"}, {900, 19, "A", "A"}, {599, 80, "F", "F"}, {899.9, 39.5, "B", "C"}} {
-		if b, p := Letter(c.mbps, g.Bandwidth, true), Letter(c.cpu, g.CPU, false); b != c.bw || p != c.cp {
+		if b, p := study.Letter(c.mbps, g.Bandwidth, true), study.Letter(c.cpu, g.CPU, false); b != c.bw || p != c.cp {
 			t.Errorf("%g Mb/s, %g %%: %s/%s, want %s/%s", c.mbps, c.cpu, b, p, c.bw, c.cp)
 		}
 	}

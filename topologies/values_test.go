@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // ethLab is a two-host lab on a switch whose second link takes extra keys.
@@ -207,7 +209,7 @@ func TestReferenceFiles(t *testing.T) {
 	os.Symlink("/etc/passwd", filepath.Join(dir, "passwd.json"))
 	syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o644)
 	big, _ := os.Create(filepath.Join(dir, "big.json"))
-	big.Truncate(MaxReferenceBytes + 1)
+	big.Truncate(study.MaxReferenceBytes + 1)
 	big.Close()
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "ok.json"), []byte("{}"), 0o644)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Variant is a named what-if: overrides of the topology, built and measured
@@ -207,7 +208,7 @@ func (raw *Raw) variant(name string) (*Lab, []error) {
 		}
 	}
 	linkDefaults(fresh) // after apply: a variant may add an impairment
-	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
+	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *study.Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // variantFromScratch is how a variant's lab used to be made: the whole
@@ -28,7 +29,7 @@ func variantFromScratch(raw *Raw, name string) (*Lab, []error) {
 		}
 	}
 	linkDefaults(fresh)
-	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *Experiment) bool { return !e.RunsIn(name) })
+	fresh.Experiments = slices.DeleteFunc(fresh.Experiments, func(e *study.Experiment) bool { return !e.RunsIn(name) })
 	return fresh, nil
 }
 

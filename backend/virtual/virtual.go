@@ -15,6 +15,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Backend readies labs for measuring in virtual time.
@@ -64,6 +65,6 @@ func (Env) Clock() clock.Clock { return clock.Virtual }
 func (Env) Stack() string      { return vhost.Netstack }
 func (Env) Close() error       { return nil }
 
-func (e Env) Measure(ctx context.Context, p labrun.Point, ex *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+func (e Env) Measure(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
 	return vperf.MeasureLoad(ctx, e.lab, p, ex)
 }

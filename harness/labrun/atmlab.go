@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // atmlabTool runs atmlab's own client in the `from` host against the perf
 // server the run keeps in the `to` host (startPerfServers).
 type atmlabTool struct{}
 
-func (atmlabTool) Measure(ctx context.Context, r *Runner, p Point, e *topologies.Experiment) (perf.Result, error) {
+func (atmlabTool) Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error) {
 	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, p.From, p.To), "-p", strconv.Itoa(perfPort),
 		"-t", p.Test, "-l", e.Duration.String(), "-o", "json"}
 	if p.Size > 0 {
@@ -78,7 +78,7 @@ const loadWarmup = time.Second
 // startLoad starts an experiment's background load, an atmlab perf client
 // that outlasts the point, and lets it warm up; a load that ends during
 // its warm-up (its server unreachable, say) is the point's error.
-func (r *Runner) startLoad(e *topologies.Experiment) (*server, error) {
+func (r *Runner) startLoad(e *study.Experiment) (*server, error) {
 	bg := e.Background
 	args := []string{r.Self, "perf", "client", "-H", target(r.Lab, bg.From, bg.To), "-p", strconv.Itoa(perfPort),
 		"-t", bg.Test, "-m", strconv.Itoa(bg.Size), "-l", (time.Duration(runsAtMost(e))*(e.Duration+time.Second) + 3*time.Second).String()}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // iperf2Tool runs a TCP_STREAM point with iperf 2 (-y C, CSV reports), a
@@ -21,7 +21,7 @@ type iperf2Tool struct{}
 // done, to print its report: it prints when the connection closes.
 const reportWait = 2 * time.Second
 
-func (iperf2Tool) Measure(ctx context.Context, r *Runner, p Point, e *topologies.Experiment) (perf.Result, error) {
+func (iperf2Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error) {
 	res := toolResult(r.Lab, p, e)
 	if p.Test != perf.TCPStream {
 		res.Error = "the iperf (2) driver runs TCP_STREAM only"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // iperf3Tool runs a point with iperf3 -J, a one-off server per point.
@@ -18,7 +18,7 @@ type iperf3Tool struct{}
 
 // Measure runs the point with iperf3 -J and folds its report into a
 // Result (foldIperf3).
-func (iperf3Tool) Measure(ctx context.Context, r *Runner, p Point, e *topologies.Experiment) (perf.Result, error) {
+func (iperf3Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error) {
 	res := toolResult(r.Lab, p, e)
 	if p.Test != perf.TCPStream && p.Test != perf.UDPStream {
 		res.Error = "iperf3 has no " + p.Test
@@ -62,7 +62,7 @@ func iperf3Served(out []byte, _ error) bool {
 // run: a second, or the experiment's interval if shorter. A UDP point's
 // figure is the mean of those windows (foldIperf3), whatever the interval
 // the experiment's plots ask for.
-func receiverWindow(e *topologies.Experiment) time.Duration {
+func receiverWindow(e *study.Experiment) time.Duration {
 	if e.Interval > 0 && e.Interval < time.Second {
 		return e.Interval
 	}

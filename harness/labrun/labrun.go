@@ -28,6 +28,7 @@ import (
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Env is a lab a backend brought up (package backend), as the runner
@@ -53,7 +54,7 @@ type Model interface {
 	Env
 	// Measure measures a point, with what the experiment's background
 	// load did beside it (nil without one).
-	Measure(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error)
+	Measure(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error)
 	// Stack is the hosts' TCP/IP stack and its version, recorded with
 	// every point.
 	Stack() string
@@ -398,7 +399,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	if m, ok := r.Env.(Model); ok {
 		rec.Stack = m.Stack()
 		var err error
-		rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
+		rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
 			res, load, err := m.Measure(ctx, p, e)
 			rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
 			return res, err
@@ -430,7 +431,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	t0 := time.Now()
 	tool := toolOf(p.Tool)
 	var err error
-	rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error) {
+	rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
 		return tool.Measure(ctx, r, p, e)
 	})
 	if err != nil {
@@ -481,8 +482,8 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 // iterate measures a point with measure once, or, when its experiment has
 // a confidence:, again until the confidence is reached (netperf's -I/-i):
 // the result is the last run's with the runs' mean as its figure.
-func (r *Runner) iterate(ctx context.Context, p Point, e *topologies.Experiment,
-	measure func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, error)) (perf.Result, error) {
+func (r *Runner) iterate(ctx context.Context, p Point, e *study.Experiment,
+	measure func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error)) (perf.Result, error) {
 	if e.Confidence == nil {
 		return measure(ctx, p, e)
 	}
@@ -494,7 +495,7 @@ func (r *Runner) iterate(ctx context.Context, p Point, e *topologies.Experiment,
 }
 
 // runsAtMost is how many times each point of an experiment may be run.
-func runsAtMost(e *topologies.Experiment) int {
+func runsAtMost(e *study.Experiment) int {
 	if e.Confidence == nil {
 		return 1
 	}
@@ -572,7 +573,7 @@ func (rec *Record) HeldBack() bool {
 	return rec.Steal > MaxSteal || rec.HostDrops > 0 || overrun || busy || seen
 }
 
-func (r *Runner) experiment(name string) *topologies.Experiment {
+func (r *Runner) experiment(name string) *study.Experiment {
 	for _, e := range r.Lab.Experiments {
 		if e.Name == name {
 			return e

@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // sideLab is a small lab with six points (one experiment, six sizes).
@@ -27,8 +28,8 @@ func sideLab(t *testing.T) *topologies.Lab {
 
 // fakePerf is a virtual-time Perf whose figure is the point's size; a
 // point of a size in hold waits until release is closed.
-func fakePerf(hold map[int]bool, release chan struct{}, order *[]int, mu *sync.Mutex) func(context.Context, Point, *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
-	return func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+func fakePerf(hold map[int]bool, release chan struct{}, order *[]int, mu *sync.Mutex) func(context.Context, Point, *study.Experiment) (perf.Result, *BackgroundLoad, error) {
+	return func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
 		if hold[p.Size] {
 			select {
 			case <-release:
@@ -97,7 +98,7 @@ func TestVirtualPointsSideBySideKeepInterruptedPrefix(t *testing.T) {
 	release := make(chan struct{}) // never released: the first point ends only with ctx
 	perfFn := fakePerf(map[int]bool{64: true}, release, &order, &mu)
 	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Jobs: 2,
-		Env: modelFunc(func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+		Env: modelFunc(func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
 			res, load, err := perfFn(ctx, p, e)
 			if p.Size == 128 {
 				cancel() // interrupted while the second point ends

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Quicken shrinks the experiments of one variant of a lab: what an
 // experiment's quick: says, else the first, middle and last size, the last
 // socket buffer, one repetition, at most 2 s per point (lab run --quick).
 func Quicken(lab *topologies.Lab, variant string) {
-	lab.Experiments = slices.DeleteFunc(lab.Experiments, func(e *topologies.Experiment) bool {
+	lab.Experiments = slices.DeleteFunc(lab.Experiments, func(e *study.Experiment) bool {
 		return e.Quick != nil && len(e.Quick.Variants) > 0 && !slices.Contains(e.Quick.Variants, variant)
 	})
 	for _, e := range lab.Experiments {
-		q := cmp.Or(e.Quick, &topologies.Quick{})
+		q := cmp.Or(e.Quick, &study.Quick{})
 		switch n := len(e.Sizes); {
 		case q.Sizes != nil:
 			e.Sizes = q.Sizes

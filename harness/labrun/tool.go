@@ -13,13 +13,14 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // A Tool measures a point with test programs it runs in the lab's hosts
 // through the runner's Env: atmlab perf (atmlab.go), iperf3 (iperf3.go)
 // and iperf 2 (iperf2.go), as an experiment's tool: names them.
 type Tool interface {
-	Measure(ctx context.Context, r *Runner, p Point, e *topologies.Experiment) (perf.Result, error)
+	Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error)
 }
 
 // tools are the experiments' tools by name; an experiment without one
@@ -49,7 +50,7 @@ const (
 )
 
 // toolResult is the start of an external tool's result for a point.
-func toolResult(lab *topologies.Lab, p Point, e *topologies.Experiment) perf.Result {
+func toolResult(lab *topologies.Lab, p Point, e *study.Experiment) perf.Result {
 	return perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Host: target(lab, p.From, p.To), Spec: perf.Spec{Test: p.Test, Duration: e.Duration, Message: p.Size}}
 }
 

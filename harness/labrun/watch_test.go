@@ -7,6 +7,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // TestRunnerWatch: the watcher sees each point before it is measured and
@@ -20,7 +21,7 @@ func TestRunnerWatch(t *testing.T) {
 	}
 	var seen []Progress
 	r := &Runner{Lab: lab, Variant: "base", Watch: func(p Progress) { seen = append(seen, p) },
-		Env: modelFunc(func(ctx context.Context, p Point, e *topologies.Experiment) (perf.Result, *BackgroundLoad, error) {
+		Env: modelFunc(func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
 			return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
 		})}
 	if _, err := r.Run(context.Background()); err != nil {

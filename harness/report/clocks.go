@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // A lab run with --clock both measures every point in real time (the
@@ -49,11 +49,11 @@ const realTimeOnly = "run with --clock real"
 // the real one, or "" if it can: the finding's real_host: in the lab file,
 // else the error of a virtual-time point it rests on that could run in
 // real time only (an iperf3 or iperf experiment, a host's loopback).
-func RealHostReason(f *topologies.Finding, recs []labrun.Record) string {
+func RealHostReason(f *study.Finding, recs []labrun.Record) string {
 	if f.RealHost != "" {
 		return f.RealHost
 	}
-	sels := []topologies.Selector{f.Measured}
+	sels := []study.Selector{f.Measured}
 	if f.Against != nil {
 		sels = append(sels, *f.Against)
 	}

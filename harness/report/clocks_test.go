@@ -6,7 +6,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // virt is a record measured in virtual time.
@@ -19,8 +19,8 @@ func virt(r labrun.Record) labrun.Record {
 // clock's records alone; a claim on an iperf3 point (skipped in virtual
 // time) or with real_host: is marked real hosts only, with the reason.
 func TestFindingsByClock(t *testing.T) {
-	sel := func(exp, tool string, size int) topologies.Selector {
-		return topologies.Selector{Variant: "base", Experiment: exp, Test: perf.UDPStream, Tool: tool, Size: size, SockBuf: -1}
+	sel := func(exp, tool string, size int) study.Selector {
+		return study.Selector{Variant: "base", Experiment: exp, Test: perf.UDPStream, Tool: tool, Size: size, SockBuf: -1}
 	}
 	skipped := virt(rec("base", "ip3", perf.UDPStream, 1460, 0, 0))
 	skipped.Tool, skipped.Result.Error = "iperf3", "skipped: iperf3 runs only in real time (a real binary on a real host); run with --clock real"
@@ -31,8 +31,8 @@ func TestFindingsByClock(t *testing.T) {
 		virt(rec("base", "sw", perf.UDPStream, 1460, 0, 95.6e6)), virt(rec("base", "sw", perf.UDPStream, 512, 0, 88e6)),
 		real3, skipped,
 	}
-	fs := []*topologies.Finding{
-		{Claim: "fills the wire", Measured: sel("sw", "atmlab", 1460), Hardware: &topologies.Reference{Value: 95.6, Unit: "Mbit/s"}, Change: [2]float64{-1, 1}, Why: "w1"},
+	fs := []*study.Finding{
+		{Claim: "fills the wire", Measured: sel("sw", "atmlab", 1460), Hardware: &study.Reference{Value: 95.6, Unit: "Mbit/s"}, Change: [2]float64{-1, 1}, Why: "w1"},
 		{Claim: "iperf3 agrees", Measured: sel("ip3", "iperf3", 0), Against: ptr(sel("sw", "atmlab", 1460)), Change: [2]float64{0, 10}, Why: "w2"},
 		{Claim: "small is slower", Measured: sel("sw", "atmlab", 512), Against: ptr(sel("sw", "atmlab", 1460)), Change: [2]float64{-15, -5}, Why: "w3", RealHost: "Linux's TCP"},
 	}

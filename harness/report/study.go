@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // Verdict is a study's claim checked against a lab run's results.
 type Verdict struct {
-	Finding  *topologies.Finding
+	Finding  *study.Finding
 	Measured float64 // bits/s or transactions/s; 0 if not measured
 	Baseline float64
 	Change   float64 // (measured − baseline) / baseline, percent
@@ -24,7 +24,7 @@ type Verdict struct {
 // point's repetitions (the best size when the selector names none), the
 // same for the baseline or the hardware figure, and whether the change
 // between them lies in the finding's range.
-func Judge(findings []*topologies.Finding, recs []labrun.Record) []Verdict {
+func Judge(findings []*study.Finding, recs []labrun.Record) []Verdict {
 	var out []Verdict
 	for _, f := range findings {
 		v := Verdict{Finding: f, Status: "not measured"}
@@ -52,7 +52,7 @@ func Judge(findings []*topologies.Finding, recs []labrun.Record) []Verdict {
 // size, the best mean over the sizes (and socket buffers, if it names none).
 // limited reports whether the emulator or the machine under it may have
 // held back one of the records averaged (labrun.Record.HeldBack).
-func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limited bool) {
+func selectMean(s study.Selector, recs []labrun.Record) (mean float64, limited bool) {
 	type key struct{ size, buf int }
 	sums := map[key][2]float64{}
 	flagged := map[key]bool{}
@@ -73,7 +73,7 @@ func selectMean(s topologies.Selector, recs []labrun.Record) (mean float64, limi
 }
 
 // matches reports whether a selector picks a record's point.
-func matches(s topologies.Selector, r labrun.Record) bool {
+func matches(s study.Selector, r labrun.Record) bool {
 	return cmp.Or(r.Variant, "base") == s.Variant && r.Experiment == s.Experiment && r.Test == s.Test && r.Tool == s.Tool &&
 		(s.Size <= 0 || r.Size == s.Size) && (s.SockBuf < 0 || r.SockBuf == s.SockBuf)
 }
@@ -98,7 +98,7 @@ func studySection(p *page) (string, error) {
 // gradesSection grades every stream experiment's tool, per variant, on the
 // study's scale: the mean throughput of its points and the mean CPU its
 // client (the sender) used, in percent of one core.
-func gradesSection(g *topologies.Grades, recs []labrun.Record) string {
+func gradesSection(g *study.Grades, recs []labrun.Record) string {
 	if g == nil {
 		return ""
 	}
@@ -127,13 +127,13 @@ func gradesSection(g *topologies.Grades, recs []labrun.Record) string {
 		g.Bandwidth[0], g.Bandwidth[1], g.Bandwidth[2], g.Bandwidth[3], g.CPU[0], g.CPU[1], g.CPU[2], g.CPU[3])
 	for _, r := range g.Study {
 		fmt.Fprintf(&b, "| the study | | %s | | | %.1f | %s | %.0f %% | %s |\n", cell(r.Name),
-			r.Bandwidth, topologies.Letter(r.Bandwidth, g.Bandwidth, true), r.CPU, topologies.Letter(r.CPU, g.CPU, false))
+			r.Bandwidth, study.Letter(r.Bandwidth, g.Bandwidth, true), r.CPU, study.Letter(r.CPU, g.CPU, false))
 	}
 	for _, k := range keys {
 		s := all[k]
 		mbps, cpu := s.bps/s.n/1e6, s.cpu/s.n
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %.1f | %s | %.0f %% | %s |\n", k.variant, k.exp, k.tool, k.test, s.n,
-			mbps, topologies.Letter(mbps, g.Bandwidth, true), cpu, topologies.Letter(cpu, g.CPU, false))
+			mbps, study.Letter(mbps, g.Bandwidth, true), cpu, study.Letter(cpu, g.CPU, false))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -143,7 +143,7 @@ func gradesSection(g *topologies.Grades, recs []labrun.Record) string {
 // table: one verdict per clock the records were measured by, side by side
 // after --clock both. A claim whose figure rests on real-host behaviour
 // (RealHostReason) has its virtual-time verdict marked so, with the reason.
-func findingsSection(findings []*topologies.Finding, recs []labrun.Record) string {
+func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 	if len(findings) == 0 {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 func rec(variant, exp, test string, size, buf int, fig float64) labrun.Record {
@@ -33,14 +33,14 @@ func TestJudge(t *testing.T) {
 	}
 	recs = append(recs, labrun.Record{Point: labrun.Point{Variant: "nt", Experiment: "hub", Tool: "atmlab", Test: perf.UDPStream, Size: 8192}, Error: "killed"})
 	recs[5].HostDrops = 12 // the emulator fell behind on one repetition of the hub's RR
-	sel := func(variant, exp, test string, size int) topologies.Selector {
-		return topologies.Selector{Variant: variant, Experiment: exp, Test: test, Tool: "atmlab", Size: size, SockBuf: -1}
+	sel := func(variant, exp, test string, size int) study.Selector {
+		return study.Selector{Variant: variant, Experiment: exp, Test: test, Tool: "atmlab", Size: size, SockBuf: -1}
 	}
 	sw := sel("base", "sw", perf.UDPStream, 0)
-	fs := []*topologies.Finding{
-		{Measured: sel("nt", "hub", perf.UDPStream, 0), Against: &sw, Change: [2]float64{-20, -5}},                                                  // 80 vs 95.5: -16.2 %
-		{Measured: sel("nt", "hub", perf.TCPRR, 1), Against: ptr(sel("nt", "sw", perf.TCPRR, 1)), Change: [2]float64{-40, -10}},                     // -50 %: outside
-		{Measured: sel("base", "sw", perf.UDPStream, 1460), Hardware: &topologies.Reference{Value: 95.5, Unit: "Mbit/s"}, Change: [2]float64{0, 0}}, // exactly 0
+	fs := []*study.Finding{
+		{Measured: sel("nt", "hub", perf.UDPStream, 0), Against: &sw, Change: [2]float64{-20, -5}},                                             // 80 vs 95.5: -16.2 %
+		{Measured: sel("nt", "hub", perf.TCPRR, 1), Against: ptr(sel("nt", "sw", perf.TCPRR, 1)), Change: [2]float64{-40, -10}},                // -50 %: outside
+		{Measured: sel("base", "sw", perf.UDPStream, 1460), Hardware: &study.Reference{Value: 95.5, Unit: "Mbit/s"}, Change: [2]float64{0, 0}}, // exactly 0
 		{Measured: sel("base", "gone", perf.UDPStream, 0), Against: &sw, Change: [2]float64{-1, 1}},
 	}
 	vs := Judge(fs, recs)
@@ -115,8 +115,8 @@ findings:
 }
 
 func TestGradesSection(t *testing.T) {
-	g := &topologies.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79},
-		Study: []topologies.Graded{{Name: "netperf 2.4.3 SCTP", Bandwidth: 629, CPU: 73}}}
+	g := &study.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79},
+		Study: []study.Graded{{Name: "netperf 2.4.3 SCTP", Bandwidth: 629, CPU: 73}}}
 	a, b := rec("base", "wan", perf.TCPStream, 8948, 0, 950e6), rec("base", "wan", perf.TCPStream, 8948, 0, 960e6)
 	a.Result.CPU.Local, b.Result.CPU.Local = 0.30, 0.34
 	c := rec("base", "wan", perf.TCPStream, 8948, 0, 500e6)

@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // An experiment's confidence: in virtual time: each run of a point is a
@@ -88,6 +89,6 @@ type model struct{ lab *topologies.Lab }
 
 func (model) Clock() clock.Clock { return clock.Virtual }
 func (model) Stack() string      { return "" }
-func (m model) Measure(ctx context.Context, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+func (m model) Measure(ctx context.Context, p labrun.Point, e *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
 	return MeasureLoad(ctx, m.lab, p, e)
 }

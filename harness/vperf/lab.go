@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // StartAt is the model time a point's test starts at, in a lab just built:
@@ -25,7 +26,7 @@ const StartAt = 10 * time.Millisecond
 // point (so repetitions differ, and a point's figure does not depend on
 // what ran before it). Experiments with iperf3 or iperf are skipped with
 // the reason as the result's error.
-func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topologies.Experiment) (perf.Result, error) {
+func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment) (perf.Result, error) {
 	res, _, err := MeasureLoad(ctx, lab, p, e)
 	return res, err
 }
@@ -33,7 +34,7 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topolo
 // MeasureLoad is Measure that also says what the experiment's background
 // load did beside the point (nil without one), as a real-time record does:
 // its sender's NIC bytes over the point's model time.
-func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *topologies.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
 	spec := perf.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
 	if strings.HasSuffix(p.Test, "_RR") {
 		spec.Request, spec.Response = p.Size, p.Size

@@ -10,7 +10,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 var shareLab = labtest.Set(labtest.Lab("three-hosts-switch", "share"), "topology.nodes.sw1.buffer", "256KiB")
@@ -35,7 +35,7 @@ func medianInterval(t *testing.T, res perf.Result, rr bool) float64 {
 // model time, whose median is the test's figure.
 func TestIntervals(t *testing.T) {
 	l := lab(t, shareLab)
-	e := &topologies.Experiment{Duration: time.Second, Interval: 100 * time.Millisecond}
+	e := &study.Experiment{Duration: time.Second, Interval: 100 * time.Millisecond}
 	for _, test := range []string{perf.TCPStream, perf.UDPStream, perf.TCPRR} {
 		p := labrun.Point{Experiment: "iv", Test: test, Size: 1472, From: "h1", To: "h3", Rep: 1}
 		if test == perf.TCPRR {
@@ -73,12 +73,12 @@ func TestIntervals(t *testing.T) {
 func TestBackground(t *testing.T) {
 	l := lab(t, shareLab)
 	p := labrun.Point{Experiment: "bg", Test: perf.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: 1}
-	alone, err := Measure(context.Background(), l, p, &topologies.Experiment{Duration: time.Second})
+	alone, err := Measure(context.Background(), l, p, &study.Experiment{Duration: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := Measure(context.Background(), l, p, &topologies.Experiment{Duration: time.Second,
-		Background: &topologies.Background{From: "h2", To: "h3", Test: perf.UDPStream, Size: 1000}})
+	shared, err := Measure(context.Background(), l, p, &study.Experiment{Duration: time.Second,
+		Background: &study.Background{From: "h2", To: "h3", Test: perf.UDPStream, Size: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBackground(t *testing.T) {
 // or measured by atmlab's test when the experiment says virtual: atmlab.
 func TestRepetitionsAndTools(t *testing.T) {
 	l := lab(t, strings.Replace(shareLab, `"sw1:p3"], ethernet: {rate: 100M}}`, `"sw1:p3"], ethernet: {rate: 100M}, impair: {loss: 2%}}`, 1))
-	e := &topologies.Experiment{Duration: 300 * time.Millisecond}
+	e := &study.Experiment{Duration: 300 * time.Millisecond}
 	figs := map[int]float64{}
 	for _, rep := range []int{1, 2, 1} {
 		p := labrun.Point{Experiment: "reps", Test: perf.UDPStream, Size: 1472, From: "h1", To: "h3", Rep: rep}
@@ -119,7 +119,7 @@ func TestRepetitionsAndTools(t *testing.T) {
 			t.Errorf("%s: %v %q", tool, err, res.Error)
 		}
 		// With virtual: atmlab the point is atmlab's own test of that name.
-		res, err = Measure(context.Background(), l, p, &topologies.Experiment{Duration: e.Duration, Virtual: "atmlab"})
+		res, err = Measure(context.Background(), l, p, &study.Experiment{Duration: e.Duration, Virtual: "atmlab"})
 		if err != nil || res.Error != "" || res.ThroughputBps < 80e6 {
 			t.Errorf("%s with virtual: atmlab: %v %q %.2f Mbit/s", tool, err, res.Error, res.ThroughputBps/1e6)
 		}
@@ -152,8 +152,8 @@ func TestBackgroundSockBuf(t *testing.T) {
 	p := labrun.Point{Experiment: "bg", Test: perf.UDPRR, Size: 1, From: "h1", To: "h3", Rep: 1}
 	sent := func(buf int) float64 {
 		t.Helper()
-		_, load, err := MeasureLoad(context.Background(), l, p, &topologies.Experiment{Duration: 2 * time.Second,
-			Background: &topologies.Background{From: "h2", To: "h3", Test: perf.TCPStream, Size: 16384, SockBuf: buf}})
+		_, load, err := MeasureLoad(context.Background(), l, p, &study.Experiment{Duration: 2 * time.Second,
+			Background: &study.Background{From: "h2", To: "h3", Test: perf.TCPStream, Size: 16384, SockBuf: buf}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package topologies
+package study
 
 import (
 	"cmp"
@@ -86,7 +86,7 @@ var experimentTools = []string{"atmlab", "iperf3", "iperf"}
 // experimentTests are the tests an experiment may name.
 var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"}
 
-func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
+func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, "experiments", "want a list of experiments, each with name:, from:, to: and tests:")
 		return
@@ -112,7 +112,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Lab) {
 					e.Tool = s
 				}
 			}},
-			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &e.Virtual, "atmlab") }},
+			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &e.Virtual, "atmlab") }},
 			{Name: "tests", Required: true, Decode: func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
 			{Name: "sizes", Required: false, Decode: func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
 			{Name: "sockbufs", Required: false, Decode: func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
@@ -284,7 +284,7 @@ func (d *decoder) confidence(key string, v *yaml.Node) *Confidence {
 
 // experimentVariants checks that the variants experiments name exist; it
 // runs once variants: is read.
-func (d *decoder) experimentVariants(lab *Lab) {
+func (d *decoder) experimentVariants(lab *Sections) {
 	for i, e := range lab.Experiments {
 		names := e.Variants
 		if e.Quick != nil {
@@ -312,17 +312,17 @@ func (d *decoder) nameList(key string, v *yaml.Node) []string {
 }
 
 // hostRef checks that a name is a host of the lab with an address.
-func (d *decoder) hostRef(key string, v *yaml.Node, lab *Lab) string {
+func (d *decoder) hostRef(key string, v *yaml.Node, lab *Sections) string {
 	s, ok := d.Scalar(key, v)
 	if !ok {
 		return ""
 	}
-	n := lab.Node(s)
-	if n == nil || n.Kind != KindHost {
+	addr, host := lab.Host(s)
+	if !host {
 		d.Errorf(v, key, "%q is not a host of this lab", s)
 		return ""
 	}
-	if n.Address() == "" {
+	if addr == "" {
 		d.Errorf(v, key, "host %s has no IPv4 address to test against", s)
 	}
 	return s
@@ -359,12 +359,23 @@ func (d *decoder) intList(key string, v *yaml.Node, lo, hi int) []int {
 	return out
 }
 
-// Address returns a host's first IPv4 address, or "".
-func (n *Node) Address() string {
-	for _, i := range n.Interfaces {
-		if i.IPv4.IsValid() {
-			return i.IPv4.Addr().String()
-		}
+// Clone returns a copy of the experiment that shares nothing with it.
+func (e *Experiment) Clone() *Experiment {
+	c := *e
+	c.Tests, c.Sizes, c.SockBufs, c.Variants = slices.Clone(e.Tests), slices.Clone(e.Sizes), slices.Clone(e.SockBufs), slices.Clone(e.Variants)
+	c.Background, c.Confidence = clonePtr(e.Background), clonePtr(e.Confidence)
+	if q := clonePtr(e.Quick); q != nil {
+		q.Tests, q.Sizes, q.SockBufs, q.Variants = slices.Clone(q.Tests), slices.Clone(q.Sizes), slices.Clone(q.SockBufs), slices.Clone(q.Variants)
+		c.Quick = q
 	}
-	return ""
+	return &c
+}
+
+// clonePtr returns a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
 }

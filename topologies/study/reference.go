@@ -1,4 +1,4 @@
-package topologies
+package study
 
 import (
 	"errors"
@@ -34,20 +34,18 @@ type Reference struct {
 	fileLine   int    // the line of its file: key
 }
 
-// CheckReferences is the step after Resolve that reads the file system:
-// each reference's result file must be a regular file under the lab
-// file's directory, of at most MaxReferenceBytes. All problems come back
-// at once, joined, each an *labyaml.Error.
-func (l *Lab) CheckReferences() error { return errors.Join(l.referenceErrors()...) }
-
-func (l *Lab) referenceErrors() []error {
+// FileErrors is the step after decoding that reads the file system: each
+// reference's result file (refs, of the lab file named file) must be a
+// regular file under the lab file's directory, of at most
+// MaxReferenceBytes. Each problem is an *labyaml.Error.
+func FileErrors(file string, refs []*Reference) []error {
 	var errs []error
-	for i, r := range l.References {
+	for i, r := range refs {
 		if r.given == "" {
 			continue
 		}
 		if _, err := referenceFile(r.dir, r.given); err != nil {
-			errs = append(errs, &labyaml.Error{File: l.File, Line: r.fileLine, Key: fmt.Sprintf("reference[%d].file", i), Msg: err.Error()})
+			errs = append(errs, &labyaml.Error{File: file, Line: r.fileLine, Key: fmt.Sprintf("reference[%d].file", i), Msg: err.Error()})
 		}
 	}
 	return errs
@@ -128,7 +126,7 @@ func (r *Reference) Label() string { return fmt.Sprintf("%g %s", r.Value, r.Unit
 // Normalized returns the value in bits/s, or transactions/s for RR tests.
 func (r *Reference) Normalized() float64 { return r.Value * refUnits[r.Unit] }
 
-func (d *decoder) references(n *yaml.Node, lab *Lab) {
+func (d *decoder) references(n *yaml.Node, lab *Sections) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, "reference", "want a list of hardware figures, each with test:, value: and unit: (or file:)")
 		return
@@ -150,7 +148,7 @@ func (d *decoder) references(n *yaml.Node, lab *Lab) {
 				}
 			}},
 			{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 1<<20, &r.Size) }},
-			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &r.Tool, experimentTools...) }},
+			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &r.Tool, experimentTools...) }},
 			{Name: "value", Required: false, Decode: func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
 			{Name: "unit", Required: false, Decode: func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{Name: "file", Required: false, Decode: func(key string, v *yaml.Node) {

@@ -1,7 +1,8 @@
-package topologies
+package study
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -40,7 +41,7 @@ type Selector struct {
 	SockBuf    int    // -1: any
 }
 
-func (d *decoder) findings(n *yaml.Node, lab *Lab) {
+func (d *decoder) findings(n *yaml.Node, lab *Sections) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, "findings", "want a list of claims, each with claim:, measured:, against: (or hardware:) and change:")
 		return
@@ -95,7 +96,7 @@ func (d *decoder) findings(n *yaml.Node, lab *Lab) {
 }
 
 // selector decodes {variant, experiment, test, tool, size, sockbuf}.
-func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
+func (d *decoder) selector(key string, v *yaml.Node, lab *Sections) Selector {
 	s := Selector{Variant: "base", Tool: "atmlab", SockBuf: -1}
 	d.Mapping(v, key, []labyaml.Field{
 		{Name: "variant", Required: false, Decode: func(key string, v *yaml.Node) {
@@ -115,7 +116,7 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 				s.Test = t[0]
 			}
 		}},
-		{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &s.Tool, experimentTools...) }},
+		{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &s.Tool, experimentTools...) }},
 		{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &s.Size) }},
 		{Name: "sockbuf", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 64<<20, &s.SockBuf) }},
 	})
@@ -123,15 +124,15 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Lab) Selector {
 }
 
 // experimentRef checks that an experiment of the lab has the name.
-func (d *decoder) experimentRef(key string, v *yaml.Node, name string, lab *Lab) {
+func (d *decoder) experimentRef(key string, v *yaml.Node, name string, lab *Sections) {
 	if !slices.ContainsFunc(lab.Experiments, func(e *Experiment) bool { return e.Name == name }) {
 		d.Errorf(v, key, "no experiment named %q", name)
 	}
 }
 
 // variantRef checks that a variant of the lab, or base, has the name.
-func (d *decoder) variantRef(key string, v *yaml.Node, name string, lab *Lab) {
-	if name != "base" && !slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name }) {
+func (d *decoder) variantRef(key string, v *yaml.Node, name string, lab *Sections) {
+	if name != "base" && !lab.Variant(name) {
 		d.Errorf(v, key, "no variant named %q (base is the lab as written)", name)
 	}
 }
@@ -184,7 +185,7 @@ func Letter(v float64, scale [4]float64, higher bool) string {
 	return "F"
 }
 
-func (d *decoder) grades(n *yaml.Node, lab *Lab) {
+func (d *decoder) grades(n *yaml.Node, lab *Sections) {
 	g := &Grades{Line: n.Line}
 	lab.Grades = g
 	scale := func(into *[4]float64, higher bool) func(string, *yaml.Node) {
@@ -234,7 +235,7 @@ type Figure struct {
 	ByVariant   bool     // x axis: the variants in order (an RTT sweep), not message size
 }
 
-func (d *decoder) figures(n *yaml.Node, lab *Lab) {
+func (d *decoder) figures(n *yaml.Node, lab *Sections) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, "figures", "want a list of figures, each with name:, title: and experiments:")
 		return
@@ -245,7 +246,7 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 		d.Mapping(v, path, []labyaml.Field{
 			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
 				if s, ok := d.Scalar(key, v); ok {
-					if !labNameRE.MatchString(s) {
+					if !figureNameRE.MatchString(s) {
 						d.Errorf(v, key, "%q: use lowercase letters, digits and '-' (it names the image files)", s)
 					}
 					f.Name = s
@@ -261,7 +262,7 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 			{Name: "tests", Required: false, Decode: func(key string, v *yaml.Node) { f.Tests = d.testList(key, v) }},
 			{Name: "x", Required: false, Decode: func(key string, v *yaml.Node) {
 				var x string
-				labyaml.OneOf(&d.Decoder, key, v, &x, "size", "variant")
+				labyaml.OneOf(d.Decoder, key, v, &x, "size", "variant")
 				f.ByVariant = x == "variant"
 			}},
 			{Name: "variants", Required: false, Decode: func(key string, v *yaml.Node) {
@@ -274,3 +275,7 @@ func (d *decoder) figures(n *yaml.Node, lab *Lab) {
 		lab.Figures = append(lab.Figures, f)
 	}
 }
+
+// figureNameRE is a figure's name, which names its image files: a lab's
+// name's form.
+var figureNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
