@@ -21,9 +21,17 @@ import (
 func decoderKeys(t *testing.T, dir string) (keys, kinds map[string]string) {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		t.Fatal(err)
+	// The decoder's rooms: topologies and its study package, which decodes
+	// the study's sections.
+	pkgs := map[string]*ast.Package{}
+	for _, d := range []string{dir, filepath.Join(dir, "study")} {
+		ps, err := parser.ParseDir(fset, d, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range ps {
+			pkgs[d+":"+name] = p
+		}
 	}
 	keys, kinds = map[string]string{}, map[string]string{}
 	add := func(into map[string]string, e ast.Expr) {
