@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -113,5 +114,55 @@ func TestRRSock(t *testing.T) {
 	}
 	if _, err := s.Read(buf); err != io.EOF {
 		t.Fatalf("read after the peer closed: %v, want EOF", err)
+	}
+}
+
+// TestRRSockLetsTheRuntimeCollectWhileItWaits: a read on the platform's
+// socket with a timeout (whose goroutine keeps its P while it waits) does
+// not hold up a collection another goroutine asks for, though its timeout
+// is 10 s, and still returns the message that comes after.
+func TestRRSockLetsTheRuntimeCollectWhileItWaits(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := rrSocket(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetTimeout(10 * time.Second)
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := s.Read(buf)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	time.Sleep(50 * time.Millisecond) // waiting in Read by now
+	done := make(chan struct{})
+	go func() { runtime.GC(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a collection waited for a read keeping its P")
+	}
+	pc.WriteTo([]byte("pong"), c.LocalAddr())
+	select {
+	case m := <-got:
+		if m != "pong" {
+			t.Fatalf("read %q; want pong", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read did not return the message")
 	}
 }
