@@ -11,6 +11,7 @@ import (
 
 	"github.com/atmlab/atmlab/backend/registry"
 	"github.com/atmlab/atmlab/harness/clock"
+	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
 	"github.com/atmlab/atmlab/topologies"
@@ -183,7 +184,7 @@ func measureLab(cmd *cobra.Command, s labrun.Start, view webFlags) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.html"))
-	if err := flentInto(context.WithoutCancel(cmd.Context()), cmd, o.Dir); err != nil && runErr == nil {
+	if err := flent.WriteSaying(context.WithoutCancel(cmd.Context()), o.Dir, cmd.OutOrStdout()); err != nil && runErr == nil {
 		runErr = err
 	}
 	if errors.Is(runErr, context.Canceled) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
-	"github.com/atmlab/atmlab/harness/results"
 )
 
 func newReport(opts *options) *cobra.Command {
@@ -38,7 +36,7 @@ func newReport(opts *options) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(a[0], "report.html"))
 				if flentFiles {
-					return writeFlent(cmd, a[0])
+					return flent.WriteFolder(cmd.Context(), a[0], cmd.OutOrStdout())
 				}
 				return nil
 			}
@@ -64,35 +62,10 @@ func newReport(opts *options) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d results from %d folders into %s\nreport: %s\n", m.Records, len(a), out, filepath.Join(out, "report.html"))
-			return writeFlent(cmd, out) // a merged results set, as lab run's, comes with its flent files
+			return flent.WriteFolder(cmd.Context(), out, cmd.OutOrStdout()) // a merged results set, as lab run's, comes with its flent files
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "merge the folders into this one (results, lab file, campaign.json, report)")
 	c.Flags().BoolVar(&flentFiles, "flent", false, "also write the records as flent's data files (.flent.gz) in the folder's flent/ (a merge always does)")
 	return c
-}
-
-// writeFlent writes a results folder's records as flent's data files in
-// its flent/ folder and says where.
-func writeFlent(cmd *cobra.Command, dir string) error {
-	f, err := results.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return flentInto(cmd.Context(), cmd, f)
-}
-
-// flentInto writes an open results folder's flent files and says where.
-func flentInto(ctx context.Context, cmd *cobra.Command, f *results.Folder) error {
-	n, skipped, err := flent.Write(ctx, f)
-	if err != nil {
-		return fmt.Errorf("flent files: %w", err)
-	}
-	msg := fmt.Sprintf("flent: %d files in %s", n, f.Join(flent.Dir))
-	if skipped > 0 {
-		msg += fmt.Sprintf(" (%d records without a figure flent plots left out)", skipped)
-	}
-	fmt.Fprintln(cmd.OutOrStdout(), msg)
-	return nil
 }

@@ -45,9 +45,10 @@ func newSimCSMA(opts *options) *cobra.Command {
 			if stations < 1 {
 				return usageError{fmt.Errorf("--stations %d: use at least 1", stations)}
 			}
+			cfg := ether.SimConfig{Stations: stations, Frame: frame, Rate: r, Duration: duration, Seed: seed, Window: window}
 			var res ether.SimResult
 			err = interruptible(cmd.Context(), func() (err error) {
-				res, err = ether.Simulate(ether.SimConfig{Stations: stations, Frame: frame, Rate: r, Duration: duration, Seed: seed, Window: window})
+				res, err = ether.Simulate(cfg)
 				return err
 			})
 			if err != nil {
@@ -56,14 +57,7 @@ func newSimCSMA(opts *options) *cobra.Command {
 			if opts.output == "json" {
 				return printJSON(cmd.OutOrStdout(), res)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%d saturated stations, %d-byte frames, %v, %v simulated, seed %d, window %d bit times\n", stations, frame, r, duration, seed, window)
-			fmt.Fprintf(w, "utilisation             %.4f  (frame bits delivered / elapsed)\n", res.Utilization)
-			fmt.Fprintf(w, "collisions per success  %.4f\n", res.CollisionsPerSuccess)
-			fmt.Fprintf(w, "dropped after 16        %.3f%%\n", 100*res.DroppedFraction)
-			fmt.Fprintf(w, "runs of one station     mean %.1f, longest %d (the capture effect)\n", res.MeanRun, res.LongestRun)
-			fmt.Fprintf(w, "fairness (Jain)         %.3f\n", res.Fairness)
-			fmt.Fprintf(w, "frames                  %d sent, %d collisions, %d dropped\n", res.Successes, res.Collisions, res.Drops)
+			res.WriteText(cmd.OutOrStdout(), cfg)
 			return nil
 		},
 	}

@@ -2,6 +2,7 @@ package ether
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
@@ -106,4 +107,15 @@ func Simulate(cfg SimConfig) (SimResult, error) {
 		res.Fairness = sum * sum / (float64(cfg.Stations) * sq)
 	}
 	return res, nil
+}
+
+// WriteText prints the result as atmlab sim csma does, c its run.
+func (r SimResult) WriteText(w io.Writer, c SimConfig) {
+	fmt.Fprintf(w, "%d saturated stations, %d-byte frames, %v, %v simulated, seed %d, window %d bit times\n", c.Stations, c.Frame, c.Rate, c.Duration, c.Seed, c.Window)
+	fmt.Fprintf(w, "utilisation             %.4f  (frame bits delivered / elapsed)\n", r.Utilization)
+	fmt.Fprintf(w, "collisions per success  %.4f\n", r.CollisionsPerSuccess)
+	fmt.Fprintf(w, "dropped after 16        %.3f%%\n", 100*r.DroppedFraction)
+	fmt.Fprintf(w, "runs of one station     mean %.1f, longest %d (the capture effect)\n", r.MeanRun, r.LongestRun)
+	fmt.Fprintf(w, "fairness (Jain)         %.3f\n", r.Fairness)
+	fmt.Fprintf(w, "frames                  %d sent, %d collisions, %d dropped\n", r.Successes, r.Collisions, r.Drops)
 }

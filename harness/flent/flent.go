@@ -353,3 +353,29 @@ func Write(ctx context.Context, f *results.Folder) (written, skipped int, err er
 	}
 	return written, skipped, nil
 }
+
+// WriteSaying is Write, and a line on out saying how many files it wrote
+// where (and how many records it left out), as lab run and report print it.
+func WriteSaying(ctx context.Context, f *results.Folder, out io.Writer) error {
+	n, skipped, err := Write(ctx, f)
+	if err != nil {
+		return fmt.Errorf("flent files: %w", err)
+	}
+	msg := fmt.Sprintf("flent: %d files in %s", n, f.Join(Dir))
+	if skipped > 0 {
+		msg += fmt.Sprintf(" (%d records without a figure flent plots left out)", skipped)
+	}
+	fmt.Fprintln(out, msg)
+	return nil
+}
+
+// WriteFolder is WriteSaying on the results folder at path, the caller's
+// own (results.Open).
+func WriteFolder(ctx context.Context, path string, out io.Writer) error {
+	f, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return WriteSaying(ctx, f, out)
+}
