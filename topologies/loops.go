@@ -24,13 +24,9 @@ func loopWarnings(lab *Lab) []*labyaml.Error {
 		n := lab.Node(name)
 		return n != nil && (n.Kind == KindSwitch || n.Kind == KindHub)
 	}
-	type edge struct {
-		to   string
-		link *Link
-	}
 	parent := unionFind{} // over the bridges
 	find := parent.find
-	tree := map[string][]edge{} // links that joined two parts: a forest
+	var forest []*Link // links that joined two parts
 	var out []*labyaml.Error
 	more := 0
 	warn := func(l *Link, format string, args ...any) {
@@ -52,31 +48,20 @@ func loopWarnings(lab *Lab) []*labyaml.Error {
 		}
 		if ra, rb := find(a), find(b); ra != rb {
 			parent[ra] = rb
-			tree[a] = append(tree[a], edge{b, l})
-			tree[b] = append(tree[b], edge{a, l})
+			forest = append(forest, l)
 			continue
 		}
 		if len(out) == maxLoopWarnings {
 			more++
 			continue
 		}
-		// The path from a to b through the forest, by breadth-first search.
-		from := map[string]edge{a: {}}
-		queue := []string{a}
-		for len(queue) > 0 && queue[0] != b {
-			x := queue[0]
-			queue = queue[1:]
-			for _, e := range tree[x] {
-				if _, seen := from[e.to]; !seen {
-					from[e.to] = edge{x, e.link}
-					queue = append(queue, e.to)
-				}
-			}
-		}
+		// The path from b back to a through the forest.
 		nodes, lines := []string{b}, []string{}
-		for x := b; x != a; x = from[x].to {
-			nodes = append(nodes, from[x].to)
-			lines = append(lines, fmt.Sprint(from[x].link.Line))
+		path := ShortestPath(forest, a, b)
+		for i, x := len(path)-1, b; i >= 0; i-- {
+			x = path[i].Other(x)
+			nodes = append(nodes, x)
+			lines = append(lines, fmt.Sprint(path[i].Line))
 		}
 		lines = append(lines, fmt.Sprint(l.Line))
 		if len(nodes) == 2 {

@@ -188,43 +188,11 @@ func (p *pvcPlan) path(from, to Endpoint, links []*Link) []*Link {
 	if from.Node == to.Node {
 		return []*Link{}
 	}
-	prev := map[string]*Link{from.Node: nil}
-	queue := []string{from.Node}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, l := range links {
-			if !p.isSwitch(l.A) || !p.isSwitch(l.B) {
-				continue
-			}
-			var next string
-			switch cur {
-			case l.A.Node:
-				next = l.B.Node
-			case l.B.Node:
-				next = l.A.Node
-			default:
-				continue
-			}
-			if _, seen := prev[next]; seen {
-				continue
-			}
-			prev[next] = l
-			if next == to.Node {
-				var path []*Link
-				for n := next; prev[n] != nil; {
-					l := prev[n]
-					path = append([]*Link{l}, path...)
-					if l.A.Node == n {
-						n = l.B.Node
-					} else {
-						n = l.A.Node
-					}
-				}
-				return path
-			}
-			queue = append(queue, next)
+	var trunks []*Link
+	for _, l := range links {
+		if p.isSwitch(l.A) && p.isSwitch(l.B) {
+			trunks = append(trunks, l)
 		}
 	}
-	return nil
+	return ShortestPath(trunks, from.Node, to.Node)
 }

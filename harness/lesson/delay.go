@@ -21,40 +21,19 @@ type hop struct {
 // route is the fewest links from one node to another (breadth first, in
 // the lab's link order).
 func route(lab *topologies.Lab, from, to string) ([]hop, error) {
-	prev := map[string]*topologies.Link{from: nil}
-	queue := []string{from}
-	for len(queue) > 0 && prev[to] == nil {
-		n := queue[0]
-		queue = queue[1:]
-		for _, l := range lab.Links {
-			var next string
-			switch n {
-			case l.A.Node:
-				next = l.B.Node
-			case l.B.Node:
-				next = l.A.Node
-			default:
-				continue
-			}
-			if _, seen := prev[next]; !seen {
-				prev[next] = l
-				queue = append(queue, next)
-			}
-		}
-	}
-	if _, ok := prev[to]; !ok || from == to {
+	path := topologies.ShortestPath(lab.Links, from, to)
+	if path == nil {
 		return nil, fmt.Errorf("no path from %s to %s in lab %s", from, to, lab.Name)
 	}
 	var hops []hop
-	for n := to; n != from; {
-		l := prev[n]
+	n := from // the near end of each link in turn
+	for _, l := range path {
 		h := hop{link: l, there: l.AB, back: l.BA, labelled: lab.Node(l.A.Node).MPLS && lab.Node(l.B.Node).MPLS}
-		next := l.A.Node
-		if l.A.Node == n {
-			h.there, h.back, next = l.BA, l.AB, l.B.Node
+		if l.A.Node != n {
+			h.there, h.back = l.BA, l.AB
 		}
-		hops = append([]hop{h}, hops...)
-		n = next
+		hops = append(hops, h)
+		n = l.Other(n)
 	}
 	return hops, nil
 }

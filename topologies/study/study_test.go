@@ -22,8 +22,8 @@ findings: [{claim: c, why: w, measured: {experiment: tcp, test: TCP_STREAM, vari
 	}
 	m := top.Content[0]
 	s := &Sections{
-		File: "lab.yaml",
-		Host: func(n string) (string, bool) { return "10.0.0." + n[1:], n == "h1" || n == "h2" },
+		File:    "lab.yaml",
+		Host:    func(n string) (string, bool) { return "10.0.0." + n[1:], n == "h1" || n == "h2" },
 		Variant: func(n string) bool { return n == "slow" },
 	}
 	d := &labyaml.Decoder{File: "lab.yaml"}
