@@ -21,6 +21,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -77,6 +78,18 @@ func fakeTAPsWith(t testing.TB, lab string, vnet bool) (*Loop, *devices.Network,
 	})
 	return loop, n, hostEnds
 }
+
+// abLab is two hosts, a and b, on one 100M cable, with no addresses: the
+// loop's tests write their frames themselves.
+const abLab = `
+name: ab
+topology:
+  nodes:
+    a: {kind: host}
+    b: {kind: host}
+  links:
+    - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
+`
 
 const loopLab = `
 name: loop
@@ -200,15 +213,7 @@ func TestLoopStallKeepsLinkBusy(t *testing.T) {
 // CERNET lab's 77 Mbit/s hosts read 16 µs under the model, and its 8 KB
 // TCP point 2 % over.
 func TestLoopBillsHostCPUAfterIdle(t *testing.T) {
-	loop, n, host := fakeTAPs(t, `
-name: loop
-topology:
-  nodes:
-    a: {kind: host, cpu: {rate: 10M}}
-    b: {kind: host}
-  links:
-    - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
-`)
+	loop, n, host := fakeTAPs(t, labtest.Set(abLab, "topology.nodes.a.cpu", "{rate: 10M}"))
 	const cpu = 1211200 * time.Nanosecond // 1514 octets copied at 10 Mbit/s
 	const wire = 122080 * time.Nanosecond // their last bit at 100M
 	at := recordDeliveries(loop, n.Hosts["b:eth0"])
@@ -382,15 +387,7 @@ func TestLoopIdleSpinEnds(t *testing.T) {
 // every frame (two sched_setattr calls a frame, when idle polling was at
 // SCHED_IDLE).
 func TestLoopIdleOnlyWhenQuiet(t *testing.T) {
-	loop, _, host := fakeTAPs(t, `
-name: pingpong
-topology:
-  nodes:
-    a: {kind: host}
-    b: {kind: host}
-  links:
-    - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
-`)
+	loop, _, host := fakeTAPs(t, abLab)
 	spells := func() (n uint64) {
 		loop.Query(context.Background(), func() { n = loop.idleSpells })
 		return n
@@ -621,15 +618,7 @@ func BenchmarkLoopSwitch(b *testing.B) {
 // a frame waited 0.3-2 s for the loop's thread to run again (TestGSOGigabit
 // saw TCP time out through a 1G switch with nothing dropped).
 func TestLoopIdleNotStarved(t *testing.T) {
-	loop, _, host := fakeTAPs(t, `
-name: busy
-topology:
-  nodes:
-    a: {kind: host}
-    b: {kind: host}
-  links:
-    - {endpoints: ["a:eth0", "b:eth0"], ethernet: {rate: 100M}}
-`)
+	loop, _, host := fakeTAPs(t, abLab)
 	// Two hogs a core at normal priority, as long as the test runs.
 	for range 2 * runtime.NumCPU() {
 		hog := exec.Command("sh", "-c", "while :; do :; done")

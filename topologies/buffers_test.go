@@ -2,25 +2,14 @@ package topologies
 
 import (
 	"testing"
+
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // A host's TCP buffers are sized for its own link's rate over the lab's
 // round trip, both directions' delays and the cable's propagation counted.
 func TestTCPBufferMaxFillsTheLinkOverTheRoundTrip(t *testing.T) {
-	lab, err := Parse("wan.yaml", []byte(`
-name: wan
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-      ethernet: {rate: 10G}
-    - endpoints: ["h2:eth0", "sw1:p2"]
-      ethernet: {rate: 100M}
-      impair: {delay: 10ms}
-`))
+	lab, err := Parse("wan.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-switch", "wan"), "topology.links[0].ethernet.rate", "10G", "topology.links[1].impair", "{delay: 10ms}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,26 +29,15 @@ topology:
 // Without delays the kernel's own maximum is left alone, and a round trip
 // of seconds is capped.
 func TestTCPBufferMaxLeavesShortPathsAndCapsLongOnes(t *testing.T) {
-	src := func(delay string) string {
-		return `
-name: lan
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-      ethernet: {rate: 10G}
-` + delay
-	}
-	lab, err := Parse("lan.yaml", []byte(src("")))
+	lan := labtest.Set(labtest.Lab("two-hosts", "lan"), "topology.links[0].ethernet.rate", "10G")
+	lab, err := Parse("lan.yaml", []byte(lan))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := lab.TCPBufferMax("h1"); got != 0 {
 		t.Errorf("no delay: %d, want 0", got)
 	}
-	lab, err = Parse("far.yaml", []byte(src("      impair: {delay: 1s}\n")))
+	lab, err = Parse("far.yaml", []byte(labtest.Set(lan, "topology.links[0].impair", "{delay: 1s}")))
 	if err != nil {
 		t.Fatal(err)
 	}

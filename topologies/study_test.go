@@ -8,19 +8,11 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-const twoHosts = `name: x
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-experiments:
+var twoHosts = labtest.Lab("two-hosts-switch", "x", `experiments:
   - {name: udp, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 512, 1472]}
   - name: rr
     from: h1
@@ -34,7 +26,7 @@ variants:
     set: [{node: h1, cpu: {per_packet: 50us, rate: 64M}}]
   - name: fast
     set: [{node: h1, cpu: {}}]
-`
+`)
 
 func TestFindings(t *testing.T) {
 	lab, err := Parse("ok.yaml", []byte(twoHosts+`findings:
