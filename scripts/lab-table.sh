@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 bin=${ATMLAB:-./bin/atmlab}
 lab=$1
 out=${2:-results/bench-$(basename "$lab" .yaml)}
+mkdir -p "$(dirname "$out")"
 "$bin" lab run "$lab" --force --out "$out" >"$out.log" 2>&1 || { echo "lab run failed: see $out.log" >&2; exit 1; }
 echo "| experiment | test | size B | buffers | of the ceiling | short by | other load (cores) | steal | lateness p99 |"
 echo "|---|---|---:|---|---:|---|---:|---:|---:|"
