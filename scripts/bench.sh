@@ -41,7 +41,7 @@ if [ -n "$before" ]; then
 fi
 step "OC-3c AAL5, iperf3's default buffers beside -w 4M (iperf3 -c 10.0.0.2 -u -b 0 -l SIZE [-w 4194304] -t 4)" "scripts/lab-table.sh scripts/labs/oc3-defaults.yaml"
 step "Ping at the spacing users use" scripts/bench-realtime.sh
-step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./harness/vperf/ | grep -E '^Benchmark'"
+step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./backend/virtual/ | grep -E '^Benchmark'"
 step "The seed labs, five quick runs" scripts/stability.sh
 step "The seed labs in virtual time, three runs" scripts/determinism.sh
 step "A class in virtual time" "scripts/class-bench.sh"

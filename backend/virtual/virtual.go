@@ -38,12 +38,12 @@ type Setup struct {
 // Up builds the lab once, so that what virtual hosts cannot honour is
 // refused before the first point, and records its setup in o.Out.
 func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (backend.Env, error) {
-	l, err := vperf.Build(lab, lab.Seed)
+	l, err := Build(lab, lab.Seed)
 	if err != nil {
 		return nil, err
 	}
 	setup := Setup{Stack: vhost.Netstack, Hosts: map[string]vhost.Settings{}, QueueFrames: vhost.QueueFrames,
-		UDPQueue: vperf.UDPQueue, StartAt: vperf.StartAt.String(), Seed: lab.Seed}
+		UDPQueue: vperf.UDPQueue, StartAt: StartAt.String(), Seed: lab.Seed}
 	for name, h := range l.Hosts {
 		setup.Hosts[name] = h.Settings
 	}
@@ -66,5 +66,5 @@ func (Env) Stack() string      { return vhost.Netstack }
 func (Env) Close() error       { return nil }
 
 func (e Env) Measure(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
-	return vperf.MeasureLoad(ctx, e.lab, p, ex)
+	return MeasureLoad(ctx, e.lab, p, ex)
 }

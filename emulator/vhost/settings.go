@@ -1,6 +1,7 @@
 package vhost
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,8 +10,6 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
-
-	"github.com/atmlab/atmlab/topologies"
 )
 
 // Settings are what shapes a virtual host's TCP: netstack's defaults,
@@ -58,50 +57,44 @@ func Defaults() Settings {
 	}
 }
 
-// SettingsOf returns a host's settings from its sysctls. A sysctl netstack
-// has no equivalent for is an error that says so, rather than a setting
-// silently not applied.
-func SettingsOf(lab *topologies.Lab, node *topologies.Node) (Settings, error) {
-	s := Defaults()
-	for _, kv := range node.Sysctls {
-		bad := func(why string) error {
-			return fmt.Errorf("%s:%d: host %s: sysctl %s=%s: %s", lab.File, node.Line, node.Name, kv.Key, kv.Value, why)
+// Sysctl changes the settings by one of a host's sysctls. A sysctl
+// netstack has no equivalent for is an error that says so, rather than a
+// setting silently not applied.
+func (s *Settings) Sysctl(key, value string) error {
+	switch key {
+	case "net.ipv4.tcp_congestion_control":
+		if value != "reno" && value != "cubic" {
+			return errors.New("virtual hosts have reno and cubic only (or run with --clock real)")
 		}
-		switch kv.Key {
-		case "net.ipv4.tcp_congestion_control":
-			if kv.Value != "reno" && kv.Value != "cubic" {
-				return s, bad("virtual hosts have reno and cubic only (or run with --clock real)")
-			}
-			s.CongestionControl = kv.Value
-		case "net.ipv4.tcp_sack":
-			s.SACK = kv.Value != "0"
-		case "net.ipv4.tcp_moderate_rcvbuf":
-			s.ModerateRcvBuf = kv.Value != "0"
-		case "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem":
-			f := strings.Fields(kv.Value)
-			var v [3]int
-			ok := len(f) == 3
-			for i := 0; ok && i < 3; i++ {
-				n, err := strconv.Atoi(f[i])
-				v[i], ok = n, err == nil && n > 0
-			}
-			if !ok || v[0] > v[1] || v[1] > v[2] {
-				return s, bad(`write three sizes in octets, min default max, as "4096 131072 6291456"`)
-			}
-			if kv.Key == "net.ipv4.tcp_wmem" {
-				s.WMem = v
-			} else {
-				s.RMem = v
-			}
-		case "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling":
-			if kv.Value == "0" {
-				return s, bad("netstack always uses this option; virtual hosts cannot turn it off (run with --clock real)")
-			}
-		default:
-			return s, bad("netstack has no equivalent: virtual hosts cannot honour it (remove it, or run with --clock real)")
+		s.CongestionControl = value
+	case "net.ipv4.tcp_sack":
+		s.SACK = value != "0"
+	case "net.ipv4.tcp_moderate_rcvbuf":
+		s.ModerateRcvBuf = value != "0"
+	case "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem":
+		f := strings.Fields(value)
+		var v [3]int
+		ok := len(f) == 3
+		for i := 0; ok && i < 3; i++ {
+			n, err := strconv.Atoi(f[i])
+			v[i], ok = n, err == nil && n > 0
 		}
+		if !ok || v[0] > v[1] || v[1] > v[2] {
+			return errors.New(`write three sizes in octets, min default max, as "4096 131072 6291456"`)
+		}
+		if key == "net.ipv4.tcp_wmem" {
+			s.WMem = v
+		} else {
+			s.RMem = v
+		}
+	case "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling":
+		if value == "0" {
+			return errors.New("netstack always uses this option; virtual hosts cannot turn it off (run with --clock real)")
+		}
+	default:
+		return errors.New("netstack has no equivalent: virtual hosts cannot honour it (remove it, or run with --clock real)")
 	}
-	return s, nil
+	return nil
 }
 
 // apply sets s on a stack's TCP.

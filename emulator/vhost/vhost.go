@@ -1,5 +1,6 @@
-// Package vhost makes a lab's hosts userspace TCP/IP stacks (gVisor's
-// netstack) that run in model time on the lab's one scheduler: every host
+// Package vhost makes hosts userspace TCP/IP stacks (gVisor's netstack)
+// that run in model time on a lab's one scheduler, each as a Spec gives it
+// (backend/virtual reads the specs from a lab file): every host
 // interface is a netstack NIC attached to the same emulator.HostPort that a
 // TAP feeds in real time, so NICs, links, switches, hubs, ATM adapters,
 // routers and `cpu:` limits apply unchanged. It needs no root and no
@@ -58,6 +59,7 @@ import (
 	"fmt"
 	"math/rand"
 	randv2 "math/rand/v2"
+	"net/netip"
 	"runtime"
 	"slices"
 	"sync"
@@ -75,15 +77,16 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 	"gvisor.dev/gvisor/pkg/waiter"
 
-	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/topologies"
 )
 
 // Netstack is the gVisor module version the hosts run (go.mod pins it);
 // a run records it beside its results.
 const Netstack = "gvisor.dev/gvisor v0.0.0-20260905035102-160fafc42237"
+
+// defaultMTU is the MTU of a host without interfaces: Ethernet's.
+const defaultMTU = 1500
 
 // QueueFrames is a virtual host's queue in front of its NIC, in frames: a
 // Linux txqueuelen's worth. Netstack's send buffers bound what TCP puts
@@ -93,7 +96,6 @@ const QueueFrames = 1000
 // Lab is a lab's hosts as netstack stacks on the network's scheduler.
 type Lab struct {
 	Sched *sched.Scheduler
-	Net   *devices.Network
 	Hosts map[string]*Host // by node name
 	order []*Host          // in file order
 	frame uint64           // the last frame ID given out
@@ -142,19 +144,43 @@ type nic struct {
 	last time.Duration // when the last frame received enters the stack
 }
 
-// New makes every host of lab a netstack stack attached to its ports in
-// n (built by devices.Build on n.Sched).
-func New(lab *topologies.Lab, n *devices.Network) (*Lab, error) {
-	l := &Lab{Sched: n.Sched, Net: n, Hosts: map[string]*Host{}}
-	for _, node := range lab.Nodes {
-		if node.Kind != topologies.KindHost {
-			continue
-		}
-		h, err := l.newHost(lab, node)
+// Spec is one host to make: its settings, its interfaces (each attached
+// to a HostPort of the network on the scheduler) and its routes, as a lab
+// file gives them (backend/virtual reads them from one).
+type Spec struct {
+	Name     string
+	Where    string // "file:line" of the host in its lab file, for errors
+	Settings Settings
+	NICs     []NIC
+	Routes   []Route
+}
+
+// NIC is a host interface.
+type NIC struct {
+	Name string
+	Port *emulator.HostPort // the network's end of its link; nil: it has none
+	MTU  int
+	MAC  string       // its Ethernet address, as net.HardwareAddr's bytes
+	Addr netip.Prefix // its IPv4 address and subnet; invalid: none
+}
+
+// Route is a static route through a gateway.
+type Route struct {
+	To    netip.Prefix
+	Via   netip.Addr
+	Where string // "file:line" of the route, for errors
+}
+
+// New makes every host a netstack stack on s, attached to its ports, its
+// randomness seeded from seed and its name.
+func New(s *sched.Scheduler, seed uint64, hosts []Spec) (*Lab, error) {
+	l := &Lab{Sched: s, Hosts: map[string]*Host{}}
+	for _, spec := range hosts {
+		h, err := l.newHost(seed, spec)
 		if err != nil {
 			return nil, err
 		}
-		l.Hosts[node.Name] = h
+		l.Hosts[spec.Name] = h
 		l.order = append(l.order, h)
 	}
 	return l, nil
@@ -172,13 +198,10 @@ func newStack(opts stack.Options) *stack.Stack {
 	return stack.New(opts)
 }
 
-func (l *Lab) newHost(lab *topologies.Lab, node *topologies.Node) (*Host, error) {
-	set, err := SettingsOf(lab, node)
-	if err != nil {
-		return nil, err
-	}
-	h := &Host{Name: node.Name, Settings: set, lab: l}
-	seed := seedOf(lab.Seed, "vhost/"+node.Name)
+func (l *Lab) newHost(labSeed uint64, spec Spec) (*Host, error) {
+	set := spec.Settings
+	h := &Host{Name: spec.Name, Settings: set, lab: l}
+	seed := seedOf(labSeed, "vhost/"+spec.Name)
 	h.jitter = randv2.New(randv2.NewPCG(seedOf(seed, "jitter"), seed))
 	var key [32]byte
 	for i := range 4 {
@@ -196,41 +219,40 @@ func (l *Lab) newHost(lab *topologies.Lab, node *topologies.Node) (*Host, error)
 	})
 	h.tcp = h.Stack.TransportProtocolInstance(tcp.ProtocolNumber)
 	if err := set.apply(h.Stack); err != nil {
-		return nil, fmt.Errorf("%s:%d: host %s: %w", lab.File, node.Line, node.Name, err)
+		return nil, fmt.Errorf("%s: host %s: %w", spec.Where, spec.Name, err)
 	}
 	var routes []tcpip.Route
-	for i, iface := range node.Interfaces {
-		e := topologies.Endpoint{Node: node.Name, Port: iface.Name}
-		port := l.Net.Hosts[e.String()]
+	for i, iface := range spec.NICs {
+		port := iface.Port
 		if port == nil {
-			return nil, fmt.Errorf("host %s: interface %s has no link", node.Name, iface.Name)
+			return nil, fmt.Errorf("host %s: interface %s has no link", spec.Name, iface.Name)
 		}
 		c := &nic{h: h, id: tcpip.NICID(i + 1), port: port,
-			ch: channel.New(QueueFrames, uint32(iface.MTU+emulator.EtherHeader), tcpip.LinkAddress(lab.MAC(e)))}
+			ch: channel.New(QueueFrames, uint32(iface.MTU+emulator.EtherHeader), tcpip.LinkAddress(iface.MAC))}
 		if err := h.Stack.CreateNIC(c.id, ethernet.New(c.ch)); err != nil {
-			return nil, fmt.Errorf("host %s: nic %s: %s", node.Name, iface.Name, err)
+			return nil, fmt.Errorf("host %s: nic %s: %s", spec.Name, iface.Name, err)
 		}
 		port.Sink = c.receive
 		port.SetOnSpace(h.settle)
 		h.nics = append(h.nics, c)
-		if iface.IPv4.IsValid() {
-			a := tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(iface.IPv4.Addr().As4()), PrefixLen: iface.IPv4.Bits()}
+		if iface.Addr.IsValid() {
+			a := tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(iface.Addr.Addr().As4()), PrefixLen: iface.Addr.Bits()}
 			if err := h.Stack.AddProtocolAddress(c.id, tcpip.ProtocolAddress{Protocol: ipv4.ProtocolNumber, AddressWithPrefix: a}, stack.AddressProperties{}); err != nil {
-				return nil, fmt.Errorf("host %s: address %s: %s", node.Name, iface.IPv4, err)
+				return nil, fmt.Errorf("host %s: address %s: %s", spec.Name, iface.Addr, err)
 			}
 			routes = append(routes, tcpip.Route{Destination: a.Subnet(), NIC: c.id})
 		}
 	}
-	for _, r := range node.Routes {
+	for _, r := range spec.Routes {
 		via := r.Via
 		var out tcpip.NICID
-		for i, iface := range node.Interfaces {
-			if iface.IPv4.IsValid() && iface.IPv4.Masked().Contains(via) {
+		for i, iface := range spec.NICs {
+			if iface.Addr.IsValid() && iface.Addr.Masked().Contains(via) {
 				out = tcpip.NICID(i + 1)
 			}
 		}
 		if out == 0 {
-			return nil, fmt.Errorf("%s:%d: host %s: gateway %s is on none of its subnets", lab.File, r.Line, node.Name, via)
+			return nil, fmt.Errorf("%s: host %s: gateway %s is on none of its subnets", r.Where, spec.Name, via)
 		}
 		dst := tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(r.To.Masked().Addr().As4()), PrefixLen: r.To.Bits()}
 		routes = append(routes, tcpip.Route{Destination: dst.Subnet(), Gateway: tcpip.AddrFrom4(via.As4()), NIC: out})
@@ -344,7 +366,7 @@ func (h *Host) takeReady() []*Watch {
 // MTU returns the MTU of the host's first interface.
 func (h *Host) MTU() int {
 	if len(h.nics) == 0 {
-		return topologies.DefaultMTU
+		return defaultMTU
 	}
 	return int(h.Stack.NICInfo()[h.nics[0].id].MTU)
 }

@@ -1,7 +1,8 @@
-package vperf
+package virtual
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"net/netip"
 	"runtime"
 	"strings"
@@ -33,7 +34,7 @@ func benchVirtual(b *testing.B, text string, spec perf.Spec) {
 		}
 		v.Sched.RunUntil(StartAt)
 		c0 := cpuTime()
-		res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: spec})
+		res, err := vperf.Run(vperf.Test{Lab: v.Lab, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: spec})
 		cpu += cpuTime() - c0
 		if err != nil || res.Error != "" {
 			b.Fatal(err, res.Error)
@@ -104,11 +105,11 @@ func BenchmarkVirtualFabric200(b *testing.B) {
 			b.Fatal(err)
 		}
 		v.Sched.RunUntil(StartAt)
-		var runs []*Running
+		var runs []*vperf.Running
 		for lf := 1; lf <= leaves; lf++ {
 			for i := 1; i <= per/2; i++ {
 				to := lf%leaves + 1
-				r, err := Start(Test{Lab: v, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
+				r, err := vperf.Start(vperf.Test{Lab: v.Lab, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
 					Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: perf.Spec{Test: perf.TCPStream, Duration: time.Second}})
 				if err != nil {
 					b.Fatal(err)

@@ -1,8 +1,9 @@
-package vperf
+package virtual
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"net/netip"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestLongRTTWindow(t *testing.T) {
 	}
 	v.Sched.RunUntil(StartAt)
 	const dur = 3 * time.Second
-	res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr("10.0.0.2"),
+	res, err := vperf.Run(vperf.Test{Lab: v.Lab, From: "h1", To: "h2", Addr: netip.MustParseAddr("10.0.0.2"),
 		Spec: perf.Spec{Test: perf.TCPStream, Duration: dur, Message: 131072, Interval: iv}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,11 @@
-package vhost
+package virtual
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"testing"
 	"time"
@@ -12,9 +13,8 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 
-	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
-	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/vhost"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -41,8 +41,7 @@ func build(t *testing.T, text string) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := devices.Build(lab, sched.New())
-	l, err := New(lab, n)
+	l, err := Build(lab, lab.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +83,7 @@ func transfer(t *testing.T, l *Lab, n int) (done time.Duration, goodput float64)
 	}
 	got := 0
 	var sink bytes.Buffer
-	err = srv.Listen(5001, func(c *Socket) {
+	err = srv.Listen(5001, func(c *vhost.Socket) {
 		c.OnEvent = func() {
 			for {
 				sink.Reset()
@@ -122,7 +121,7 @@ func transfer(t *testing.T, l *Lab, n int) (done time.Duration, goodput float64)
 			}
 		}
 		h1.Do(func() {
-			if err := cl.Connect(Addr(netipOf("10.0.0.2"), 5001)); err != nil {
+			if err := cl.Connect(vhost.Addr(netip.MustParseAddr("10.0.0.2"), 5001)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -158,43 +157,5 @@ func TestDeterminism(t *testing.T) {
 	}
 	if other, _, _ := run(2, 2); other == want {
 		t.Errorf("seed 2 gave the same trace as seed 1: the seed does not reach the stacks")
-	}
-}
-
-// Each frame a host receives enters its stack after a delay drawn from
-// [0, Jitter) by the host's seeded generator, never before the frame
-// ahead of it: the same seed draws the same delays, another seed others,
-// and Jitter 0 hands frames over at once.
-func TestJitter(t *testing.T) {
-	draws := func(seed int, jitter time.Duration) []time.Duration {
-		l := build(t, fmt.Sprintf(sw100, seed))
-		h := l.Hosts["h2"]
-		if h.Settings.Jitter != DefaultJitter {
-			t.Fatalf("settings record jitter %v, want %v", h.Settings.Jitter, DefaultJitter)
-		}
-		h.Settings.Jitter = jitter
-		c := h.nics[0]
-		var out []time.Duration
-		for i := range 200 {
-			l.Sched.RunUntil(time.Duration(i/4) * 5 * time.Microsecond) // four frames an instant, 5 µs apart
-			prev := c.last
-			at := c.entry()
-			now := l.Sched.Now()
-			if at < now || at < prev || at != prev && at != now && at >= now+jitter {
-				t.Fatalf("seed %d frame %d at %v enters at %v (jitter %v, the frame ahead at %v)", seed, i, now, at, jitter, prev)
-			}
-			out = append(out, at-now)
-		}
-		return out
-	}
-	a, b, other := draws(1, DefaultJitter), draws(1, DefaultJitter), draws(2, DefaultJitter)
-	if fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(a) == fmt.Sprint(other) {
-		t.Errorf("seed 1 twice and seed 2:\n%v\n%v\n%v", a, b, other)
-	}
-	t.Logf("delays of seed 1: %v ...", a[:8])
-	for _, d := range draws(1, 0) {
-		if d != 0 {
-			t.Fatalf("jitter 0: a frame waited %v", d)
-		}
 	}
 }

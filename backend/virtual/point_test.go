@@ -1,4 +1,4 @@
-package vperf
+package virtual
 
 import (
 	"context"

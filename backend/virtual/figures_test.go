@@ -1,8 +1,9 @@
-package vperf
+package virtual
 
 import (
 	"context"
 	"fmt"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"math"
 	"net/netip"
 	"strings"
@@ -34,7 +35,7 @@ func measure(t *testing.T, l *topologies.Lab, spec perf.Spec) perf.Result {
 	}
 	defer v.Close()
 	v.Sched.RunUntil(StartAt)
-	res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: spec})
+	res, err := vperf.Run(vperf.Test{Lab: v.Lab, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

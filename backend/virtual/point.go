@@ -1,4 +1,4 @@
-package vperf
+package virtual
 
 import (
 	"context"
@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atmlab/atmlab/devices"
-	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/emulator/vhost"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -77,7 +75,7 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 		if strings.HasSuffix(bg.Test, "_RR") {
 			bspec.Message, bspec.Request, bspec.Response = 0, bg.Size, bg.Size
 		}
-		if _, err := Start(Test{Lab: l, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
+		if _, err := vperf.Start(vperf.Test{Lab: l.Lab, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
 			load.Error = err.Error()
 			return res, load, fmt.Errorf("background %s: %w", bg.Test, err)
 		}
@@ -88,19 +86,11 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 	if load != nil {
 		sent0 = l.Hosts[load.From].TxBytes
 	}
-	res, err = Run(Test{Lab: l, From: p.From, To: p.To, Addr: to, Spec: spec})
+	res, err = vperf.Run(vperf.Test{Lab: l.Lab, From: p.From, To: p.To, Addr: to, Spec: spec})
 	if dt := l.Sched.Now() - t0; load != nil && dt > 0 {
 		load.SentBps = 8 * float64(l.Hosts[load.From].TxBytes-sent0) / dt.Seconds()
 	}
 	return res, load, err
-}
-
-// Build builds a lab's network and its virtual hosts on a new scheduler,
-// with seed in place of the lab's.
-func Build(lab *topologies.Lab, seed uint64) (*vhost.Lab, error) {
-	seeded := *lab
-	seeded.Seed = seed
-	return vhost.New(&seeded, devices.Build(&seeded, sched.New()))
 }
 
 // PointSeed is the seed a point's lab is built with; a confidence's runs

@@ -1,4 +1,4 @@
-package vperf
+package virtual
 
 import (
 	"bytes"
@@ -7,11 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // An experiment's confidence: in virtual time: each run of a point is a
@@ -29,7 +25,7 @@ experiments:
 `)
 	run := func() ([]labrun.Record, []byte) {
 		var out bytes.Buffer
-		r := &labrun.Runner{Lab: l, JSONL: &out, Env: model{l}}
+		r := &labrun.Runner{Lab: l, JSONL: &out, Env: Env{lab: l}}
 		recs, err := r.Run(context.Background())
 		if err != nil || len(recs) != 3 {
 			t.Fatalf("%d records, %v", len(recs), err)
@@ -82,13 +78,4 @@ experiments:
 // strip drops the records' timestamps.
 func strip(jsonl []byte) string {
 	return regexp.MustCompile(`"at":"[^"]*"`).ReplaceAllString(string(jsonl), "")
-}
-
-// model measures a lab's points in virtual time, as backend/virtual does.
-type model struct{ lab *topologies.Lab }
-
-func (model) Clock() clock.Clock { return clock.Virtual }
-func (model) Stack() string      { return "" }
-func (m model) Measure(ctx context.Context, p labrun.Point, e *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
-	return MeasureLoad(ctx, m.lab, p, e)
 }
