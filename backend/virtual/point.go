@@ -40,8 +40,9 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 		spec.Message = p.Size
 	}
 	res := perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
-	if (p.Tool == "iperf3" || p.Tool == "iperf") && e.Virtual != "atmlab" {
-		res.Error = fmt.Sprintf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", p.Tool)
+	run, skip := labrun.ToolOf(p.Tool).Virtual(e)
+	if skip != nil {
+		res.Error = skip.Error()
 		return res, nil, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -86,7 +87,7 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 	if load != nil {
 		sent0 = l.Hosts[load.From].TxBytes
 	}
-	res, err = vperf.Run(vperf.Test{Lab: l.Lab, From: p.From, To: p.To, Addr: to, Spec: spec})
+	res, err = run(vperf.Test{Lab: l.Lab, From: p.From, To: p.To, Addr: to, Spec: spec})
 	if dt := l.Sched.Now() - t0; load != nil && dt > 0 {
 		load.SentBps = 8 * float64(l.Hosts[load.From].TxBytes-sent0) / dt.Seconds()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // AboveCeilingReason says why a stream point read above its path's
@@ -16,7 +17,7 @@ func (rec *Record) AboveCeilingReason() string {
 		return ""
 	}
 	why := "the tool divided what arrived by a time a little shorter than the data took to arrive: it stops its clock when the sender stops, while what the link still queued arrives after"
-	if rec.Tool == "iperf3" && rec.Test == perf.UDPStream {
+	if rec.Tool == study.ToolIperf3 && rec.Test == perf.UDPStream {
 		why = "iperf3's figure is the mean of the receiver's one-second reports, and a report reads more than the link carried when the emulator, having fallen behind (see its lateness), catches up within it"
 	}
 	return fmt.Sprintf("%.1f %% of the ceiling, above it: no link carries more than its ceiling; the %.2f %% excess is the measurement's: %s",

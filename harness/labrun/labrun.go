@@ -407,7 +407,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		if err != nil {
 			rec.Error = err.Error()
 		}
-		if p.Tool != "" && p.Tool != "atmlab" && e.Virtual != "" && rec.Result.Error == "" {
+		if p.Tool != "" && p.Tool != study.ToolAtmlab && e.Virtual != "" && rec.Result.Error == "" {
 			rec.MeasuredBy = e.Virtual
 		}
 		r.judge(p, &rec)
@@ -429,7 +429,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	h0, qerr := hosts.Emulator(ctx)
 	s0, serr := r.steal()
 	t0 := time.Now()
-	tool := toolOf(p.Tool)
+	tool := ToolOf(p.Tool)
 	var err error
 	rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
 		return tool.Measure(ctx, r, p, e)

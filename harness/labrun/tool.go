@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -20,15 +21,45 @@ import (
 // through the runner's Env: atmlab perf (atmlab.go), iperf3 (iperf3.go)
 // and iperf 2 (iperf2.go), as an experiment's tool: names them.
 type Tool interface {
+	// Measure is the tool's real side: its program run in a real-time
+	// lab's hosts (r.Env is Hosts).
 	Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error)
+	// Virtual is the tool's virtual side: the test between virtual hosts,
+	// in model time, that measures its points, or why it has none.
+	Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error)
+}
+
+// Virtual: atmlab perf's tests run between virtual hosts as they are.
+func (atmlabTool) Virtual(*study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	return vperf.Run, nil
+}
+
+// Virtual: iperf3 is a real binary on a real host; an experiment that
+// says virtual: atmlab has atmlab perf's test of the same name stand in.
+func (iperf3Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	return realOnly(study.ToolIperf3, e)
+}
+
+// Virtual: as iperf3's.
+func (iperf2Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	return realOnly(study.ToolIperf, e)
+}
+
+// realOnly is a real-time tool's virtual side: atmlab perf's test when
+// the experiment says virtual: atmlab, else the reason it is skipped.
+func realOnly(tool string, e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	if e.Virtual == study.ToolAtmlab {
+		return vperf.Run, nil
+	}
+	return nil, fmt.Errorf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", tool)
 }
 
 // tools are the experiments' tools by name; an experiment without one
 // runs atmlab perf.
-var tools = map[string]Tool{"atmlab": atmlabTool{}, "iperf3": iperf3Tool{}, "iperf": iperf2Tool{}}
+var tools = map[string]Tool{study.ToolAtmlab: atmlabTool{}, study.ToolIperf3: iperf3Tool{}, study.ToolIperf: iperf2Tool{}}
 
-// toolOf is the tool that measures an experiment's points.
-func toolOf(name string) Tool {
+// ToolOf is the tool that measures an experiment's points.
+func ToolOf(name string) Tool {
 	if t, ok := tools[name]; ok {
 		return t
 	}

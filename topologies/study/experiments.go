@@ -81,7 +81,18 @@ type Background struct {
 
 // experimentTools measure experiments: atmlab's own client, iperf3 -J, and
 // iperf 2 (TCP_STREAM only, for the Sandia study's comparison of tools).
-var experimentTools = []string{"atmlab", "iperf3", "iperf"}
+var experimentTools = Tools
+
+// The experiments' tools by name, the one list of them: labrun holds each
+// one's real side (its program in the hosts) and virtual side.
+const (
+	ToolAtmlab = "atmlab" // atmlab perf
+	ToolIperf3 = "iperf3"
+	ToolIperf  = "iperf" // iperf 2
+)
+
+// Tools are the names an experiment's tool: takes.
+var Tools = []string{ToolAtmlab, ToolIperf3, ToolIperf}
 
 // experimentTests are the tests an experiment may name.
 var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"}
@@ -93,7 +104,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 	}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("experiments[%d]", i)
-		e := &Experiment{Line: v.Line, Tool: "atmlab", Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
+		e := &Experiment{Line: v.Line, Tool: ToolAtmlab, Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
 		var sizes, quickSizes, bgNode *yaml.Node
 		d.Mapping(v, path, []labyaml.Field{
 			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
@@ -112,7 +123,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 					e.Tool = s
 				}
 			}},
-			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &e.Virtual, "atmlab") }},
+			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &e.Virtual, ToolAtmlab) }},
 			{Name: "tests", Required: true, Decode: func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
 			{Name: "sizes", Required: false, Decode: func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
 			{Name: "sockbufs", Required: false, Decode: func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
@@ -152,7 +163,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 		if e.Duration <= 0 {
 			d.Errorf(v, path+".duration", "must be positive")
 		}
-		if e.Virtual != "" && (e.Tool == "" || e.Tool == "atmlab") {
+		if e.Virtual != "" && (e.Tool == "" || e.Tool == ToolAtmlab) {
 			d.Errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
 		}
 		// The sizes meet the tests; a quick run's tests without sizes of
@@ -208,7 +219,7 @@ func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string
 		return
 	}
 	lo, hi, why := 1, maxUDPMessage, fmt.Sprintf("a UDP message is at most %d bytes (%d fit in an IPv4 datagram; larger ones up to %d are measured as \"message too large\", as netperf does)", maxUDPMessage, maxUDPPayload, maxUDPMessage)
-	if tool == "iperf3" {
+	if tool == ToolIperf3 {
 		lo, hi, why = minIperf3UDPLen, maxUDPPayload, fmt.Sprintf("iperf3 sends UDP blocks of %d to %d bytes and refuses others", minIperf3UDPLen, maxUDPPayload)
 	}
 	for _, x := range v.Content {
