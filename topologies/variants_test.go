@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -178,11 +179,16 @@ func TestVariantLabsShareNothing(t *testing.T) {
 		}
 		seen := map[ptrKey]string{}
 		refs(reflect.ValueOf(lab), "lab", seen)
+		// seen holds addresses, not pointers: the labs stay reachable so
+		// the collector cannot free one and hand its memory to a later
+		// variant, which would read as sharing.
+		alive := []*Lab{lab}
 		for _, name := range append([]string{"base"}, lab.Measured()...) {
 			v, errs := lab.withVariant(name)
 			if errs != nil {
 				continue // a bad variant (nodes.yaml's): no lab
 			}
+			alive = append(alive, v)
 			mine := map[ptrKey]string{}
 			refs(reflect.ValueOf(v), "lab", mine)
 			for k, path := range mine {
@@ -194,6 +200,7 @@ func TestVariantLabsShareNothing(t *testing.T) {
 				seen[k] = path
 			}
 		}
+		runtime.KeepAlive(alive)
 	}
 }
 
