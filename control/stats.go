@@ -54,6 +54,11 @@ type LoopStats struct {
 	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
 	WriteErrors uint64        `json:"tap_write_errors"`
 	GSOErrors   uint64        `json:"gso_errors,omitempty"` // super-frames from a host that could not be cut
+	// LateHeld are the frames from hosts the loop let into the model
+	// later than they came, because the model ran more than its bound
+	// behind the wall clock (kernel.Loop.LateBound): they waited as if in
+	// the TAP, and the model's link stood idle meanwhile.
+	LateHeld uint64 `json:"late_held,omitempty"`
 	// SuperFrames are the GSO super-frames hosts handed over, cut into
 	// SuperSegments wire frames.
 	SuperFrames   uint64 `json:"super_frames,omitempty"`

@@ -63,6 +63,9 @@ func (st *Stats) WriteText(out io.Writer) {
 	l := st.Loop
 	fmt.Fprintf(out, "emulator: up %v, CPU %.0f%% (and %v polling idle), release lateness p50 %v p99 %v max %v over %d releases\n",
 		l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+	if l.LateHeld > 0 {
+		fmt.Fprintf(out, "warning: the emulator held back %d frames from the hosts: its model ran too far behind the wall clock, and they entered it later than they came\n", l.LateHeld)
+	}
 	if l.SuperFrames > 0 || l.GSOErrors > 0 {
 		fmt.Fprintf(out, "super-frames: %d from the hosts, cut into %d wire frames (%.1f each); %d could not be cut\n",
 			l.SuperFrames, l.SuperSegments, float64(l.SuperSegments)/float64(max(l.SuperFrames, 1)), l.GSOErrors)

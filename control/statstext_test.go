@@ -53,3 +53,17 @@ topology:
 		t.Errorf("want the hubs' lines in name order after the port table, and no switch line:\n%s", got)
 	}
 }
+
+// atmlab stats says how many frames the emulator held back to stay
+// within its bound on lateness, and says nothing when it held none.
+func TestWriteStatsShowsLateHeld(t *testing.T) {
+	for _, drops := range []uint64{0, 4321} {
+		var out bytes.Buffer
+		st := Stats{Lab: "l", Loop: LoopStats{LateHeld: drops}}
+		st.WriteText(&out)
+		const line = "warning: the emulator held back 4321 frames from the hosts: its model ran too far behind the wall clock, and they entered it later than they came\n"
+		if got := strings.Contains(out.String(), "frames from the hosts"); got != (drops > 0) || drops > 0 && !strings.Contains(out.String(), line) {
+			t.Errorf("%d late drops: stats read\n%s", drops, out.String())
+		}
+	}
+}

@@ -65,6 +65,13 @@ type Loop struct {
 	// namespaces, measured when the lab came up (probe.go): the baseline
 	// for the emulator's added latency.
 	VethRTT time.Duration
+	// LateBound is how far behind the wall clock the model may let a
+	// frame from a host enter its NIC: one that would enter later is
+	// held back to the bound and counted (stage.enter,
+	// control.LoopStats.LateHeld), so that no load makes the loop
+	// release frames ever later. At most 0:
+	// no bound.
+	LateBound time.Duration
 
 	s     *sched.Scheduler
 	start time.Time
@@ -114,6 +121,13 @@ const DefaultSpin = 50 * time.Microsecond
 // 2.9 % of each direction's wire).
 const GROHold = 100 * time.Microsecond
 
+// DefaultLateBound is Loop.LateBound unless changed: above what a
+// loop that keeps up is late by (a pass of 1 ms before it polls, a
+// host's thread holding the core for a few milliseconds: release
+// lateness p99 0.3-5 ms under load), and a twentieth of the 100 ms two
+// 1G floods made it run behind without one.
+const DefaultLateBound = 5 * time.Millisecond
+
 // DefaultLinger is Loop.Linger unless changed.
 const DefaultLinger = 200 * time.Microsecond
 
@@ -132,8 +146,10 @@ const idleAfter = 200 * time.Microsecond
 type tap struct {
 	fd       int
 	port     *emulator.HostPort
-	readable bool  // frames may be waiting: epoll is edge-triggered
-	staged   stage // frames read ahead of the NIC's ring (stage.go)
+	readable bool                  // frames may be waiting: epoll is edge-triggered
+	staged   stage                 // frames read ahead of the NIC's ring (stage.go)
+	input    func(*emulator.Frame) // the NIC's Input, or InputSuper
+	room     func() bool           // the NIC's CanAccept
 	// bucket is the host's token bucket in front of the TAP, which dates
 	// frames back (stage.dateBack), from bucketFrom on; nil: none known.
 	bucket     *bucket
@@ -153,7 +169,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, s: s, start: time.Now(), taps: map[int32]*tap{}}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -179,7 +195,8 @@ func (l *Loop) Now() time.Duration { return time.Since(l.start) }
 // port's Sink writes to the TAP, and the loop reads the TAP whenever its
 // stage or the NIC ring has room. closeFn is called when the loop closes. Call before Run.
 func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) error {
-	t := &tap{fd: fd, port: port, close: closeFn}
+	t := &tap{fd: fd, port: port, close: closeFn, room: port.CanAccept}
+	t.input = func(f *emulator.Frame) { port.Input(f) }
 	write := func(f *emulator.Frame) {
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
@@ -236,6 +253,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	}
 	t := l.taps[int32(fd)]
 	t.vnet = true
+	t.input = port.InputSuper
 	var hdr [emulator.VNetHdrLen]byte
 	iov := [][]byte{hdr[:], nil}
 	t.write = func(h emulator.VNetHdr, data []byte) {
@@ -567,7 +585,11 @@ func (l *Loop) read(t *tap) {
 			n++
 		}
 		if b := t.bucket; b != nil && n*b.frame > b.burst { // else none can date back
-			t.staged.dateBack(n, l.Now(), max(l.s.Now(), t.bucketFrom), b)
+			now, floor := l.Now(), max(l.s.Now(), t.bucketFrom)
+			if l.LateBound > 0 { // not so far back that enter must hold them
+				floor = max(floor, now-l.LateBound)
+			}
+			t.staged.dateBack(n, now, floor, b)
 		}
 		if !l.admit(t) || !t.readable {
 			return
@@ -576,21 +598,12 @@ func (l *Loop) read(t *tap) {
 }
 
 // admit moves staged frames into the NIC ring, each at the model time the
-// ring had room or at the pass that read it, whichever is later, and
+// ring had room or at the pass that read it, whichever is later (no more
+// than LateBound behind the pass: stage.enter), and
 // reports whether the stage has room for more.
 func (l *Loop) admit(t *tap) bool {
-	for t.staged.len() > 0 && t.port.CanAccept() {
-		f := t.staged.peek()
-		if f.Born > l.s.Now() { // read at a pass the model has not reached
-			t.staged.admit.Reset(f.Born)
-			break
-		}
-		t.staged.pop()
-		if t.vnet {
-			t.port.InputSuper(f)
-		} else {
-			t.port.Input(f)
-		}
+	if at, wait := t.staged.enter(l.s.Now(), l.now, l.LateBound, t.room, t.input); wait {
+		t.staged.admit.Reset(at)
 	}
 	return !t.staged.full()
 }
@@ -637,6 +650,7 @@ func (l *Loop) Stats() control.LoopStats {
 	for _, t := range l.taps {
 		st.WriteErrors += t.writeErrs
 		st.GSOErrors += t.gsoErrors
+		st.LateHeld += t.staged.late
 		st.SuperFrames += t.supers
 		st.SuperSegments += t.superSegs
 	}

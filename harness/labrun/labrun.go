@@ -77,6 +77,7 @@ type Stealer interface {
 type Health struct {
 	CPU       time.Duration // the emulator's CPU time
 	HostDrops uint64        // frames hosts dropped at their TAPs: the emulator fell behind
+	LateHeld  uint64        // frames the emulator held back at ingress, its model too far behind the wall clock
 	// QdiscDrops and QdiscRequeues are the frames the hosts' qdiscs in
 	// front of their TAPs dropped and took back.
 	QdiscDrops, QdiscRequeues uint64
@@ -133,6 +134,10 @@ type Record struct {
 	// during the point (before QdiscDrops was recorded, their qdiscs'
 	// drops too).
 	HostDrops uint64 `json:"host_drops,omitempty"`
+	// LateHeld are the frames from the hosts the emulator let into its
+	// model later than they came during the point, its model too far
+	// behind the wall clock (they waited as if in the TAP).
+	LateHeld uint64 `json:"late_held,omitempty"`
 	// QdiscDrops and QdiscRequeues are the frames the senders' qdiscs in
 	// front of their TAPs dropped and took back during the point.
 	QdiscDrops    uint64 `json:"qdisc_drops,omitempty"`
@@ -457,6 +462,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	if qerr == nil {
 		rec.EmulatorCPU = float64(h1.CPU-h0.CPU) / float64(time.Since(t0))
 		rec.HostDrops = h1.HostDrops - h0.HostDrops
+		rec.LateHeld = h1.LateHeld - h0.LateHeld
 		rec.QdiscDrops, rec.QdiscRequeues = h1.QdiscDrops-h0.QdiscDrops, h1.QdiscRequeues-h0.QdiscRequeues
 		if h0.Busy > 0 && h1.Busy > 0 {
 			rec.OtherLoad = max(0, float64((h1.Busy-h0.Busy)-(h1.LabCPU-h0.LabCPU))/float64(time.Since(t0)))

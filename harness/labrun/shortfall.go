@@ -12,7 +12,7 @@ const (
 	ShortReceiver = "receiver_socket"   // the receiving socket was full: UDP RcvbufErrors, TCP receive-memory drops
 	ShortQdisc    = "sender_qdisc"      // the sender's qdisc in front of its TAP dropped or requeued frames
 	ShortTAP      = "host_taps"         // the hosts' TAPs dropped frames the emulator did not read in time
-	ShortLateness = "emulator_lateness" // the emulator released frames late (p99 above LateP99) or used most of a core
+	ShortLateness = "emulator_lateness" // the emulator released frames late (p99 above LateP99), held frames back to stay in time, or used most of a core
 	ShortSteal    = "hypervisor_steal"  // the hypervisor took more than StealShort of the machine
 	ShortLoad     = "other_load"        // work outside the lab's processes used more than OtherLoadShort of a core
 	ShortNone     = "none_measured"     // short, with none of the above seen
@@ -48,7 +48,7 @@ func (rec *Record) shortfall() []string {
 	if rec.HostDrops > 0 {
 		by = append(by, ShortTAP)
 	}
-	if rec.Lateness != nil && rec.Lateness.P99 > LateP99 || rec.EmulatorCPU > 0.9 {
+	if rec.Lateness != nil && rec.Lateness.P99 > LateP99 || rec.LateHeld > 0 || rec.EmulatorCPU > 0.9 {
 		by = append(by, ShortLateness)
 	}
 	if rec.Steal > StealShort {
@@ -93,7 +93,11 @@ func (rec *Record) ShortfallWords() string {
 			if rec.Lateness != nil {
 				late = fmt.Sprintf("p99 %v, max %v", rec.Lateness.P99.Round(time.Microsecond), rec.Lateness.Max.Round(time.Microsecond))
 			}
-			why = append(why, fmt.Sprintf("the emulator fell behind its model (release lateness %s, %.0f %% of a core)", late, 100*rec.EmulatorCPU))
+			dropped := ""
+			if rec.LateHeld > 0 {
+				dropped = fmt.Sprintf(", and held back %d frames from the hosts rather than carry them later still", rec.LateHeld)
+			}
+			why = append(why, fmt.Sprintf("the emulator fell behind its model (release lateness %s, %.0f %% of a core%s)", late, 100*rec.EmulatorCPU, dropped))
 		case ShortSteal:
 			why = append(why, fmt.Sprintf("the hypervisor took %.1f %% of the machine (steal)", 100*rec.Steal))
 		case ShortLoad:
