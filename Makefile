@@ -105,6 +105,7 @@ fuzz:
 	$(FUZZ) ./cells/ FuzzAAL5
 	$(FUZZ) ./cells/ FuzzAAL34
 	$(FUZZ) ./cells/ FuzzDecapsulate
+	$(FUZZ) ./cells/native/ FuzzParse
 	$(FUZZ) ./harness/labrun/ FuzzIperf2CSV
 	$(FUZZ) ./emulator/ FuzzSegment
 	$(FUZZ) ./netstat/ FuzzParse

@@ -63,7 +63,7 @@ func (h *host) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (a
 func vcs(i *topologies.Interface) []atm.VC {
 	var out []atm.VC
 	for _, vc := range i.VCs {
-		out = append(out, atm.VC{VPI: uint16(vc.VPI), VCI: uint16(vc.VCI), Peer: vc.Peer})
+		out = append(out, atm.VC{VPI: uint16(vc.VPI), VCI: uint16(vc.VCI), Peer: vc.Peer, Native: vc.Native})
 	}
 	return out
 }

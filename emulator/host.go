@@ -444,6 +444,7 @@ type ATMStats struct {
 	TooLong      uint64 `json:"too_long,omitempty"`      // PDUs over the receiver's maximum SDU
 	NoVC         uint64 `json:"no_vc,omitempty"`         // frames from the host with no VC to their destination
 	NotIP        uint64 `json:"not_ip,omitempty"`        // frames from the host that are neither IP nor ARP (Classical IP carries IP only)
+	BadNative    uint64 `json:"bad_native,omitempty"`    // native AAL API frames from the host whose header does not parse (cells/native)
 	ARPReplies   uint64 `json:"arp_replies,omitempty"`   // ATMARP answers given to the host
 }
 

@@ -134,6 +134,9 @@ func resolve(raw *Raw) (*Lab, []error) {
 	if len(d.Errs) == 0 {
 		d.Errs = planPVCs(lab)
 	}
+	if len(d.Errs) == 0 {
+		d.Errs = checkNative(lab)
+	}
 	return lab, d.Errs
 }
 

@@ -153,6 +153,10 @@ type ATM struct {
 	Encap    Encap
 	VPI, VCI int
 	PCR      float64 // peak cell rate of the hosts' VCs on this link, cells/s; 0 = line rate
+	// Native gives the host on this link, besides its Classical IP PVCs, a
+	// PVC of the native AAL API (null encapsulation, no IP) to each host
+	// whose link says so too, planned along the same links and switches.
+	Native bool `json:",omitzero"`
 }
 
 // Link joins two endpoints.

@@ -74,6 +74,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 				{Name: "encap", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &a.Encap, LLC, VCMux) }},
 				{Name: "vpi", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 255, &a.VPI) }},
 				{Name: "vci", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 32, 65535, &a.VCI) }},
+				{Name: "native", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &a.Native) }},
 				{Name: "pcr", Required: false, Decode: func(key string, v *yaml.Node) {
 					if s, ok := d.Scalar(key, v); ok {
 						r, ok := labyaml.FloatIn(s, 1, math.MaxFloat64)

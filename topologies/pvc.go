@@ -13,6 +13,9 @@ import (
 type VC struct {
 	VPI, VCI int
 	Peer     netip.Addr `json:",omitzero"`
+	// Native marks a PVC of the native AAL API: SDUs with no IP and no
+	// encapsulation (atm: native: true on both hosts' links).
+	Native bool `json:",omitzero"`
 }
 
 // CrossConnect is one direction of an atm-switch's translation: cells in
@@ -50,9 +53,26 @@ func planPVCs(lab *Lab) []error {
 		if p.isHost(l.A) && p.isHost(l.B) { // a point-to-point PVC
 			vc := VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI}
 			p.iface(l.A).VCs, p.iface(l.B).VCs = []VC{vc}, []VC{vc}
+			if l.ATM.Native && p.isNativeHost(l.A) && p.isNativeHost(l.B) { // the native one beside it, on the next VCI
+				if l.ATM.VCI == 65535 {
+					return []error{&labyaml.Error{File: lab.File, Line: l.Line, Key: "topology.links",
+						Msg: fmt.Sprintf("link %s-%s: native: true takes the VCI after vci: %d, and 65535 is the last: give a lower vci:", l.A, l.B, l.ATM.VCI)}}
+				}
+				nv := VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI + 1, Native: true}
+				na, nb := nv, nv
+				na.Peer, nb.Peer = p.iface(l.B).IPv4.Addr(), p.iface(l.A).IPv4.Addr()
+				p.iface(l.A).VCs = append(p.iface(l.A).VCs, na)
+				p.iface(l.B).VCs = append(p.iface(l.B).VCs, nb)
+			}
 		}
 	}
 	if explicit {
+		for _, l := range links {
+			if l.ATM.Native && (p.isSwitch(l.A) || p.isSwitch(l.B)) {
+				return []error{&labyaml.Error{File: lab.File, Line: l.Line, Key: "topology.links",
+					Msg: fmt.Sprintf("link %s-%s: native: true is planned along with the automatic PVCs, and this lab's atm-switches have mappings:; leave out mappings: (or native:)", l.A, l.B)}}
+			}
+		}
 		p.mapped()
 		return nil
 	}
@@ -70,6 +90,10 @@ type pvcPlan struct {
 // isHost reports whether e ends PVCs: a host's or a router's interface.
 func (p *pvcPlan) isHost(e Endpoint) bool   { return endsCLIP(p.lab, e) }
 func (p *pvcPlan) isSwitch(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindATMSwitch }
+
+// isNativeHost reports whether e is a host's interface: only hosts run
+// programs that use the native AAL API.
+func (p *pvcPlan) isNativeHost(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindHost }
 func (p *pvcPlan) iface(e Endpoint) *Interface {
 	return p.lab.Node(e.Node).Interface(e.Port)
 }
@@ -130,40 +154,57 @@ func (p *pvcPlan) auto(links []*Link) error {
 				continue // switches not joined: no PVC, as on hardware
 			}
 			l1, l2 := p.lab.LinkOf(h1), p.lab.LinkOf(h2)
-			// hops: h1's link, the switch-to-switch links, h2's link.
-			hops := append(append([]*Link{l1}, path...), l2)
-			vc := make([]VC, len(hops))
-			for k, l := range hops {
-				vci := p.nextVCI[l]
-				if vci == 0 {
-					vci = l.ATM.VCI
-				}
-				if vci > 65535 {
-					return &labyaml.Error{File: p.lab.File, Line: l.Line, Key: "topology.links",
-						Msg: fmt.Sprintf("link %s-%s has run out of VCIs for automatic PVCs: give the switches mappings:, or split the lab", l.A, l.B)}
-				}
-				p.nextVCI[l] = vci + 1
-				vc[k] = VC{VPI: l.ATM.VPI, VCI: vci}
+			if err := p.plan(h1, h2, ends, path, false); err != nil {
+				return err
 			}
-			// At each switch the PVC enters on hop k and leaves on hop k+1.
-			at := ends[h1]
-			for k := 0; k+1 < len(hops); k++ {
-				in := at
-				out := switchEnd(hops[k+1], at.Node)
-				sw := p.lab.Node(at.Node).ATMSwitch
-				ia := ATMAddr{Port: in.Port, VPI: vc[k].VPI, VCI: vc[k].VCI}
-				oa := ATMAddr{Port: out.Port, VPI: vc[k+1].VPI, VCI: vc[k+1].VCI}
-				sw.Cross = append(sw.Cross, CrossConnect{ia, oa}, CrossConnect{oa, ia})
-				if k+2 < len(hops) {
-					at = otherEnd(hops[k+1], out)
+			if l1.ATM.Native && l2.ATM.Native && p.isNativeHost(h1) && p.isNativeHost(h2) {
+				if err := p.plan(h1, h2, ends, path, true); err != nil {
+					return err
 				}
 			}
-			first, last := vc[0], vc[len(vc)-1]
-			first.Peer, last.Peer = a2.Addr(), a1.Addr()
-			p.iface(h1).VCs = append(p.iface(h1).VCs, first)
-			p.iface(h2).VCs = append(p.iface(h2).VCs, last)
 		}
 	}
+	return nil
+}
+
+// plan plans one duplex PVC between host ends h1 and h2 along path (the
+// switch-to-switch links between their switches), a native one if native.
+func (p *pvcPlan) plan(h1, h2 Endpoint, ends map[Endpoint]Endpoint, path []*Link, native bool) error {
+	a1, a2 := p.iface(h1).IPv4, p.iface(h2).IPv4
+	l1, l2 := p.lab.LinkOf(h1), p.lab.LinkOf(h2)
+	// hops: h1's link, the switch-to-switch links, h2's link.
+	hops := append(append([]*Link{l1}, path...), l2)
+	vc := make([]VC, len(hops))
+	for k, l := range hops {
+		vci := p.nextVCI[l]
+		if vci == 0 {
+			vci = l.ATM.VCI
+		}
+		if vci > 65535 {
+			return &labyaml.Error{File: p.lab.File, Line: l.Line, Key: "topology.links",
+				Msg: fmt.Sprintf("link %s-%s has run out of VCIs for automatic PVCs: give the switches mappings:, or split the lab", l.A, l.B)}
+		}
+		p.nextVCI[l] = vci + 1
+		vc[k] = VC{VPI: l.ATM.VPI, VCI: vci}
+	}
+	// At each switch the PVC enters on hop k and leaves on hop k+1.
+	at := ends[h1]
+	for k := 0; k+1 < len(hops); k++ {
+		in := at
+		out := switchEnd(hops[k+1], at.Node)
+		sw := p.lab.Node(at.Node).ATMSwitch
+		ia := ATMAddr{Port: in.Port, VPI: vc[k].VPI, VCI: vc[k].VCI}
+		oa := ATMAddr{Port: out.Port, VPI: vc[k+1].VPI, VCI: vc[k+1].VCI}
+		sw.Cross = append(sw.Cross, CrossConnect{ia, oa}, CrossConnect{oa, ia})
+		if k+2 < len(hops) {
+			at = otherEnd(hops[k+1], out)
+		}
+	}
+	first, last := vc[0], vc[len(vc)-1]
+	first.Peer, last.Peer = a2.Addr(), a1.Addr()
+	first.Native, last.Native = native, native
+	p.iface(h1).VCs = append(p.iface(h1).VCs, first)
+	p.iface(h2).VCs = append(p.iface(h2).VCs, last)
 	return nil
 }
 

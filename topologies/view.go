@@ -72,6 +72,9 @@ func (l *Lab) View() View {
 				if vc.Peer.IsValid() {
 					p += " to " + vc.Peer.String()
 				}
+				if vc.Native {
+					p += " (native AAL)"
+				}
 				sn.PVCs = append(sn.PVCs, p)
 			}
 		}

@@ -40,6 +40,9 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 		spec.Message = p.Size
 	}
 	res := perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
+	if err := labrun.NativeSpec(lab, p.From, p.To, &spec); err != nil {
+		return res, nil, err
+	}
 	run, skip := labrun.ToolOf(p.Tool).Virtual(e)
 	if skip != nil {
 		res.Error = skip.Error()

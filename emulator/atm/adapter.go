@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/cells/native"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -33,6 +34,10 @@ type VC struct {
 	// A link's only VC may leave it zero: it then carries every packet, as a
 	// point-to-point PVC does.
 	Peer netip.Addr
+	// Native makes the VC one of the native AAL API's (cells/native): its
+	// SDUs are the host's own, with no IP and no encapsulation, and reach
+	// the host in native frames. Classical IP never uses it.
+	Native bool
 }
 
 // AdapterConfig configures a host's ATM adapter.
@@ -112,9 +117,12 @@ func NewAdapter(s *sched.Scheduler, cfg AdapterConfig, host emulator.Receiver) *
 		vc := &vcState{VC: v, mac: VCMAC(v.VPI, v.VCI)}
 		vc.r5 = cells.Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
 		vc.r34 = cells.AAL34Reassembler{MaxSDU: cfg.MaxSDU, Timeout: cfg.Timeout}
+		a.byVC[vcKey(v.VPI, v.VCI)] = vc
+		if v.Native {
+			continue // not for IP: no MAC of its own in ATMARP's answers
+		}
 		a.vcs = append(a.vcs, vc)
 		a.byMAC[vc.mac] = vc
-		a.byVC[vcKey(v.VPI, v.VCI)] = vc
 		if v.Peer.IsValid() {
 			a.byIP[v.Peer] = vc
 		}
@@ -130,9 +138,7 @@ func (a *Adapter) Attach(out *CellLink) {
 
 // VCMAC is the MAC address ATMARP gives a VC: locally administered, 02:a7
 // then the VPI and VCI.
-func VCMAC(vpi, vci uint16) [6]byte {
-	return [6]byte{0x02, 0xA7, byte(vpi >> 8), byte(vpi), byte(vci >> 8), byte(vci)}
-}
+func VCMAC(vpi, vci uint16) [6]byte { return native.VCMAC(vpi, vci) }
 
 func vcKey(vpi, vci uint16) uint32 { return uint32(vpi)<<16 | uint32(vci) }
 
@@ -158,7 +164,20 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 	}
 	etherType := binary.BigEndian.Uint16(d[12:])
 	payload := d[emulator.EtherHeader:]
+	var vc *vcState
 	switch etherType {
+	case native.EtherType:
+		h, sdu, err := native.Parse(payload)
+		if err != nil {
+			a.stats.BadNative++
+			return false
+		}
+		if vc = a.byVC[vcKey(h.VPI, h.VCI)]; vc == nil || !vc.Native {
+			a.stats.NoVC++
+			return false
+		}
+		a.sdu = append(a.sdu[:0], sdu...)
+		return a.segment(f, vc)
 	case emulator.EtherTypeARP:
 		a.arp(payload)
 		return true
@@ -179,7 +198,7 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 		a.stats.NotIP++ // CLIP carries IP (and, with LLC/SNAP, labelled IP)
 		return false
 	}
-	vc := a.byMAC[[6]byte(d[:6])]
+	vc = a.byMAC[[6]byte(d[:6])]
 	if vc == nil && len(a.vcs) == 1 {
 		vc = a.vcs[0]
 	}
@@ -188,6 +207,12 @@ func (a *Adapter) Send(f *emulator.Frame) bool {
 		return false
 	}
 	a.sdu = a.cfg.Encap.Encapsulate(a.sdu[:0], etherType, payload)
+	return a.segment(f, vc)
+}
+
+// segment sends a.sdu on vc as one PDU and takes frame f's place in the
+// ring; false if the AAL cannot carry it.
+func (a *Adapter) segment(f *emulator.Frame, vc *vcState) bool {
 	h := cells.Header{VPI: vc.VPI, VCI: vc.VCI}
 	var err error
 	if a.cfg.AAL == AAL34 {
@@ -315,14 +340,34 @@ func (a *Adapter) count(err error) {
 	}
 }
 
-// deliver hands a reassembled packet to the host in a frame.
+// deliver hands a reassembled packet to the host in a frame; a native
+// VC's SDU goes as it is, in a native frame.
 func (a *Adapter) deliver(vc *vcState, sdu []byte) {
+	if vc.Native {
+		a.deliverNative(vc, sdu)
+		return
+	}
 	etherType, pkt, err := a.cfg.Encap.Decapsulate(sdu)
 	if err != nil {
 		a.stats.EncapErrors++
 		return
 	}
-	f := a.pool.Get(emulator.EtherHeader + len(pkt))
+	f := a.frameTo(vc, etherType, len(pkt))
+	copy(f.Data[emulator.EtherHeader:], pkt)
+	a.host.Receive(f)
+}
+
+// deliverNative hands a native VC's SDU to the host in a native frame.
+func (a *Adapter) deliverNative(vc *vcState, sdu []byte) {
+	f := a.frameTo(vc, native.EtherType, native.HeaderLen+len(sdu))
+	native.Append(f.Data[emulator.EtherHeader:emulator.EtherHeader], vc.VPI, vc.VCI, sdu)
+	a.host.Receive(f)
+}
+
+// frameTo returns a frame from vc to the host with an Ethernet header and
+// room for n octets after it.
+func (a *Adapter) frameTo(vc *vcState, etherType uint16, n int) *emulator.Frame {
+	f := a.pool.Get(emulator.EtherHeader + n)
 	f.Born = a.s.Now()
 	d := f.Data
 	dst := a.hostMAC
@@ -332,8 +377,7 @@ func (a *Adapter) deliver(vc *vcState, sdu []byte) {
 	copy(d, dst[:])
 	copy(d[6:], vc.mac[:])
 	binary.BigEndian.PutUint16(d[12:], etherType)
-	copy(d[emulator.EtherHeader:], pkt)
-	a.host.Receive(f)
+	return f
 }
 
 // Full implements emulator.Transmitter: the adapter's ring of PDUs is

@@ -142,6 +142,8 @@ type nic struct {
 	port *emulator.HostPort
 	ch   *channel.Endpoint
 	last time.Duration // when the last frame received enters the stack
+	// native are the native AAL VCs open on the interface, by VPI<<16|VCI.
+	native map[uint32]*NativeVC
 }
 
 // Spec is one host to make: its settings, its interfaces (each attached
@@ -285,6 +287,10 @@ func (c *nic) entry() time.Duration {
 
 // inject hands a frame to the stack and runs it to quiescence.
 func (c *nic) inject(f *emulator.Frame) {
+	if c.nativeIn(f.Data) {
+		c.h.settle()
+		return
+	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(f.Data)})
 	c.ch.InjectInbound(0, pkt)
 	pkt.DecRef()

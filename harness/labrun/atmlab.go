@@ -33,6 +33,13 @@ func (atmlabTool) Measure(ctx context.Context, r *Runner, p Point, e *study.Expe
 	if e.Interval > 0 {
 		args = append(args, "-i", e.Interval.String())
 	}
+	spec := perf.Spec{Test: p.Test}
+	if err := NativeSpec(r.Lab, p.From, p.To, &spec); err != nil {
+		return perf.Result{Schema: perf.SchemaVersion, Test: p.Test}, err
+	}
+	if spec.VC != nil {
+		args = append(args, "--vc", spec.VC.String(), "--peer-vc", spec.PeerVC.String())
+	}
 	out, err := r.command(p.From, args...).Output()
 	var res perf.Result
 	if jerr := json.Unmarshal(out, &res); jerr != nil {

@@ -39,7 +39,7 @@ const (
 )
 
 // Tests lists the tests the tool runs.
-var Tests = []string{TCPStream, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR}
+var Tests = []string{TCPStream, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR, AAL5Stream, AAL5RR, AAL34Stream, AAL34RR}
 
 // MaxUDPPayload is the largest UDP payload IPv4 carries: 65535 − 20 − 8.
 const MaxUDPPayload = 65507
@@ -60,6 +60,10 @@ type Spec struct {
 	RecvBuf  int           `json:"remote_sockbuf,omitempty"` // -S, requested
 	NoDelay  bool          `json:"nodelay,omitempty"`        // -D
 	Interval time.Duration `json:"interval_ns,omitempty"`    // -i: interval reports, as iperf3's
+	// VC and PeerVC are a native AAL test's VC at the client and at the
+	// server (--vc, --peer-vc): each end's own VPI/VCI of the one PVC.
+	VC     *NativeVC `json:"vc,omitempty"`
+	PeerVC *NativeVC `json:"peer_vc,omitempty"`
 }
 
 // Validate checks a spec and fills netperf's defaults.
@@ -77,9 +81,15 @@ func (s *Spec) Validate() error {
 	}
 	if s.Message == 0 {
 		s.Message = 16384
-		if s.Test == UDPStream {
+		switch {
+		case s.Test == UDPStream:
 			s.Message = 1472
+		case IsAAL(s.Test):
+			s.Message = 9160 // n*48+40 for n = 190: 191 full cells of AAL5
 		}
+	}
+	if IsAAL(s.Test) && (s.VC == nil || s.PeerVC == nil) {
+		return fmt.Errorf("%s needs the VC at both ends: --vc IFACE:VPI/VCI and --peer-vc IFACE:VPI/VCI (atmlab inspect shows a lab's native PVCs)", s.Test)
 	}
 	if s.Request == 0 {
 		s.Request = 1

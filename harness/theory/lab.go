@@ -96,6 +96,9 @@ func labelledCore(lab *topologies.Lab, l *topologies.Link) bool {
 // hosts of a lab: the lowest ceiling of their links (Ethernet or ATM) and
 // of the labelled links between MPLS routers, at the sender's MTU.
 func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64, bool) {
+	if perf.IsAAL(test) {
+		return NativeCeiling(lab, from, to, test, size)
+	}
 	proto := StreamProto(test)
 	if proto == "" || size == 0 || from == to {
 		return 0, false // a loopback has no link to set a ceiling

@@ -1,5 +1,6 @@
 // Package vperf runs harness/perf's tests (netperf's TCP_STREAM, TCP_MAERTS,
-// UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR) between a virtual lab's netstack
+// UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, and the native AAL API's
+// AAL5_STREAM, AAL5_RR, AAL34_STREAM, AAL34_RR) between a virtual lab's netstack
 // hosts, in model time: the same definitions and the same Result as
 // `atmlab perf client`, driven by the lab's scheduler instead of the wall
 // clock. Applications never block: each runs from its sockets' events on
@@ -100,6 +101,10 @@ func Start(t Test) (*Running, error) {
 		err = r.tcpRR()
 	case perf.UDPRR:
 		err = r.udpRR()
+	case perf.AAL5Stream, perf.AAL34Stream:
+		err = r.aalStream()
+	case perf.AAL5RR, perf.AAL34RR:
+		err = r.aalRR()
 	}
 	r.abandon = t.Lab.Sched.Now() + t.Spec.Duration + Grace
 	return r, err
@@ -155,7 +160,8 @@ func (r *run) mtu() int {
 }
 
 func (r *run) isRR() bool {
-	return r.t.Spec.Test == perf.TCPRR || r.t.Spec.Test == perf.UDPRR || r.t.Spec.Test == perf.TCPCRR
+	return r.t.Spec.Test == perf.TCPRR || r.t.Spec.Test == perf.UDPRR || r.t.Spec.Test == perf.TCPCRR ||
+		r.t.Spec.Test == perf.AAL5RR || r.t.Spec.Test == perf.AAL34RR
 }
 
 // finish ends the test with its elapsed time.
@@ -169,7 +175,7 @@ func (r *run) finish() {
 	if el > 0 && r.res.BytesReceived > 0 && !r.isRR() {
 		r.res.ThroughputBps = float64(r.res.BytesReceived*8) / el.Seconds()
 	}
-	if r.t.Spec.Test == perf.UDPStream && el > 0 {
+	if (r.t.Spec.Test == perf.UDPStream || r.t.Spec.Test == perf.AAL5Stream || r.t.Spec.Test == perf.AAL34Stream) && el > 0 {
 		r.res.SendBps = float64(r.res.BytesSent*8) / el.Seconds()
 	}
 	if r.isRR() {
