@@ -160,6 +160,10 @@ type wire struct {
 	// which a size table filled through netlink bills exactly (stab.go);
 	// stab is then unused.
 	billed func(n int) int
+	// nativeIP, when native is set, is the overhead the IP bucket of an
+	// interface with native AAL VCs counts (native.go).
+	nativeIP int
+	native   bool
 }
 
 // wireOf returns the billing of the link a host interface is on. Ethernet
@@ -249,7 +253,8 @@ func linkWire(lab *topologies.Lab, e topologies.Endpoint) wire {
 		}}
 	}
 	phy, aal, encap := l.ATM.Layers()
-	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap)}
+	ipOverhead, native := nativeIP(lab, e)
+	return wire{rate: units.BitRate(math.Ceil(phy.CellStreamRate())), billed: atmBilled(aal, encap), native: native, nativeIP: ipOverhead}
 }
 
 // atmBilled is the octets of a TAP frame of n octets on an ATM link at the
@@ -297,6 +302,9 @@ func pushback(ns, dev string, mtu int, w wire, offload bool) error {
 		return fmt.Errorf("%s: %w", ns, err)
 	}
 	defer nsh.Close()
+	if w.native {
+		return replaceNativeTBFs(ns, dev, uint64(w.rate), b.burst, qdiscFrames*b.frame, w.nativeIP)
+	}
 	if err := replaceTBF(nsh, dev, uint64(w.rate), b.burst, qdiscFrames*b.frame, newSizeTable(mtu+emulator.EtherHeader, w.billed)); err != nil {
 		return fmt.Errorf("%s: %w", ns, err)
 	}

@@ -46,12 +46,17 @@ const perfClientHelp = "Run one of netperf's tests against `atmlab perf server`,
 	"throughput is what the receiver got over the sender's elapsed time including the final flush;\n" +
 	"UDP_STREAM reports a send and a receive line; RR tests report transactions/s and latency\n" +
 	"percentiles. -o json prints the result in a stable schema (schema_version 1).\n\n" +
-	"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1"
+	"AAL5_STREAM, AAL5_RR, AAL34_STREAM and AAL34_RR send SDUs on a native AAL VC, with no IP\n" +
+	"(docs/atm.md): --vc is the client's end of the PVC, --peer-vc the server's (atmlab inspect\n" +
+	"lists a lab's native PVCs); the control connection to -H stays TCP/IP.\n\n" +
+	"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1\n" +
+	"  atmlab exec cernet-atm h1 -- atmlab perf client -H 10.0.0.2 -t AAL5_STREAM -m 9160 --vc eth0:0/101 --peer-vc eth0:0/101"
 
 func newPerfClient(opts *options) *cobra.Command {
 	var (
 		host, test, length, rr    string
 		confLevel, confIter       string
+		vc, peerVC                string
 		interval                  time.Duration
 		port, msg, sndbuf, rcvbuf int
 		nodelay                   bool
@@ -75,6 +80,19 @@ func newPerfClient(opts *options) *cobra.Command {
 					return usageError{err}
 				}
 			}
+			for _, v := range []struct {
+				flag, s string
+				into    **perf.NativeVC
+			}{{"--vc", vc, &spec.VC}, {"--peer-vc", peerVC, &spec.PeerVC}} {
+				if v.s == "" {
+					continue
+				}
+				nv, err := perf.ParseNativeVC(v.s)
+				if err != nil {
+					return usageError{fmt.Errorf("%s: %w", v.flag, err)}
+				}
+				*v.into = &nv
+			}
 			if err := spec.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -94,6 +112,8 @@ func newPerfClient(opts *options) *cobra.Command {
 	f.StringVarP(&confLevel, "confidence", "I", "", "LEVEL,WIDTH: repeat until the LEVEL % confidence interval is within WIDTH % of the mean (netperf's -I; default 99,5)")
 	f.StringVar(&confIter, "iterations", "", "MAX,MIN: iterations for -I (netperf's -i; default 10,3; min at least 3, max at most 30)")
 	f.DurationVarP(&interval, "interval", "i", 0, "interval reports every INTERVAL (1s), as iperf3's -i")
+	f.StringVar(&vc, "vc", "", "native AAL tests: the client's VC, IFACE:VPI/VCI (eth0:0/101)")
+	f.StringVar(&peerVC, "peer-vc", "", "native AAL tests: the server's VC, IFACE:VPI/VCI")
 	return c
 }
 

@@ -85,7 +85,7 @@ func writeText(w io.Writer, r Result) {
 	s := r.Spec
 	fmt.Fprintf(w, "%s to %s, %.2f s", r.Test, r.Host, r.Elapsed)
 	switch r.Test {
-	case TCPStream, TCPMaerts, UDPStream:
+	case TCPStream, TCPMaerts, UDPStream, AAL5Stream, AAL34Stream:
 		fmt.Fprintf(w, ", %d-byte messages\n", s.Message)
 	default:
 		fmt.Fprintf(w, ", %d-byte requests, %d-byte responses\n", s.Request, s.Response)
@@ -94,7 +94,7 @@ func writeText(w io.Writer, r Result) {
 		fmt.Fprintf(w, "  data point: %s\n", r.Error)
 	}
 	switch r.Test {
-	case UDPStream:
+	case UDPStream, AAL5Stream, AAL34Stream:
 		fmt.Fprintf(w, "  send     %10.2f Mbit/s  %d messages, %d send errors\n", r.SendBps/1e6, r.MessagesSent, r.SendErrors)
 		fmt.Fprintf(w, "  receive  %10.2f Mbit/s  %d messages, %d lost, %d reordered, %d duplicates, jitter %.1f µs\n",
 			r.ThroughputBps/1e6, r.MessagesReceived, r.Lost, r.Reordered, r.Duplicates, r.JitterUs)

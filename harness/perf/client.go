@@ -72,6 +72,10 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		elapsed, sent, runErr = runUDPStream(ctx, dd, data, spec, &res, &m)
 	case TCPRR, TCPCRR, UDPRR:
 		elapsed, runErr = runRR(ctx, dd, data, spec, &res, &m)
+	case AAL5Stream, AAL34Stream:
+		elapsed, sent, runErr = runAALStream(ctx, spec, &res, &m)
+	case AAL5RR, AAL34RR:
+		elapsed, runErr = runAALRR(ctx, spec, &res, &m)
 	}
 	res.Intervals = stopIntervals()
 	cpu := processCPU() - cpu0
@@ -94,7 +98,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		res.BytesReceived = rep.Bytes
 	case TCPMaerts:
 		res.BytesSent = rep.Bytes
-	case UDPStream:
+	case UDPStream, AAL5Stream, AAL34Stream:
 		res.MessagesReceived, res.Lost, res.Reordered, res.Duplicates = rep.Messages, rep.Lost, rep.Reordered, rep.Duplicates
 		res.BytesReceived = rep.Messages * uint64(spec.Message)
 		res.JitterUs = float64(rep.Jitter) / 1e3
@@ -102,7 +106,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	if elapsed > 0 && res.BytesReceived > 0 {
 		res.ThroughputBps = float64(res.BytesReceived*8) / elapsed.Seconds()
 	}
-	if spec.Test == UDPStream && elapsed > 0 {
+	if (spec.Test == UDPStream || spec.Test == AAL5Stream || spec.Test == AAL34Stream) && elapsed > 0 {
 		res.SendBps = float64(res.BytesSent*8) / elapsed.Seconds()
 	}
 	serviceDemand(&res, cpu, rep.CPU)

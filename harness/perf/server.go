@@ -64,6 +64,10 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 		enc.Encode(setup{Error: err.Error()})
 		return
 	}
+	if IsAAL(spec.Test) {
+		serveAAL(ctrl, r, enc, spec)
+		return
+	}
 	host, _, _ := net.SplitHostPort(ctrl.LocalAddr().String())
 	lc := net.ListenConfig{Control: sockbufControl(spec.RecvBuf, spec.RecvBuf)}
 	udp := spec.Test == UDPStream || spec.Test == UDPRR
@@ -125,6 +129,40 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 		rep = udpSink(pc, limit, finished)
 	case UDPRR:
 		rep = udpEcho(pc, limit, spec, finished)
+	}
+	rep.CPU, rep.Elapsed = processCPU()-cpu0, time.Since(t0)
+	enc.Encode(rep)
+}
+
+// serveAAL runs a native AAL test for the client: the server's end of the
+// VC (spec.PeerVC) instead of a data port.
+func serveAAL(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
+	c, err := openNative(*spec.PeerVC, spec.RecvBuf)
+	if err != nil {
+		enc.Encode(setup{Error: err.Error()})
+		return
+	}
+	defer c.close()
+	snd, rcv := c.bufs()
+	if err := enc.Encode(setup{SendBuf: snd, RecvBuf: rcv}); err != nil {
+		return
+	}
+	ctrl.SetReadDeadline(time.Time{})
+	finished := make(chan done, 1)
+	go func() {
+		var d done
+		if json.NewDecoder(r).Decode(&d) == nil {
+			finished <- d
+		}
+		close(finished)
+	}()
+	cpu0, t0 := processCPU(), time.Now()
+	limit := time.Now().Add(spec.Duration + 30*time.Second)
+	var rep serverReport
+	if spec.Test == AAL5Stream || spec.Test == AAL34Stream {
+		rep = aalSink(c, limit, finished)
+	} else {
+		rep = aalEcho(c, limit, spec, finished)
 	}
 	rep.CPU, rep.Elapsed = processCPU()-cpu0, time.Since(t0)
 	enc.Encode(rep)
