@@ -397,7 +397,7 @@ func TestBadVariantFailsEarly(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(file, bytes.Replace(src, []byte(all), []byte("      - {link: \"h1:eth0\", aal: aal34}\n"), 1), 0o644)
-	want := file + ":23: topology.links: variant aal34: h1:eth0 and h2:eth0 share a PVC but their links' aal/encap differ (aal34/llc on line 22, aal5/llc); make them equal"
+	want := file + ":26: topology.links: variant aal34: h1:eth0 and h2:eth0 share a PVC but their links' aal/encap differ (aal34/llc on line 25, aal5/llc); make them equal"
 	_, errOut, err := run(t, "validate", file)
 	if err == nil || !strings.Contains(errOut, want+"\n") {
 		t.Fatalf("validate: %v\nstderr %q\nwant %q", err, errOut, want)
