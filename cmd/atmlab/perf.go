@@ -80,18 +80,8 @@ func newPerfClient(opts *options) *cobra.Command {
 					return usageError{err}
 				}
 			}
-			for _, v := range []struct {
-				flag, s string
-				into    **perf.NativeVC
-			}{{"--vc", vc, &spec.VC}, {"--peer-vc", peerVC, &spec.PeerVC}} {
-				if v.s == "" {
-					continue
-				}
-				nv, err := perf.ParseNativeVC(v.s)
-				if err != nil {
-					return usageError{fmt.Errorf("%s: %w", v.flag, err)}
-				}
-				*v.into = &nv
+			if err := spec.SetVCs(vc, peerVC); err != nil {
+				return usageError{err}
 			}
 			if err := spec.Validate(); err != nil {
 				return usageError{err}

@@ -72,3 +72,22 @@ func ParseNativeVC(s string) (NativeVC, error) {
 // MaxAALSDU is the largest SDU of a native AAL test on an interface of
 // the given MTU: the native frame's header takes 8 octets of it.
 func MaxAALSDU(mtu int) int { return mtu - 8 }
+
+// SetVCs sets the spec's VCs from the perf client's --vc and --peer-vc
+// (either may be empty); an error names the flag.
+func (s *Spec) SetVCs(vc, peerVC string) error {
+	for _, v := range []struct {
+		flag, s string
+		into    **NativeVC
+	}{{"--vc", vc, &s.VC}, {"--peer-vc", peerVC, &s.PeerVC}} {
+		if v.s == "" {
+			continue
+		}
+		nv, err := ParseNativeVC(v.s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.flag, err)
+		}
+		*v.into = &nv
+	}
+	return nil
+}
