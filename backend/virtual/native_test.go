@@ -1,4 +1,4 @@
-package vperf
+package virtual
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm/phy"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
 )
 
 // nativeLab is the CERNET testbed's shape: two hosts on one ATM switch
@@ -43,7 +44,7 @@ func runNative(t *testing.T, aal string, spec perf.Spec) (perf.Result, uint64) {
 	}
 	defer v.Close()
 	v.Sched.RunUntil(StartAt)
-	res, err := Run(Test{Lab: v, From: "h1", To: "h2", Addr: netip.MustParseAddr("10.0.0.2"), Spec: spec})
+	res, err := vperf.Run(vperf.Test{Lab: v.Lab, From: "h1", To: "h2", Addr: netip.MustParseAddr("10.0.0.2"), Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
