@@ -136,7 +136,6 @@ func (r *run) aalRR() error {
 	if err != nil {
 		return err
 	}
-	s := r.t.Lab.Sched
 	sp := r.t.Spec
 	if n := max(sp.Request, sp.Response); n > perf.MaxAALSDU(r.mtu()) {
 		r.res.Error = sduTooLarge(n, r.mtu())
@@ -153,52 +152,14 @@ func (r *run) aalRR() error {
 		}
 		sv.Send(resp)
 	}
-	req := make([]byte, sp.Request)
-	var seq uint64
-	var t0 time.Duration
-	timeout := 200 * time.Millisecond
-	var timer interface{ Stop() bool }
-	var send func()
-	send = func() {
-		if s.Now() >= r.end {
-			cl.Close()
-			sv.Close()
-			r.finish()
-			return
-		}
-		seq++
-		if len(req) >= 8 {
-			binary.BigEndian.PutUint64(req, seq)
-		}
-		t0 = s.Now()
+	start, answer := r.lossyRR(func(req []byte) error {
 		if err := cl.Send(req); err != nil {
-			r.fail(fmt.Errorf("send: %s", err))
-			return
+			return fmt.Errorf("send: %s", err)
 		}
-		mine := seq
-		timer = s.After(timeout, func() {
-			if seq == mine && !r.finished {
-				r.res.Timeouts++
-				r.cl.Do(send)
-			}
-		})
-	}
-	cl.OnSDU = func(sdu []byte) {
-		if len(sdu) >= 8 && sp.Request >= 8 && binary.BigEndian.Uint64(sdu) != seq {
-			return // a late answer to a timed-out request
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		r.hist.Record(s.Now() - t0)
-		r.res.Transactions++
-		r.count++
-		if r.hist.Count() >= 20 {
-			timeout = min(max(50*time.Millisecond, 8*r.hist.Quantile(0.99)), 2*time.Second)
-		}
-		send()
-	}
+		return nil
+	}, func() { cl.Close(); sv.Close() })
+	cl.OnSDU = answer
 	r.begin()
-	r.cl.Do(send)
+	r.cl.Do(start)
 	return nil
 }

@@ -159,14 +159,12 @@ func (r *run) tcpRR() error {
 }
 
 // udpRR: UDP_RR sends a request datagram and waits for the response
-// datagram; a lost one costs a timeout (200 ms, then 8 x the p99 once 20
-// transactions are in, between 50 ms and 2 s), then the test goes on.
+// datagram; a lost one costs lossyRR's timeout, then the test goes on.
 func (r *run) udpRR() error {
 	sv, p, err := r.listenUDP()
 	if err != nil {
 		return err
 	}
-	s := r.t.Lab.Sched
 	resp := make([]byte, r.t.Spec.Response)
 	sv.OnEvent = func() {
 		for {
@@ -186,6 +184,34 @@ func (r *run) udpRR() error {
 	if err != nil {
 		return err
 	}
+	start, answer := r.lossyRR(func(req []byte) error {
+		if _, err := c.EP.Write(bytes.NewReader(req), tcpip.WriteOptions{}); err != nil {
+			return fmt.Errorf("write: %s", err)
+		}
+		return nil
+	}, func() { c.Close(); sv.Close() })
+	c.OnEvent = func() {
+		for {
+			var b bytes.Buffer
+			if _, err := c.Read(&b, tcpip.ReadOptions{}); err != nil {
+				return
+			}
+			answer(b.Bytes())
+		}
+	}
+	r.begin()
+	r.cl.Do(start)
+	return nil
+}
+
+// lossyRR is the client side of a request/response test over datagrams
+// either of which may be lost (UDP_RR, AAL5_RR): write sends a request and
+// closeAll ends both sides at the test's end. It returns start, which sends
+// the first request, and answer, to be given each response: a lost one
+// costs a timeout (200 ms, then 8 x the p99 once 20 transactions are in,
+// between 50 ms and 2 s), a late answer to a timed-out request is ignored.
+func (r *run) lossyRR(write func(req []byte) error, closeAll func()) (start func(), answer func(resp []byte)) {
+	s := r.t.Lab.Sched
 	req := make([]byte, r.t.Spec.Request)
 	var seq uint64
 	var t0 time.Duration
@@ -194,8 +220,7 @@ func (r *run) udpRR() error {
 	var send func()
 	send = func() {
 		if s.Now() >= r.end {
-			c.Close()
-			sv.Close()
+			closeAll()
 			r.finish()
 			return
 		}
@@ -204,8 +229,8 @@ func (r *run) udpRR() error {
 			binary.BigEndian.PutUint64(req, seq)
 		}
 		t0 = s.Now()
-		if _, err := c.EP.Write(bytes.NewReader(req), tcpip.WriteOptions{}); err != nil {
-			r.fail(fmt.Errorf("write: %s", err))
+		if err := write(req); err != nil {
+			r.fail(err)
 			return
 		}
 		mine := seq
@@ -216,29 +241,20 @@ func (r *run) udpRR() error {
 			}
 		})
 	}
-	c.OnEvent = func() {
-		for {
-			var b bytes.Buffer
-			_, err := c.Read(&b, tcpip.ReadOptions{})
-			if err != nil {
-				return
-			}
-			if b.Len() >= 8 && r.t.Spec.Request >= 8 && binary.BigEndian.Uint64(b.Bytes()) != seq {
-				continue // a late answer to a timed-out request
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-			r.hist.Record(s.Now() - t0)
-			r.res.Transactions++
-			r.count++
-			if r.hist.Count() >= 20 {
-				timeout = min(max(50*time.Millisecond, 8*r.hist.Quantile(0.99)), 2*time.Second)
-			}
-			send()
+	answer = func(resp []byte) {
+		if len(resp) >= 8 && len(req) >= 8 && binary.BigEndian.Uint64(resp) != seq {
+			return // a late answer to a timed-out request
 		}
+		if timer != nil {
+			timer.Stop()
+		}
+		r.hist.Record(s.Now() - t0)
+		r.res.Transactions++
+		r.count++
+		if r.hist.Count() >= 20 {
+			timeout = min(max(50*time.Millisecond, 8*r.hist.Quantile(0.99)), 2*time.Second)
+		}
+		send()
 	}
-	r.begin()
-	r.cl.Do(send)
-	return nil
+	return send, answer
 }
