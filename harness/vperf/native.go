@@ -65,33 +65,7 @@ func (r *run) aalStream() error {
 	sending, flushing := true, false
 	base := r.cl.TxFrames
 	var wrote uint64
-	var flushed, drain func()
-	flushed = func() {
-		if !r.cl.Sent() {
-			s.After(10*time.Microsecond, flushed)
-			return
-		}
-		r.res.Elapsed = (s.Now() - r.start).Seconds()
-		lastArrival = max(lastArrival, s.Now())
-		drain()
-	}
-	drain = func() {
-		if s.Now()-lastArrival >= 300*time.Millisecond {
-			cl.Close()
-			sv.Close()
-			r.res.BytesReceived = r.res.MessagesReceived * uint64(size)
-			if r.res.MessagesSent > r.res.MessagesReceived {
-				r.res.Lost = r.res.MessagesSent - r.res.MessagesReceived
-			}
-			r.res.Duplicates, r.res.Reordered = tally.Duplicates, tally.Reordered
-			r.res.JitterUs = tally.JitterNs() / 1e3
-			el := r.res.Elapsed
-			r.finished = false
-			r.finishAt(el)
-			return
-		}
-		s.At(lastArrival+300*time.Millisecond, drain)
-	}
+	flushed := r.flushThenDrain(size, &tally, &lastArrival, func() { cl.Close(); sv.Close() })
 	var send func()
 	send = func() {
 		for sending {

@@ -456,35 +456,7 @@ func (r *run) udpStream() error {
 	frames := uint64((size + 8 + frag - 1) / frag)
 	base := r.cl.TxFrames
 	var wrote uint64
-	// flushed ends the send once the host has sent its last frame, and
-	// looks every 10 µs until it has (netperf's final flush; the real-time
-	// tool asks SIOCOUTQ, which a TAP's ring hides frames from).
-	var flushed, drain func()
-	flushed = func() {
-		if !r.cl.Sent() {
-			s.After(10*time.Microsecond, flushed)
-			return
-		}
-		r.res.Elapsed = (s.Now() - r.start).Seconds()
-		lastArrival = max(lastArrival, s.Now())
-		drain()
-	}
-	drain = func() {
-		if s.Now()-lastArrival >= 300*time.Millisecond {
-			sv.Close()
-			r.res.BytesReceived = r.res.MessagesReceived * uint64(size)
-			if r.res.MessagesSent > r.res.MessagesReceived {
-				r.res.Lost = r.res.MessagesSent - r.res.MessagesReceived
-			}
-			r.res.Duplicates, r.res.Reordered = tally.Duplicates, tally.Reordered
-			r.res.JitterUs = tally.JitterNs() / 1e3
-			el := r.res.Elapsed
-			r.finished = false
-			r.finishAt(el)
-			return
-		}
-		s.At(lastArrival+300*time.Millisecond, drain)
-	}
+	flushed := r.flushThenDrain(size, &tally, &lastArrival, func() { sv.Close() })
 	c.OnEvent = func() {
 		for sending {
 			if s.Now() >= r.end {
@@ -543,4 +515,41 @@ func summarize(h *hist.Histogram) *perf.LatencySummary {
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 	s := h.Summary()
 	return &perf.LatencySummary{Mean: us(s.Mean), P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), Max: us(s.Max)}
+}
+
+// flushThenDrain returns flushed, which ends a datagram stream's send once
+// the host has sent its last frame, looking every 10 µs until it has
+// (netperf's final flush; the real-time tool asks SIOCOUTQ, which a TAP's
+// ring hides frames from), then counts what arrives until 300 ms pass
+// without a datagram (*lastArrival, which the receiver keeps), closes
+// the test's sockets and finishes with the send's elapsed time.
+func (r *run) flushThenDrain(size int, tally *perf.UDPTally, lastArrival *time.Duration, closeAll func()) func() {
+	s := r.t.Lab.Sched
+	var flushed, drain func()
+	flushed = func() {
+		if !r.cl.Sent() {
+			s.After(10*time.Microsecond, flushed)
+			return
+		}
+		r.res.Elapsed = (s.Now() - r.start).Seconds()
+		*lastArrival = max(*lastArrival, s.Now())
+		drain()
+	}
+	drain = func() {
+		if s.Now()-*lastArrival >= 300*time.Millisecond {
+			closeAll()
+			r.res.BytesReceived = r.res.MessagesReceived * uint64(size)
+			if r.res.MessagesSent > r.res.MessagesReceived {
+				r.res.Lost = r.res.MessagesSent - r.res.MessagesReceived
+			}
+			r.res.Duplicates, r.res.Reordered = tally.Duplicates, tally.Reordered
+			r.res.JitterUs = tally.JitterNs() / 1e3
+			el := r.res.Elapsed
+			r.finished = false
+			r.finishAt(el)
+			return
+		}
+		s.At(*lastArrival+300*time.Millisecond, drain)
+	}
+	return flushed
 }
