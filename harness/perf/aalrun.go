@@ -110,51 +110,9 @@ func runAALRR(ctx context.Context, spec Spec, res *Result, m *meter) (time.Durat
 }
 
 // aalSink counts the SDUs on the server's VC until the client is done and
-// the path has drained, as udpSink counts datagrams.
+// the path has drained, as sink does.
 func aalSink(c *nativeConn, limit time.Time, finished <-chan done) serverReport {
-	var rep serverReport
-	var tally UDPTally
-	var sent uint64
-	doneAt := time.Time{}
-	for time.Now().Before(limit) {
-		if doneAt.IsZero() {
-			select {
-			case d, ok := <-finished:
-				if ok {
-					sent = d.Sent
-				}
-				doneAt = time.Now()
-			default:
-			}
-		}
-		wait := 100 * time.Millisecond
-		if !doneAt.IsZero() {
-			wait = 300 * time.Millisecond
-		}
-		sdu, err := c.recv(wait)
-		if err != nil {
-			if !doneAt.IsZero() {
-				break
-			}
-			continue
-		}
-		arrival := time.Now()
-		if len(sdu) < udpHeader {
-			rep.Messages++
-			rep.Bytes += uint64(len(sdu))
-			continue
-		}
-		if tally.Add(binary.BigEndian.Uint64(sdu), time.Duration(arrival.UnixNano())-time.Duration(binary.BigEndian.Uint64(sdu[8:]))) {
-			rep.Messages++
-			rep.Bytes += uint64(len(sdu))
-		}
-	}
-	if sent > rep.Messages {
-		rep.Lost = sent - rep.Messages
-	}
-	rep.Duplicates, rep.Reordered = tally.Duplicates, tally.Reordered
-	rep.Jitter = time.Duration(tally.JitterNs())
-	return rep
+	return sink(c.recv, limit, finished)
 }
 
 // aalEcho answers each request SDU with a response SDU on the server's VC,

@@ -272,12 +272,23 @@ func tcpEcho(ln net.Listener, limit time.Time, spec Spec, perConn bool, finished
 }
 
 // udpSink counts datagrams until the client is done and the path has
-// drained: unique sequence numbers, late (reordered) ones, duplicates, and
-// RFC 3550 interarrival jitter from the sender's timestamps.
+// drained, as sink does.
 func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverReport {
+	buf := make([]byte, 1<<16)
+	return sink(func(wait time.Duration) ([]byte, error) {
+		pc.SetReadDeadline(time.Now().Add(wait))
+		n, _, err := pc.ReadFrom(buf)
+		return buf[:n], err
+	}, limit, finished)
+}
+
+// sink counts the messages recv gives until the client is done and the
+// path has drained: unique sequence numbers, late (reordered) ones,
+// duplicates, and RFC 3550 interarrival jitter from the sender's
+// timestamps. recv waits at most wait for the next message.
+func sink(recv func(wait time.Duration) ([]byte, error), limit time.Time, finished <-chan done) serverReport {
 	var rep serverReport
 	var tally UDPTally
-	buf := make([]byte, 1<<16)
 	var sent uint64
 	doneAt := time.Time{}
 	for time.Now().Before(limit) {
@@ -295,8 +306,7 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 		if !doneAt.IsZero() {
 			wait = 300 * time.Millisecond // drain: what is still on its way
 		}
-		pc.SetReadDeadline(time.Now().Add(wait))
-		n, _, err := pc.ReadFrom(buf)
+		msg, err := recv(wait)
 		if err != nil {
 			if !doneAt.IsZero() {
 				break
@@ -304,16 +314,16 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 			continue
 		}
 		arrival := time.Now()
-		if n < udpHeader { // a bare short message: counted, no sequence or jitter
+		if len(msg) < udpHeader { // a bare short message: counted, no sequence or jitter
 			rep.Messages++
-			rep.Bytes += uint64(n)
+			rep.Bytes += uint64(len(msg))
 			continue
 		}
-		seq := binary.BigEndian.Uint64(buf[0:8])
-		sentAt := time.Duration(binary.BigEndian.Uint64(buf[8:16]))
+		seq := binary.BigEndian.Uint64(msg[0:8])
+		sentAt := time.Duration(binary.BigEndian.Uint64(msg[8:16]))
 		if tally.Add(seq, time.Duration(arrival.UnixNano())-sentAt) {
 			rep.Messages++
-			rep.Bytes += uint64(n)
+			rep.Bytes += uint64(len(msg))
 		}
 	}
 	if sent > rep.Messages {
