@@ -3,7 +3,6 @@
 package test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,13 +17,7 @@ import (
 // atmCoreLab is ../topologies/testdata/atm-core.yaml (h1, four routers
 // joined over OC-3c AAL5 through an atm-switch, h2, on 1G Ethernet at the
 // edges) with keys on every router; NAME stays for up to fill in.
-func atmCoreLab(keys string) string {
-	b, err := os.ReadFile("../topologies/testdata/atm-core.yaml")
-	if err != nil {
-		panic(err)
-	}
-	return strings.ReplaceAll(string(b), "KEYS", keys)
-}
+func atmCoreLab(keys string) string { return keyedLab("atm-core", keys) }
 
 // coreCeiling is theory's ceiling of a stream from h1 to h2 over the core.
 func coreCeiling(t *testing.T, lab, test string, size int) float64 {

@@ -17,8 +17,12 @@ import (
 // chainLab is ../topologies/testdata/chain.yaml (h1, five routers, h2 on
 // 100M links) with keys on every router (mpls:, ttl:, null:, cost:); NAME
 // stays for up to fill in.
-func chainLab(keys string) string {
-	b, err := os.ReadFile("../topologies/testdata/chain.yaml")
+func chainLab(keys string) string { return keyedLab("chain", keys) }
+
+// keyedLab is ../topologies/testdata/NAME.yaml with KEYS replaced by keys:
+// a router lab whose routers all take the same keys.
+func keyedLab(name, keys string) string {
+	b, err := os.ReadFile("../topologies/testdata/" + name + ".yaml")
 	if err != nil {
 		panic(err)
 	}
