@@ -85,10 +85,13 @@ func writeText(w io.Writer, r Result) {
 	s := r.Spec
 	fmt.Fprintf(w, "%s to %s, %.2f s", r.Test, r.Host, r.Elapsed)
 	switch r.Test {
-	case TCPStream, TCPMaerts, UDPStream, AAL5Stream, AAL34Stream:
+	case TCPStream, TCPMaerts, UDPStream, SCTPStream, AAL5Stream, AAL34Stream:
 		fmt.Fprintf(w, ", %d-byte messages\n", s.Message)
 	default:
 		fmt.Fprintf(w, ", %d-byte requests, %d-byte responses\n", s.Request, s.Response)
+	}
+	if r.Implementation != "" {
+		fmt.Fprintf(w, "  SCTP stack: %s\n", r.Implementation)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "  data point: %s\n", r.Error)
@@ -98,7 +101,7 @@ func writeText(w io.Writer, r Result) {
 		fmt.Fprintf(w, "  send     %10.2f Mbit/s  %d messages, %d send errors\n", r.SendBps/1e6, r.MessagesSent, r.SendErrors)
 		fmt.Fprintf(w, "  receive  %10.2f Mbit/s  %d messages, %d lost, %d reordered, %d duplicates, jitter %.1f µs\n",
 			r.ThroughputBps/1e6, r.MessagesReceived, r.Lost, r.Reordered, r.Duplicates, r.JitterUs)
-	case TCPStream, TCPMaerts:
+	case TCPStream, TCPMaerts, SCTPStream:
 		fmt.Fprintf(w, "  throughput %.2f Mbit/s (%d bytes received)\n", r.ThroughputBps/1e6, r.BytesReceived)
 	default:
 		l := r.Latency

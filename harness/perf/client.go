@@ -76,6 +76,8 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		elapsed, sent, runErr = runAALStream(ctx, spec, &res, &m)
 	case AAL5RR, AAL34RR:
 		elapsed, runErr = runAALRR(ctx, spec, &res, &m)
+	case SCTPStream, SCTPRR:
+		runErr = errNoSCTP
 	}
 	res.Intervals = stopIntervals()
 	cpu := processCPU() - cpu0
@@ -94,7 +96,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		res.CPU.Remote = float64(rep.CPU) / float64(rep.Elapsed)
 	}
 	switch spec.Test {
-	case TCPStream:
+	case TCPStream, SCTPStream:
 		res.BytesReceived = rep.Bytes
 	case TCPMaerts:
 		res.BytesSent = rep.Bytes

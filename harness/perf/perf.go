@@ -36,10 +36,14 @@ const (
 	TCPRR     = "TCP_RR"
 	UDPRR     = "UDP_RR"
 	TCPCRR    = "TCP_CRR"
+	// SCTP_STREAM and SCTP_RR are netperf's SCTP tests: one association,
+	// messages of -m octets one way, or -r requests and responses.
+	SCTPStream = "SCTP_STREAM"
+	SCTPRR     = "SCTP_RR"
 )
 
 // Tests lists the tests the tool runs.
-var Tests = []string{TCPStream, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR, AAL5Stream, AAL5RR, AAL34Stream, AAL34RR}
+var Tests = []string{TCPStream, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR, SCTPStream, SCTPRR, AAL5Stream, AAL5RR, AAL34Stream, AAL34RR}
 
 // MaxUDPPayload is the largest UDP payload IPv4 carries: 65535 − 20 − 8.
 const MaxUDPPayload = 65507
@@ -114,6 +118,10 @@ type Result struct {
 	Host    string  `json:"host"`
 	Error   string  `json:"error,omitempty"` // a data point that failed, e.g. message too large
 	Elapsed float64 `json:"elapsed_s"`
+	// Implementation names the SCTP stack that measured an SCTP test:
+	// "kernel", or a userspace one with its version and transport, such
+	// as "pion/sctp v1.12.1 (userspace, raw IP 132)".
+	Implementation string `json:"implementation,omitempty"`
 
 	ThroughputBps float64 `json:"throughput_bps,omitempty"`
 	SendBps       float64 `json:"send_bps,omitempty"`

@@ -68,6 +68,10 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 		serveAAL(ctrl, r, enc, spec)
 		return
 	}
+	if IsSCTP(spec.Test) {
+		enc.Encode(setup{Error: errNoSCTP.Error()})
+		return
+	}
 	host, _, _ := net.SplitHostPort(ctrl.LocalAddr().String())
 	lc := net.ListenConfig{Control: sockbufControl(spec.RecvBuf, spec.RecvBuf)}
 	udp := spec.Test == UDPStream || spec.Test == UDPRR

@@ -96,6 +96,7 @@ var Tools = []string{ToolAtmlab, ToolIperf3, ToolIperf}
 
 // experimentTests are the tests an experiment may name.
 var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR",
+	"SCTP_STREAM", "SCTP_RR",
 	"AAL5_STREAM", "AAL5_RR", "AAL34_STREAM", "AAL34_RR"} // the native AAL API's (native.go)
 
 func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
