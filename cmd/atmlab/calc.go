@@ -41,7 +41,7 @@ func newCalc(opts *options) *cobra.Command {
 	var web, results string
 	var public bool
 	c := &cobra.Command{
-		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--web-public] [--results DIR]",
+		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots|sctp] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--web-public] [--results DIR]",
 		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
 		Long:  calcHelp,
 		Args: args(func(cmd *cobra.Command, a []string) error {
@@ -85,7 +85,7 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().StringVar(&fl.Encap, "encap", "llc", "RFC 2684 encapsulation: llc (LLC/SNAP) or vcmux")
 	c.Flags().IntVar(&fl.MTU, "mtu", 1500, "IP MTU (9180 on ATM unless given)")
 	c.Flags().IntVar(&fl.Labels, "labels", 0, "MPLS label stack entries on every packet (4 bytes each)")
-	c.Flags().StringVar(&fl.Proto, "proto", "udp", "udp, tcp (with timestamps) or tcp-nots")
+	c.Flags().StringVar(&fl.Proto, "proto", "udp", "udp, tcp (with timestamps), tcp-nots or sctp")
 	c.Flags().BoolVar(&sawtooth, "sawtooth", false, "list the cell steps between two UDP payload sizes (ATM)")
 	c.Flags().StringVar(&web, "web", "", "serve the sawtooth explorer on HOST:PORT, such as 127.0.0.1:8080")
 	c.Flags().BoolVar(&public, "web-public", false, "let --web bind an address other machines can reach")

@@ -221,8 +221,12 @@ func TestCalc(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "rate_bps,mtu,proto,payload_bytes") || !strings.Contains(out, "100000000,1500,udp,1472,1,1538,") {
 		t.Fatalf("calc -o csv: %v\n%s", err, out)
 	}
-	if _, _, err := run(t, "calc", "--proto", "sctp", "100"); err == nil {
-		t.Fatal("sctp accepted")
+	if _, _, err := run(t, "calc", "--proto", "dccp", "100"); err == nil {
+		t.Fatal("dccp accepted")
+	}
+	out, _, err = run(t, "calc", "--proto", "sctp", "--rate", "1G", "--mtu", "9000", "-o", "csv", "8952")
+	if err != nil || !strings.Contains(out, "1000000000,9000,sctp,8952,1,9038,") {
+		t.Fatalf("calc --proto sctp: %v\n%s", err, out)
 	}
 	// MPLS: one label on every frame (mpls.md §1).
 	out, _, err = run(t, "calc", "--labels", "1", "--mtu", "1496", "1468")

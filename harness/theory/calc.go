@@ -99,7 +99,11 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func (c *Calc) String() string {
-	if c.Proto != "udp" {
+	switch c.Proto {
+	case "udp":
+	case "sctp":
+		return c.medium() + fmt.Sprintf(" (each message its own DATA chunks of at most %d octets, one to a packet)", SCTPData(c.MTU))
+	default:
 		return c.medium() + fmt.Sprintf(" (a stream of %d-byte segments: a message's frames and bytes are its share of them)", c.MSS())
 	}
 	return c.medium()

@@ -46,3 +46,23 @@ func TestCalcBadInputIsInputError(t *testing.T) {
 		t.Fatalf("a sawtooth of Ethernet: %v", err)
 	}
 }
+
+// calc --proto sctp says how an SCTP message is carried and bills its
+// chunk headers: a 1452-octet message fills one 1500-octet packet.
+func TestCalcSCTPSaysChunksAndFillsAPacket(t *testing.T) {
+	c, err := NewCalc(CalcFlags{Rate: "100M", MTU: 1500, Proto: "sctp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := c.Ceilings(&b, "csv", []int{1452, 1453}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.String(), "DATA chunks of at most 1452 octets") {
+		t.Errorf("Calc.String() = %q", c.String())
+	}
+	out := b.String()
+	if !strings.Contains(out, "100000000,1500,sctp,1452,1,1538,") || !strings.Contains(out, "100000000,1500,sctp,1453,2,1628,") {
+		t.Errorf("csv:\n%s", out)
+	}
+}

@@ -18,7 +18,7 @@ type Path struct {
 	Encap  cells.Encap
 	MTU    int
 	Labels int
-	Proto  string // udp, tcp or tcp-nots
+	Proto  string // udp, tcp, tcp-nots or sctp
 }
 
 // Ceiling is the goodput ceiling of payload-byte messages on the path. A
@@ -41,8 +41,11 @@ func (p Path) Ceiling(payload int) (Ceiling, error) {
 		// routers' MTU too (routers refuse what does not: ICMP
 		// "fragmentation needed").
 		ip := p.MTU
-		if p.Proto == "udp" {
+		switch p.Proto {
+		case "udp":
 			ip = min(payload+IPv4Header+UDPHeader, p.MTU)
+		case "sctp":
+			ip = SCTPPackets(p.MTU, payload)[0]
 		}
 		if link := max(1500, p.MTU); ip+4*p.Labels > link {
 			return c, fmt.Errorf("payload %d does not fit: a %d-byte IP packet with %d label(s) is %d bytes, over the routers' %d-byte MTU; give --mtu %d (labels ride on top of the hosts' MTU) or a smaller payload",
@@ -82,6 +85,26 @@ func fragments(mtu, payload int) []int {
 	var ip []int
 	for left := data; left > 0; left -= perFrag {
 		ip = append(ip, IPv4Header+min(left, perFrag))
+	}
+	return ip
+}
+
+// SCTPData is the most user data one DATA chunk carries in a packet of at
+// most mtu octets: the MTU less IPv4, the common header and the chunk
+// header, rounded down to the chunk's 4-octet padding.
+func SCTPData(mtu int) int {
+	return (mtu - IPv4Header - SCTPCommonHeader - SCTPDataHeader) &^ (SCTPPad - 1)
+}
+
+// SCTPPackets returns the IP packets, in bytes, that carry one SCTP user
+// message of payload octets at the MTU: one DATA chunk in each, fragments
+// of SCTPData(mtu) octets but the last, every chunk padded to 4 octets.
+func SCTPPackets(mtu, payload int) []int {
+	per := SCTPData(mtu)
+	var ip []int
+	for left := payload; left > 0; left -= per {
+		chunk := SCTPDataHeader + min(left, per)
+		ip = append(ip, IPv4Header+SCTPCommonHeader+(chunk+SCTPPad-1)&^(SCTPPad-1))
 	}
 	return ip
 }

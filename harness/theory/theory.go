@@ -22,10 +22,18 @@ const (
 	TCPTimestamps = 12 // the timestamp option as Linux sends it, padded
 )
 
+// SCTP's framing (RFC 4960 §3): every packet has the common header, every
+// DATA chunk its chunk header, and a chunk is padded to 4 octets.
+const (
+	SCTPCommonHeader = 12
+	SCTPDataHeader   = 16
+	SCTPPad          = 4
+)
+
 // Ceiling is the most payload a path can carry: the theory every result is
 // set beside.
 type Ceiling struct {
-	Proto      string  `json:"proto"` // udp, tcp (timestamps on, as Linux) or tcp-nots
+	Proto      string  `json:"proto"` // udp, tcp (timestamps on, as Linux), tcp-nots or sctp
 	Payload    int     `json:"payload_bytes"`
 	Frames     float64 `json:"frames_per_message"` // IP fragments for UDP; for a TCP stream the message's share of full segments
 	WireBytes  float64 `json:"wire_bytes"`         // per message (its share, for TCP), all framing included
@@ -99,8 +107,17 @@ func ceiling(rate units.BitRate, mtu, payload int, proto string, wire func(ip in
 		c.Frames = float64(payload) / float64(mss)
 		c.WireBytes = c.Frames * float64(wire(hdr+mss))
 		c.Efficiency = float64(mss) / float64(wire(hdr+mss))
+	case "sctp":
+		// Each message is one user message of its own: its DATA chunks carry
+		// at most SCTPData(mtu) octets each, one chunk to a packet (no
+		// bundling of messages, as a saturated sender fills its packets).
+		for _, ip := range SCTPPackets(mtu, payload) {
+			c.Frames++
+			c.WireBytes += float64(wire(ip))
+		}
+		c.Efficiency = float64(payload) / c.WireBytes
 	default:
-		return c, fmt.Errorf("proto %q: use udp, tcp or tcp-nots", proto)
+		return c, fmt.Errorf("proto %q: use udp, tcp, tcp-nots or sctp", proto)
 	}
 	c.Goodput = float64(rate) * c.Efficiency
 	return c, nil

@@ -44,8 +44,8 @@ func TestEthernetCeiling(t *testing.T) {
 			t.Errorf("EthernetCeiling(%v, %d, %d, %s): %g frames, want %g", tc.rate, tc.mtu, tc.payload, tc.proto, c.Frames, tc.frames)
 		}
 	}
-	if _, err := EthernetCeiling(units.Gbps, 1500, 100, "sctp"); err == nil {
-		t.Error("sctp accepted")
+	if _, err := EthernetCeiling(units.Gbps, 1500, 100, "dccp"); err == nil {
+		t.Error("dccp accepted")
 	}
 }
 
