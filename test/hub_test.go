@@ -216,6 +216,7 @@ func TestHubTaskII(t *testing.T) {
 // measured in turn, four rounds, and judged by their medians, so that the
 // swings of two shared cores between runs hit both alike.
 func TestHubTaskIINT(t *testing.T) {
+	longOnly(t, "TestSeedPraktikum runs the amsel1-nt variant's UDP_STREAM through the hub against the switched pair, and devices' TestBuildHub pins the transaction's collision window")
 	requireRoot(t)
 	r := up(t, strings.Replace(taskIILab, "a1: {kind: host, ipv4: 10.0.0.1/24,", "a1: {kind: host, ipv4: 10.0.0.1/24, cpu: {per_packet: 30us, rate: 121M},", 1))
 	r.perfServer("a3")
