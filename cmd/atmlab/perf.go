@@ -49,6 +49,9 @@ const perfClientHelp = "Run one of netperf's tests against `atmlab perf server`,
 	"AAL5_STREAM, AAL5_RR, AAL34_STREAM and AAL34_RR send SDUs on a native AAL VC, with no IP\n" +
 	"(docs/atm.md): --vc is the client's end of the PVC, --peer-vc the server's (atmlab inspect\n" +
 	"lists a lab's native PVCs); the control connection to -H stays TCP/IP.\n\n" +
+	"SCTP_STREAM and SCTP_RR run one SCTP association: over the kernel's SCTP where the kernel\n" +
+	"has it, else over pion/sctp in userspace on a raw IP socket of protocol 132 (it needs\n" +
+	"CAP_NET_RAW, as the hosts of a lab have); the result's implementation names which.\n\n" +
 	"Example:\n  atmlab exec sw100 h1 -- atmlab perf client -H 10.0.0.2 -t TCP_RR -l 10 -r 1,1\n" +
 	"  atmlab exec cernet-atm h1 -- atmlab perf client -H 10.0.0.2 -t AAL5_STREAM -m 9160 --vc eth0:0/101 --peer-vc eth0:0/101"
 

@@ -65,6 +65,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	var elapsed time.Duration
 	var runErr error
 	var sent uint64
+	var closeSCTP func() // an SCTP association closes after the server's report
 	switch spec.Test {
 	case TCPStream, TCPMaerts:
 		elapsed, runErr = runTCPStream(ctx, dd, data, spec, &res, &m)
@@ -77,7 +78,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	case AAL5RR, AAL34RR:
 		elapsed, runErr = runAALRR(ctx, spec, &res, &m)
 	case SCTPStream, SCTPRR:
-		runErr = errNoSCTP
+		elapsed, closeSCTP, runErr = runSCTP(ctx, ctrl, su, spec, &res, &m)
 	}
 	res.Intervals = stopIntervals()
 	cpu := processCPU() - cpu0
@@ -87,6 +88,9 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 	ctrl.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var rep serverReport
 	repErr := json.NewDecoder(r).Decode(&rep)
+	if closeSCTP != nil {
+		closeSCTP()
+	}
 
 	res.Elapsed = elapsed.Seconds()
 	if elapsed > 0 {

@@ -1,12 +1,13 @@
 // Package perf is the test tool atmlab runs inside a lab's hosts
 // (`atmlab perf`): netperf's tests with their exact definitions, confidence
 // intervals and the memory-copy bound. It imports the standard library, the
-// syscall wrappers of golang.org/x/sys and the project's histogram only,
-// so the binary that runs in a host carries no lab or model code. See
+// syscall wrappers of golang.org/x/sys, pion/sctp (the userspace SCTP for
+// kernels without one) and the project's histogram only, so the binary
+// that runs in a host carries no lab or model code. See
 // docs/reference.md §8 for the semantics.
 //
 //	client ──control (TCP, JSON lines)──> server      request, then results
-//	client ══data (TCP or UDP)═════════> server      the test itself
+//	client ══data (TCP, UDP or SCTP)═══> server      the test itself
 //
 // Like netserver, the server answers a request with the data port and the
 // socket buffers it actually got; nothing crosses the control connection
@@ -208,6 +209,8 @@ type setup struct {
 	SendBuf  int    `json:"send_buf"`
 	RecvBuf  int    `json:"recv_buf"`
 	Error    string `json:"error,omitempty"`
+	// Implementation is the server's SCTP stack, for an SCTP test.
+	Implementation string `json:"implementation,omitempty"`
 }
 
 // done is the client's word that a UDP test's sending has ended.

@@ -69,7 +69,7 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 		return
 	}
 	if IsSCTP(spec.Test) {
-		enc.Encode(setup{Error: errNoSCTP.Error()})
+		serveSCTP(ctrl, r, enc, spec)
 		return
 	}
 	host, _, _ := net.SplitHostPort(ctrl.LocalAddr().String())

@@ -1,0 +1,143 @@
+package perf
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pionPort is the SCTP port pion/sctp writes as both ports of every packet
+// (WebRTC's 5000): the raw adapter puts the association's own ports on the
+// wire instead and gives pion back its 5000s.
+const pionPort = 5000
+
+// sctpCommonHeader is the SCTP common header: source and destination
+// ports, verification tag, CRC32c checksum (RFC 9260 §3.1).
+const sctpCommonHeader = 12
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sctpChecksum is the packet's CRC32c with its checksum field taken as
+// zero, in the order the field holds it (RFC 9260 appendix A).
+func sctpChecksum(pkt []byte) uint32 {
+	var zero [4]byte
+	sum := crc32.Update(0, castagnoli, pkt[0:8])
+	sum = crc32.Update(sum, castagnoli, zero[:])
+	return crc32.Update(sum, castagnoli, pkt[12:])
+}
+
+// setPorts writes an SCTP packet's ports and its checksum anew.
+func setPorts(pkt []byte, src, dst uint16) {
+	binary.BigEndian.PutUint16(pkt[0:2], src)
+	binary.BigEndian.PutUint16(pkt[2:4], dst)
+	binary.LittleEndian.PutUint32(pkt[8:12], sctpChecksum(pkt))
+}
+
+// ipConn is a raw IPv4 socket of protocol 132 as the adapter uses it
+// (*net.IPConn; a fake in tests): each read one packet's SCTP part from
+// the address it came from.
+type ipConn interface {
+	ReadFromIP(b []byte) (int, *net.IPAddr, error)
+	WriteToIP(b []byte, addr *net.IPAddr) (int, error)
+	SetReadDeadline(t time.Time) error
+	LocalAddr() net.Addr
+	Close() error
+}
+
+// rawSCTP is a net.Conn that carries one SCTP association for a userspace
+// stack over a raw IP socket: it writes the stack's packets to the peer
+// with the association's ports, and reads only the peer's packets to its
+// port. The raw socket sees every SCTP packet the host receives, so the
+// rest (other hosts', other associations', any with a bad checksum) are
+// skipped and counted. A server's end learns the peer's port from the
+// first packet it takes (the peer's INIT).
+type rawSCTP struct {
+	pc      ipConn
+	peer    netip.Addr
+	to      *net.IPAddr
+	local   uint16
+	remote  atomic.Uint32 // the peer's port; 0 until learnt
+	in      []byte
+	wmu     sync.Mutex
+	out     []byte
+	skipped atomic.Uint64
+}
+
+// newRawSCTP carries an association between local (this end's port) and
+// peer:remote over pc; remote 0 takes the peer's port from its first
+// packet. maxPacket is the largest SCTP packet either way.
+func newRawSCTP(pc ipConn, peer netip.Addr, local, remote uint16, maxPacket int) *rawSCTP {
+	c := &rawSCTP{pc: pc, peer: peer, to: &net.IPAddr{IP: peer.AsSlice()}, local: local,
+		in: make([]byte, 1<<16), out: make([]byte, maxPacket)}
+	c.remote.Store(uint32(remote))
+	return c
+}
+
+// accept reports whether a packet from src belongs to the association,
+// learning the peer's port from the first that does.
+func (c *rawSCTP) accept(src netip.Addr, pkt []byte) bool {
+	if len(pkt) < sctpCommonHeader || src.Unmap() != c.peer {
+		return false
+	}
+	sport, dport := binary.BigEndian.Uint16(pkt[0:2]), binary.BigEndian.Uint16(pkt[2:4])
+	if dport != c.local || sport == 0 || binary.LittleEndian.Uint32(pkt[8:12]) != sctpChecksum(pkt) {
+		return false
+	}
+	r := c.remote.Load()
+	if r == 0 {
+		return c.remote.CompareAndSwap(0, uint32(sport)) || c.remote.Load() == uint32(sport)
+	}
+	return r == uint32(sport)
+}
+
+// Read returns the association's next packet, its ports the stack's.
+func (c *rawSCTP) Read(b []byte) (int, error) {
+	for {
+		n, from, err := c.pc.ReadFromIP(c.in)
+		if err != nil {
+			return 0, err
+		}
+		src, _ := netip.AddrFromSlice(from.IP)
+		pkt := c.in[:n]
+		if !c.accept(src, pkt) || n > len(b) {
+			c.skipped.Add(1)
+			continue
+		}
+		copy(b, pkt)
+		setPorts(b[:n], pionPort, pionPort)
+		return n, nil
+	}
+}
+
+// Write sends one of the stack's packets to the peer with the
+// association's ports.
+func (c *rawSCTP) Write(b []byte) (int, error) {
+	r := uint16(c.remote.Load())
+	if r == 0 {
+		return 0, errors.New("SCTP over raw IP: the peer's port is not known yet")
+	}
+	if len(b) < sctpCommonHeader || len(b) > len(c.out) {
+		return 0, errors.New("SCTP over raw IP: packet larger than the path MTU")
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	pkt := c.out[:len(b)]
+	copy(pkt, b)
+	setPorts(pkt, c.local, r)
+	if _, err := c.pc.WriteToIP(pkt, c.to); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (c *rawSCTP) Close() error                       { return c.pc.Close() }
+func (c *rawSCTP) LocalAddr() net.Addr                { return c.pc.LocalAddr() }
+func (c *rawSCTP) RemoteAddr() net.Addr               { return c.to }
+func (c *rawSCTP) SetDeadline(t time.Time) error      { return c.pc.SetReadDeadline(t) }
+func (c *rawSCTP) SetReadDeadline(t time.Time) error  { return c.pc.SetReadDeadline(t) }
+func (c *rawSCTP) SetWriteDeadline(t time.Time) error { return nil }
