@@ -59,6 +59,10 @@ type LoopStats struct {
 	// behind the wall clock (kernel.Loop.LateBound): they waited as if in
 	// the TAP, and the model's link stood idle meanwhile.
 	LateHeld uint64 `json:"late_held,omitempty"`
+	// LateDropped are the wire frames the loop dropped instead of handing
+	// them to a host later than its bound after their model time
+	// (kernel.Loop.ReleaseBound): it had lost its core for longer.
+	LateDropped uint64 `json:"late_dropped,omitempty"`
 	// SuperFrames are the GSO super-frames hosts handed over, cut into
 	// SuperSegments wire frames.
 	SuperFrames   uint64 `json:"super_frames,omitempty"`

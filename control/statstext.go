@@ -66,6 +66,9 @@ func (st *Stats) WriteText(out io.Writer) {
 	if l.LateHeld > 0 {
 		fmt.Fprintf(out, "warning: the emulator held back %d frames from the hosts: its model ran too far behind the wall clock, and they entered it later than they came\n", l.LateHeld)
 	}
+	if l.LateDropped > 0 {
+		fmt.Fprintf(out, "warning: the emulator dropped %d frames it would have handed to the hosts later than its bound after their model time: it lost its core for longer\n", l.LateDropped)
+	}
 	if l.SuperFrames > 0 || l.GSOErrors > 0 {
 		fmt.Fprintf(out, "super-frames: %d from the hosts, cut into %d wire frames (%.1f each); %d could not be cut\n",
 			l.SuperFrames, l.SuperSegments, float64(l.SuperSegments)/float64(max(l.SuperFrames, 1)), l.GSOErrors)

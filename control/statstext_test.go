@@ -67,3 +67,17 @@ func TestWriteStatsShowsLateHeld(t *testing.T) {
 		}
 	}
 }
+
+// atmlab stats says how many frames the emulator dropped rather than hand
+// them to a host later than its bound, and says nothing when it dropped none.
+func TestWriteStatsShowsLateDropped(t *testing.T) {
+	for _, drops := range []uint64{0, 765} {
+		var out bytes.Buffer
+		st := Stats{Lab: "l", Loop: LoopStats{LateDropped: drops}}
+		st.WriteText(&out)
+		const line = "warning: the emulator dropped 765 frames it would have handed to the hosts later than its bound after their model time: it lost its core for longer\n"
+		if got := strings.Contains(out.String(), "later than its bound"); got != (drops > 0) || drops > 0 && !strings.Contains(out.String(), line) {
+			t.Errorf("%d late drops: stats read\n%s", drops, out.String())
+		}
+	}
+}

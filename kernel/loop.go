@@ -72,6 +72,13 @@ type Loop struct {
 	// release frames ever later. At most 0:
 	// no bound.
 	LateBound time.Duration
+	// ReleaseBound is how late after its model time the loop may hand a
+	// frame to a host's TAP: one that would go later is dropped and
+	// counted instead (control.LoopStats.LateDropped), so that a loop that
+	// lost its core for longer (other work on the machine) loses frames,
+	// as a flagged count, rather than deliver them ever later. At most 0:
+	// no bound.
+	ReleaseBound time.Duration
 
 	s     *sched.Scheduler
 	start time.Time
@@ -90,6 +97,7 @@ type Loop struct {
 	releases    []time.Duration // model times of this pass's releases, for Lateness
 	lastBusy    time.Duration   // the pass clock of the last release or read
 	lingerUntil time.Duration
+	lateDropped uint64 // wire frames dropped at release, later than ReleaseBound
 	nextID      uint64
 	stopped     bool
 	idle        bool          // polling idle, yielding the core
@@ -127,6 +135,11 @@ const GROHold = 100 * time.Microsecond
 // lateness p99 0.3-5 ms under load), and a twentieth of the 100 ms two
 // 1G floods made it run behind without one.
 const DefaultLateBound = 5 * time.Millisecond
+
+// DefaultReleaseBound is Loop.ReleaseBound unless changed: twice
+// DefaultLateBound, so that a frame that entered the model at the bound
+// still has as long again to cross it before it is given up.
+const DefaultReleaseBound = 2 * DefaultLateBound
 
 // DefaultLinger is Loop.Linger unless changed.
 const DefaultLinger = 200 * time.Microsecond
@@ -169,7 +182,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, ReleaseBound: DefaultReleaseBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -205,7 +218,10 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	}
 	t.mod = newModerator(l.s, write)
 	port.Sink = func(f *emulator.Frame) {
-		l.released()
+		if !l.released(1) {
+			f.Release()
+			return
+		}
 		if t.mod.sink(f) {
 			return
 		}
@@ -269,7 +285,12 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	var head [256]byte
 	train := [][]byte{hdr[:], nil, nil}
 	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
-		l.released()
+		if !l.released(n) {
+			if first+n == f.GSO.Segs {
+				f.Release()
+			}
+			return
+		}
 		t.mod.tcp()
 		t.gro.Flush(t.write) // what they hold came first
 		h, hd, payload := emulator.SuperRange(head[:], f.Data, f.GSO, first, n)
@@ -287,7 +308,10 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		f.Release()
 	})
 	port.Sink = func(f *emulator.Frame) {
-		l.released()
+		if !l.released(max(f.GSO.Segs, 1)) {
+			f.Release()
+			return
+		}
 		if t.mod.sink(f) {
 			return
 		}
@@ -300,17 +324,30 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	return nil
 }
 
-// released notes a release to a TAP: whether it ended a quiet spell (see
-// Linger), and its model time, whose lateness is recorded at the clock
-// reading that ends the pass (settle): a release is measured no earlier
-// than it happened, and the clock is not read per frame.
-func (l *Loop) released() {
+// released notes a release to a TAP of segs wire frames: whether it
+// ended a quiet spell (see Linger), and its model time, whose lateness is
+// recorded at the clock reading that ends the pass (settle): a release is
+// measured no earlier than it happened. It reports false, counting the
+// frames, when the release comes later than ReleaseBound (tooLate): the
+// caller drops them.
+func (l *Loop) released(segs int) bool {
+	if tooLate(l.Now(), l.s.Now(), l.ReleaseBound) { // the clock read now: the pass may have run long
+		l.lateDropped += uint64(segs)
+		return false
+	}
 	if l.now-l.lastBusy > time.Millisecond {
 		l.lingerUntil = l.now + l.Linger
 	}
 	l.lastBusy = l.now
 	l.releases = append(l.releases, l.s.Now())
 	l.Wake.Record(l.now - l.s.Now())
+	return true
+}
+
+// tooLate reports whether a release due at model time at, at wall clock
+// now, is later than bound (> 0).
+func tooLate(now, at, bound time.Duration) bool {
+	return bound > 0 && now-at > bound
 }
 
 // settle records the lateness of the pass's releases at now, the clock
@@ -644,6 +681,7 @@ func (l *Loop) Stats() control.LoopStats {
 		st.IdleSpin += threadCPU() - l.idleFrom
 	}
 	st.CPUTime = processCPU() - l.cpuStart - st.IdleSpin
+	st.LateDropped = l.lateDropped
 	if wall := time.Since(l.wallStart); wall > 0 {
 		st.CPU = float64(st.CPUTime) / float64(wall)
 	}

@@ -51,7 +51,7 @@ func fakeTAPsWith(t testing.TB, lab string, vnet bool) (*Loop, *devices.Network,
 	// its core for tens of milliseconds: those not about the bound on
 	// lateness turn it off, so that such a stall delays frames rather
 	// than drops them.
-	loop.LateBound = 0
+	loop.LateBound, loop.ReleaseBound = 0, 0
 	var hostEnds [2]int
 	for i, name := range []string{"a:eth0", "b:eth0"} {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK, 0)
@@ -247,6 +247,38 @@ func TestLoopStallBeyondTheBoundHoldsBack(t *testing.T) {
 		if gap := deliveries[i] - deliveries[i-1]; gap != wire {
 			t.Fatalf("frame %d delivered %v after frame %d, want %v", i, gap, i-1, wire)
 		}
+	}
+}
+
+// A loop that loses its core for three times ReleaseBound with 90
+// frames in flight: each would reach the receiving host at least 17 ms
+// after its model time (the last leaves the model 13.1 ms after the read,
+// the loop comes back 30 ms after it), so each is dropped and counted
+// instead, and the host receives none.
+func TestLoopDropsWhatItWouldReleaseLaterThanTheBound(t *testing.T) {
+	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
+	var frames int
+	loop.Query(context.Background(), func() {
+		loop.ReleaseBound = DefaultReleaseBound
+		frames = writeFrames(host[0], 90)
+		tp := loop.tapOf(n.Hosts["a:eth0"])
+		tp.readable = true
+		loop.read(tp)
+		time.Sleep(3 * DefaultReleaseBound)
+	})
+	var st control.LoopStats
+	for deadline := time.Now().Add(5 * time.Second); st.LateDropped < uint64(frames); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d frames dropped late in 5 s", st.LateDropped, frames)
+		}
+		loop.Query(context.Background(), func() { st = loop.Stats() })
+	}
+	if st.LateDropped != uint64(frames) || st.Lateness.Count != 0 {
+		t.Errorf("%d frames dropped late and %d released, want all %d dropped", st.LateDropped, st.Lateness.Count, frames)
+	}
+	buf := make([]byte, 2048)
+	if n, _, err := unix.Recvfrom(host[1], buf, unix.MSG_DONTWAIT); err != unix.EAGAIN {
+		t.Errorf("the host received a frame (%d octets, %v): it was released later than the bound", n, err)
 	}
 }
 

@@ -41,8 +41,8 @@ func TestLoopLatenessBoundedUnderTwoFloods(t *testing.T) {
 	load, _ := exec.Command("uptime").Output()
 	l := after.Loop
 	t.Logf("passes that released began late by p50 %v p99 %v max %v", l.Wake.P50, l.Wake.P99, l.Wake.Max)
-	t.Logf("release lateness p50 %v p99 %v max %v over %d releases; held back %d; hosts' TAP drops %d; emulator CPU %.0f%%; %s",
-		l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count, l.LateHeld-before.Loop.LateHeld,
+	t.Logf("release lateness p50 %v p99 %v max %v over %d releases; held back %d; dropped late %d; hosts' TAP drops %d; emulator CPU %.0f%%; %s",
+		l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count, l.LateHeld-before.Loop.LateHeld, l.LateDropped-before.Loop.LateDropped,
 		after.HostDrops()-before.HostDrops(), 100*l.CPU, strings.TrimSpace(string(load)))
 	if l.Wake.P50 > 25*time.Millisecond {
 		t.Errorf("passes that released frames began %v late at the median: the model ran far behind the wall clock", l.Wake.P50)

@@ -78,6 +78,9 @@ type Health struct {
 	CPU       time.Duration // the emulator's CPU time
 	HostDrops uint64        // frames hosts dropped at their TAPs: the emulator fell behind
 	LateHeld  uint64        // frames the emulator held back at ingress, its model too far behind the wall clock
+	// LateDropped are the frames the emulator dropped rather than hand
+	// them to a host later than its bound after their model time.
+	LateDropped uint64
 	// QdiscDrops and QdiscRequeues are the frames the hosts' qdiscs in
 	// front of their TAPs dropped and took back.
 	QdiscDrops, QdiscRequeues uint64
@@ -138,6 +141,10 @@ type Record struct {
 	// model later than they came during the point, its model too far
 	// behind the wall clock (they waited as if in the TAP).
 	LateHeld uint64 `json:"late_held,omitempty"`
+	// LateDropped are the frames the emulator dropped during the point
+	// rather than hand them to a host later than its bound after their
+	// model time (it had lost its core for longer).
+	LateDropped uint64 `json:"late_dropped,omitempty"`
 	// QdiscDrops and QdiscRequeues are the frames the senders' qdiscs in
 	// front of their TAPs dropped and took back during the point.
 	QdiscDrops    uint64 `json:"qdisc_drops,omitempty"`
@@ -463,6 +470,7 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 		rec.EmulatorCPU = float64(h1.CPU-h0.CPU) / float64(time.Since(t0))
 		rec.HostDrops = h1.HostDrops - h0.HostDrops
 		rec.LateHeld = h1.LateHeld - h0.LateHeld
+		rec.LateDropped = h1.LateDropped - h0.LateDropped
 		rec.QdiscDrops, rec.QdiscRequeues = h1.QdiscDrops-h0.QdiscDrops, h1.QdiscRequeues-h0.QdiscRequeues
 		if h0.Busy > 0 && h1.Busy > 0 {
 			rec.OtherLoad = max(0, float64((h1.Busy-h0.Busy)-(h1.LabCPU-h0.LabCPU))/float64(time.Since(t0)))

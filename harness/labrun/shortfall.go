@@ -48,7 +48,7 @@ func (rec *Record) shortfall() []string {
 	if rec.HostDrops > 0 {
 		by = append(by, ShortTAP)
 	}
-	if rec.Lateness != nil && rec.Lateness.P99 > LateP99 || rec.LateHeld > 0 || rec.EmulatorCPU > 0.9 {
+	if rec.Lateness != nil && rec.Lateness.P99 > LateP99 || rec.LateHeld+rec.LateDropped > 0 || rec.EmulatorCPU > 0.9 {
 		by = append(by, ShortLateness)
 	}
 	if rec.Steal > StealShort {
@@ -96,6 +96,9 @@ func (rec *Record) ShortfallWords() string {
 			dropped := ""
 			if rec.LateHeld > 0 {
 				dropped = fmt.Sprintf(", and held back %d frames from the hosts rather than carry them later still", rec.LateHeld)
+			}
+			if rec.LateDropped > 0 {
+				dropped += fmt.Sprintf(", and dropped %d frames rather than hand them to a host later than its bound", rec.LateDropped)
 			}
 			why = append(why, fmt.Sprintf("the emulator fell behind its model (release lateness %s, %.0f %% of a core%s)", late, 100*rec.EmulatorCPU, dropped))
 		case ShortSteal:

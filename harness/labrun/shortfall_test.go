@@ -32,6 +32,7 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		{"late held", 0.9, func(r *Record) {
 			r.Lateness, r.LateHeld = &hist.Summary{P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, 321
 		}, []string{ShortLateness}, "release lateness p99 4ms, max 5ms, 0 % of a core, and held back 321 frames from the hosts"},
+		{"late dropped", 0.9, func(r *Record) { r.LateDropped = 77 }, []string{ShortLateness}, "and dropped 77 frames rather than hand them to a host later than its bound"},
 		{"steal", 0.9, func(r *Record) { r.Steal = 0.02 }, []string{ShortSteal}, "the hypervisor took 2.0 % of the machine"},
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
 		{"two", 0.9, func(r *Record) { r.OtherLoad, r.HostKernel = 0.6, &netstat.Counters{UDPRcvbufErrors: 5} }, []string{ShortReceiver, ShortLoad}, "dropped 5 datagrams"},
