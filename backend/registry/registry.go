@@ -69,7 +69,8 @@ func Jobs(jobs int) (int, error) {
 	return jobs, nil
 }
 
-// Procs sets GOMAXPROCS to jobs, the points measured at once, for a run
+// Procs sets GOMAXPROCS to the points measured at once (jobs, or the run's
+// points if fewer: a run of one point takes one processor) for a run
 // whose clocks are all virtual and returns what restores it. A virtual
 // point is one goroutine at a time (netstack's processors run only while
 // the driver waits at a barrier), so a processor per point is all it
@@ -79,10 +80,10 @@ func Jobs(jobs int) (int, error) {
 // real time too keeps its processors (the emulator's loop and the hosts'
 // tools need them), and so does one whose GOMAXPROCS the environment sets
 // (scripts/determinism.sh compares runs under 2 and 1).
-func Procs(clocks clock.Choice, jobs int) (restore func()) {
+func Procs(clocks clock.Choice, jobs, points int) (restore func()) {
 	if !clocks.Only(clock.Virtual) || os.Getenv("GOMAXPROCS") != "" {
 		return func() {}
 	}
-	prev := runtime.GOMAXPROCS(max(jobs, 1))
+	prev := runtime.GOMAXPROCS(max(min(jobs, points), 1))
 	return func() { runtime.GOMAXPROCS(prev) }
 }

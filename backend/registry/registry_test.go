@@ -15,7 +15,7 @@ func TestVirtualRunTakesOneProcPerJob(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	t.Setenv("GOMAXPROCS", "")
 	for _, jobs := range []int{1, 2} {
-		restore := Procs(clock.Choice{clock.Virtual}, jobs)
+		restore := Procs(clock.Choice{clock.Virtual}, jobs, 66)
 		if n := runtime.GOMAXPROCS(0); n != jobs {
 			t.Errorf("during a virtual run of %d at a time GOMAXPROCS is %d, want %d", jobs, n, jobs)
 		}
@@ -29,12 +29,25 @@ func TestVirtualRunTakesOneProcPerJob(t *testing.T) {
 		env    string
 	}{{clock.Both, ""}, {clock.Choice{clock.Real}, ""}, {clock.Choice{clock.Virtual}, "2"}} {
 		t.Setenv("GOMAXPROCS", c.env)
-		restore := Procs(c.clocks, 1)
+		restore := Procs(c.clocks, 1, 66)
 		if n := runtime.GOMAXPROCS(0); n != 4 {
 			t.Errorf("clocks %v, GOMAXPROCS=%q: %d processors, want the 4 it had", c.clocks, c.env, n)
 		}
 		restore()
 	}
+}
+
+// A virtual run of one point takes one processor whatever --jobs says:
+// its stacks run one goroutine at a time, and a second processor only
+// adds handoffs between threads.
+func TestVirtualRunOfOnePointTakesOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	t.Setenv("GOMAXPROCS", "")
+	restore := Procs(clock.Choice{clock.Virtual}, 2, 1)
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("during a virtual run of one point at --jobs 2 GOMAXPROCS is %d, want 1", n)
+	}
+	restore()
 }
 
 // Every clock has a backend, and the one For gives measures by it.

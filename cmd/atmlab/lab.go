@@ -172,7 +172,7 @@ func measureLab(cmd *cobra.Command, s labrun.Start, view webFlags) error {
 		live.ExplorerResults(out) // the explorer plots the points as they land
 	}
 	camp.Measure = registry.Measure(out, camp.Self, liveHook(live))
-	restore := registry.Procs(s.Clocks, camp.Jobs)
+	restore := registry.Procs(s.Clocks, camp.Jobs, camp.Points())
 	total, runErr := camp.Run(cmd.Context())
 	restore()
 	if err := o.CloseRecords(); err != nil && runErr == nil {
