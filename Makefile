@@ -67,6 +67,7 @@ integration: deps
 # name=path,...): the 10G TCP, 1G UDP and OC-12c UDP rows for it and this
 # tree, alternating, and the loop's latency rows (TestBenchAB, TestDelayAB,
 # TestLatencyAB). Virtual time's speed and the 200-host fabric take ~4 min,
+# virtual time beside ns-3 (scripts/bench/ns3/; skipped without libns3-dev) ~3,
 # the seed labs' stability ~12 min, their determinism ~3 min.
 bench: deps build
 	GO=$(GO) scripts/bench.sh $(BEFORE)

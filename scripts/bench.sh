@@ -42,6 +42,7 @@ fi
 step "OC-3c AAL5, iperf3's default buffers beside -w 4M (iperf3 -c 10.0.0.2 -u -b 0 -l SIZE [-w 4194304] -t 4)" "scripts/lab-table.sh scripts/labs/oc3-defaults.yaml"
 step "Ping at the spacing users use" scripts/bench-realtime.sh
 step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./backend/virtual/ | grep -E '^Benchmark'"
+step "Virtual time beside ns-3" "GO=$GO scripts/bench/ns3/run.sh"
 step "The seed labs, five quick runs" scripts/stability.sh
 step "The seed labs in virtual time, three runs" scripts/determinism.sh
 step "A class in virtual time" "scripts/class-bench.sh"

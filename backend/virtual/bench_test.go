@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"net/netip"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,15 +71,16 @@ func BenchmarkVirtualTCP10G(b *testing.B) {
 }
 
 // fabricLab is hosts hosts on leaves leaf switches of hosts/leaves each
-// (100M ports), the leaves on one spine switch (1G uplinks), one subnet.
-func fabricLab(hosts, leaves int) string {
+// (100M ports), the leaves on one spine switch (1G uplinks), one subnet;
+// extra is added to every host's settings (", sysctls: {...}").
+func fabricLab(hosts, leaves int, extra string) string {
 	var b strings.Builder
 	b.WriteString("name: fabric\ntopology:\n  nodes:\n    spine: {kind: switch, buffer: 1MiB}\n")
 	per := hosts / leaves
 	for l := 1; l <= leaves; l++ {
 		fmt.Fprintf(&b, "    leaf%d: {kind: switch, buffer: 512KiB}\n", l)
 		for i := 1; i <= per; i++ {
-			fmt.Fprintf(&b, "    h%d_%d: {kind: host, ipv4: 10.0.%d.%d/16}\n", l, i, l, i)
+			fmt.Fprintf(&b, "    h%d_%d: {kind: host, ipv4: 10.0.%d.%d/16%s}\n", l, i, l, i, extra)
 		}
 	}
 	b.WriteString("  links:\n")
@@ -94,9 +97,21 @@ func fabricLab(hosts, leaves int) string {
 // 100 TCP streams at once (the first half of each leaf's hosts to the
 // second half of the next leaf's, across the spine), 1 s of model time:
 // its wall time, CPU, memory and the streams' total.
-func BenchmarkVirtualFabric200(b *testing.B) {
+func BenchmarkVirtualFabric200(b *testing.B) { benchFabric(b, "") }
+
+// BenchmarkVirtualFabric200NoSACK is the fabric with SACK off on every
+// host (net.ipv4.tcp_sack: 0): netstack's SACK recovery recounts the
+// whole window against its scoreboard on every ACK (sender.SetPipe), so
+// with the deep queues of full uplinks its cost grows with the square of
+// the window; without SACK, recovery is NewReno's.
+func BenchmarkVirtualFabric200NoSACK(b *testing.B) {
+	benchFabric(b, ", sysctls: {net.ipv4.tcp_sack: 0}")
+}
+
+// benchFabric runs the fabric's 100 streams with extra on every host.
+func benchFabric(b *testing.B, extra string) {
 	const hosts, leaves = 200, 10
-	l := lab(b, fabricLab(hosts, leaves))
+	l := lab(b, fabricLab(hosts, leaves, extra))
 	per := hosts / leaves
 	for b.Loop() {
 		start, c0 := time.Now(), cpuTime()
@@ -135,5 +150,55 @@ func BenchmarkVirtualFabric200(b *testing.B) {
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
 		b.ReportMetric(total/1e6, "total-Mbit/s")
+	}
+}
+
+// BenchmarkBesideNS3 runs the scenarios of ns-3's side of the comparison
+// (scripts/bench/ns3/beside.cc): a TCP_STREAM at 100M and at 1G and a 1G
+// UDP_STREAM flood of 1472-octet datagrams, h1 to h2 through a switch,
+// 10 s of model time each (ATMLAB_BESIDE_SECONDS sets another), and
+// reports simulated seconds per wall second, the lab's build included. It
+// runs at GOMAXPROCS 1, as lab run measures one point at a time.
+func BenchmarkBesideNS3(b *testing.B) {
+	secs := 10.0
+	if s := os.Getenv("ATMLAB_BESIDE_SECONDS"); s != "" {
+		var err error
+		if secs, err = strconv.ParseFloat(s, 64); err != nil {
+			b.Fatalf("ATMLAB_BESIDE_SECONDS=%s: %v", s, err)
+		}
+	}
+	d := time.Duration(secs * float64(time.Second))
+	for _, c := range []struct {
+		name, rate string
+		spec       perf.Spec
+	}{
+		{"tcp100m", "100M", perf.Spec{Test: perf.TCPStream, Duration: d}},
+		{"tcp1g", "1G", perf.Spec{Test: perf.TCPStream, Duration: d}},
+		{"udp1g", "1G", perf.Spec{Test: perf.UDPStream, Message: 1472, Duration: d}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			l := lab(b, fmt.Sprintf(etherLab, c.rate))
+			var sim, wall time.Duration
+			var fig float64
+			for b.Loop() {
+				start := time.Now()
+				v, err := Build(l, l.Seed)
+				if err != nil {
+					b.Fatal(err)
+				}
+				v.Sched.RunUntil(StartAt)
+				res, err := vperf.Run(vperf.Test{Lab: v.Lab, From: "h1", To: "h2", Addr: netip.MustParseAddr(l.Node("h2").Address()), Spec: c.spec})
+				if err != nil || res.Error != "" {
+					b.Fatal(err, res.Error)
+				}
+				v.Close()
+				wall += time.Since(start)
+				sim += time.Duration(res.Elapsed * 1e9)
+				fig = res.Figure()
+			}
+			b.ReportMetric(sim.Seconds()/wall.Seconds(), "sim-s/wall-s")
+			b.ReportMetric(fig/1e6, "Mbit/s")
+		})
 	}
 }
