@@ -107,6 +107,7 @@ fuzz:
 	$(FUZZ) ./cells/ FuzzAAL34
 	$(FUZZ) ./cells/ FuzzDecapsulate
 	$(FUZZ) ./cells/native/ FuzzParse
+	$(FUZZ) ./emulator/vsctp/ FuzzParse
 	$(FUZZ) ./harness/labrun/ FuzzIperf2CSV
 	$(FUZZ) ./emulator/ FuzzSegment
 	$(FUZZ) ./netstat/ FuzzParse

@@ -133,6 +133,8 @@ type Host struct {
 	// TxFrames counts the frames the host has handed to its NICs, TxBytes
 	// their bytes (Ethernet header on, FCS off: a real NIC's tx_bytes).
 	TxFrames, TxBytes uint64
+	// ipprotos are the IP protocols applications run themselves (OpenIP).
+	ipprotos []*IPProto
 
 	mu      sync.Mutex // guards ready: waiter callbacks come from netstack's goroutines
 	ready   []*Watch
@@ -293,7 +295,7 @@ func (c *nic) entry() time.Duration {
 
 // inject hands a frame to the stack and runs it to quiescence.
 func (c *nic) inject(f *emulator.Frame) {
-	if c.nativeIn(f.Data) {
+	if c.nativeIn(f.Data) || c.ipIn(f.Data) {
 		c.h.settle()
 		return
 	}

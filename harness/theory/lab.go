@@ -8,11 +8,8 @@ import (
 // StreamProto is the transport a stream test's ceiling is figured for
 // ("tcp", "udp" or "sctp"), or "" for a test that has no ceiling.
 func StreamProto(test string) string {
-	return map[string]string{perf.TCPStream: "tcp", perf.TCPMaerts: "tcp", perf.UDPStream: "udp", sctpStream: "sctp"}[test]
+	return map[string]string{perf.TCPStream: "tcp", perf.TCPMaerts: "tcp", perf.UDPStream: "udp", perf.SCTPStream: "sctp"}[test]
 }
-
-// sctpStream is the SCTP stream test's name, netperf's.
-const sctpStream = "SCTP_STREAM"
 
 // PathLink is one link direction that may bound a stream's goodput.
 type PathLink struct {

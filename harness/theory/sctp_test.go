@@ -7,6 +7,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -61,10 +62,10 @@ func TestSCTPStreamHasAPathCeiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := PathCeiling(lab, "h1", "h2", "SCTP_STREAM", 1452); !ok || math.Abs(got-100e6*1452/1538) > 1e-6 {
+	if got, ok := PathCeiling(lab, "h1", "h2", perf.SCTPStream, 1452); !ok || math.Abs(got-100e6*1452/1538) > 1e-6 {
 		t.Errorf("PathCeiling(SCTP_STREAM, 1452) = %.0f, %v, want %.0f", got, ok, 100e6*1452/1538)
 	}
-	if _, ok := PathCeiling(lab, "h1", "h2", "SCTP_RR", 1); ok {
+	if _, ok := PathCeiling(lab, "h1", "h2", perf.SCTPRR, 1); ok {
 		t.Error("SCTP_RR has a stream ceiling")
 	}
 }

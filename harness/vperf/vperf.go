@@ -1,5 +1,6 @@
 // Package vperf runs harness/perf's tests (netperf's TCP_STREAM, TCP_MAERTS,
-// UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, and the native AAL API's
+// UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, SCTP_STREAM and SCTP_RR over
+// emulator/vsctp's model, and the native AAL API's
 // AAL5_STREAM, AAL5_RR, AAL34_STREAM, AAL34_RR) between a virtual lab's netstack
 // hosts, in model time: the same definitions and the same Result as
 // `atmlab perf client`, driven by the lab's scheduler instead of the wall
@@ -101,6 +102,10 @@ func Start(t Test) (*Running, error) {
 		err = r.tcpRR()
 	case perf.UDPRR:
 		err = r.udpRR()
+	case perf.SCTPStream:
+		err = r.sctpStream()
+	case perf.SCTPRR:
+		err = r.sctpRR()
 	case perf.AAL5Stream, perf.AAL34Stream:
 		err = r.aalStream()
 	case perf.AAL5RR, perf.AAL34RR:
@@ -160,7 +165,7 @@ func (r *run) mtu() int {
 }
 
 func (r *run) isRR() bool {
-	return r.t.Spec.Test == perf.TCPRR || r.t.Spec.Test == perf.UDPRR || r.t.Spec.Test == perf.TCPCRR ||
+	return r.t.Spec.Test == perf.TCPRR || r.t.Spec.Test == perf.UDPRR || r.t.Spec.Test == perf.TCPCRR || r.t.Spec.Test == perf.SCTPRR ||
 		r.t.Spec.Test == perf.AAL5RR || r.t.Spec.Test == perf.AAL34RR
 }
 
