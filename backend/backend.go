@@ -25,8 +25,8 @@ type Backend interface {
 	Up(ctx context.Context, lab *topologies.Lab, o Options) (Env, error)
 }
 
-// Env is a lab a Backend brought up: labrun.Hosts or labrun.Model, and
-// what tears it down.
+// Env is a lab a Backend brought up, as the runner measures it in any
+// runtime (labrun.Env), and what tears it down.
 type Env interface {
 	labrun.Env
 	Close() error

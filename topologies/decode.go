@@ -252,7 +252,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	if figNode != nil {
 		study.DecodeFigures(&d.Decoder, figNode, st)
 	}
-	lab.Findings, lab.Grades, lab.Figures = st.Findings, st.Grades, st.Figures
+	lab.Findings, lab.Grades, lab.Figures, lab.ToolUses = st.Findings, st.Grades, st.Figures, st.ToolUses
 }
 
 func (d *decoder) nodes(n *yaml.Node, lab *Lab) {

@@ -192,12 +192,10 @@ topology:
   - {name: d, from: h1, to: h2, tests: [TCP_RR], quick: {repetitions: 0}}
 `))
 	for _, want := range []string{
-		`bad.yaml:19: experiments[2].virtual: only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:`,
 		`bad.yaml:20: experiments[3].virtual: "netperf": use one of atmlab`,
 		`bad.yaml:12: experiments[0].from: "h9" is not a host of this lab`,
 		`bad.yaml:14: experiments[0].tests: unknown test "TCP_BLAST"`,
 		`bad.yaml:15: experiments[0].sizes: want a whole number from 1`,
-		`bad.yaml:16: experiments[0].tool: "netperf": use atmlab, iperf3, iperf`,
 		`bad.yaml:17: experiments[0].colour: unknown key`,
 		`bad.yaml:18: experiments[1].name: experiment "a" is defined twice`,
 		`bad.yaml:21: experiments[4].quick.repetitions: want a whole number from 1 to 1000, got "0"`,

@@ -33,6 +33,7 @@ type Lab struct {
 	Grades      *study.Grades       // a study's letter grades for tools, if any
 	Notes       string              // Markdown the report shows under its title
 	Figures     []*study.Figure     // plots beside the report's default ones
+	ToolUses    []study.ToolUse     // the tools the study names, checked by the harness (labrun.CheckTools)
 	Warnings    []*labyaml.Error    // what is valid but likely a mistake: loops of switches
 
 	// raw is the file's decoded YAML tree and the lab as written, resolved

@@ -35,24 +35,27 @@ func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (ba
 		return nil, err
 	}
 	loopCtx, stop := context.WithCancel(context.Background())
-	e := &Env{k: k, self: o.Self, stop: stop}
+	e := &Env{k: k, stop: stop}
+	e.HostsEnv = &labrun.HostsEnv{Hosts: e, Lab: lab, Self: o.Self}
 	e.wg.Add(1)
 	go func() { defer e.wg.Done(); k.Run(loopCtx) }()
 	return e, nil
 }
 
 // Env is a lab up in the kernel: its hosts run commands through atmlab
-// exec, its emulator reports its health.
+// exec, its emulator reports its health; the runner measures it as a
+// labrun.HostsEnv of those hosts.
 type Env struct {
+	*labrun.HostsEnv
 	k    *kernel.Lab
-	self string
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
-var _ labrun.Hosts = (*Env)(nil)
-
-func (e *Env) Clock() clock.Clock { return clock.Real }
+var (
+	_ labrun.Hosts = (*Env)(nil)
+	_ labrun.Env   = (*Env)(nil)
+)
 
 // Kernel is the lab in the kernel (the live view shows it).
 func (e *Env) Kernel() *kernel.Lab { return e.k }
@@ -71,7 +74,7 @@ func (e *Env) VethRTT() time.Duration { return e.k.Loop.VethRTT }
 func (e *Env) Steal() (time.Duration, error) { return netstat.Steal() }
 
 func (e *Env) Command(node string, args ...string) *exec.Cmd {
-	return exec.Command(e.self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
+	return exec.Command(e.Self, append([]string{"exec", e.k.Lab.Name, node, "--"}, args...)...)
 }
 
 // Changes lists the lab's run-time changes so far.

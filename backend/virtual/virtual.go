@@ -56,15 +56,38 @@ func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (ba
 	return Env{lab: lab}, nil
 }
 
-// Env measures a lab's points in virtual time, each on a lab of its own.
+// Env measures a lab's points in virtual time, each on a lab of its own
+// by its tool's virtual side, side by side as the run's jobs allow.
 type Env struct{ lab *topologies.Lab }
 
-var _ labrun.Model = Env{}
+var _ labrun.Env = Env{}
 
 func (Env) Clock() clock.Clock { return clock.Virtual }
-func (Env) Stack() string      { return vhost.Netstack }
 func (Env) Close() error       { return nil }
 
-func (e Env) Measure(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
-	return MeasureLoad(ctx, e.lab, p, ex)
+// Lanes: each point is on a lab of its own, so as many as the jobs.
+func (Env) Lanes(jobs int) int { return jobs }
+
+// Begin: nothing stays up between points.
+func (Env) Begin(context.Context, *labrun.Runner, []labrun.Point) (func(), error) {
+	return func() {}, nil
+}
+
+// Measure measures the point (each of its confidence's runs) on a lab
+// built for it, with what its background load did; an iperf3 or iperf
+// point that atmlab perf's test stood in for says so.
+func (e Env) Measure(ctx context.Context, _ *labrun.Runner, p labrun.Point, ex *study.Experiment, rec *labrun.Record) {
+	rec.Stack = vhost.Netstack
+	var err error
+	rec.Result, err = labrun.Iterate(ctx, p, ex, func(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, error) {
+		res, load, err := MeasureLoad(ctx, e.lab, p, ex)
+		rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
+		return res, err
+	})
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if p.Tool != "" && p.Tool != study.DefaultTool && ex.Virtual != "" && rec.Result.Error == "" {
+		rec.MeasuredBy = ex.Virtual
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/lesson"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -30,7 +31,7 @@ func newValidate(opts *options) *cobra.Command {
 			var lab *topologies.Lab
 			err := interruptible(cmd.Context(), func() (err error) {
 				if lab, err = topologies.Load(a[0]); err == nil {
-					err = lab.CheckVariants(lab.Measured()) // each variant as lab run will build it, one at a time
+					err = errors.Join(labrun.CheckTools(lab), lab.CheckVariants(lab.Measured())) // each variant as lab run will build it, one at a time
 				}
 				return err
 			})
@@ -86,7 +87,11 @@ func flatten(err error) []error {
 		return nil
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+		var all []error
+		for _, e := range j.Unwrap() {
+			all = append(all, flatten(e)...)
+		}
+		return all
 	}
 	return []error{err}
 }

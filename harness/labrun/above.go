@@ -1,11 +1,15 @@
 package labrun
 
 import (
+	"cmp"
 	"fmt"
-
-	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies/study"
 )
+
+// aboveCeiling is a tool whose own figures may read above a ceiling for a
+// reason of its own: why, for a test, or "".
+type aboveCeiling interface {
+	aboveCeiling(test string) string
+}
 
 // AboveCeilingReason says why a stream point read above its path's
 // theoretical ceiling ("" if it did not): no link carries more than its
@@ -17,8 +21,8 @@ func (rec *Record) AboveCeilingReason() string {
 		return ""
 	}
 	why := "the tool divided what arrived by a time a little shorter than the data took to arrive: it stops its clock when the sender stops, while what the link still queued arrives after"
-	if rec.Tool == study.ToolIperf3 && rec.Test == perf.UDPStream {
-		why = "iperf3's figure is the mean of the receiver's one-second reports, and a report reads more than the link carried when the emulator, having fallen behind (see its lateness), catches up within it"
+	if t, ok := ToolOf(rec.Tool).(aboveCeiling); ok {
+		why = cmp.Or(t.aboveCeiling(rec.Test), why)
 	}
 	return fmt.Sprintf("%.1f %% of the ceiling, above it: no link carries more than its ceiling; the %.2f %% excess is the measurement's: %s",
 		100*v/rec.Ceiling, 100*(v/rec.Ceiling-1), why)

@@ -18,8 +18,12 @@ type Variant struct {
 
 // Plan makes the variants a lab run measures (the lab's Measured), each
 // made and built now (ResolveVariants), so that a bad one fails before
-// anything is measured; with quick each is shrunk by Quicken.
+// anything is measured, once the tools its study names are checked
+// (CheckTools); with quick each is shrunk by Quicken.
 func Plan(lab *topologies.Lab, quick bool) ([]Variant, error) {
+	if err := CheckTools(lab); err != nil {
+		return nil, err
+	}
 	names := lab.Measured()
 	labs, err := lab.ResolveVariants(names)
 	if err != nil {
@@ -42,8 +46,10 @@ type Campaign struct {
 	Clocks   clock.Choice    // every variant is measured by each, in this order
 	Shard    Shard           // the part of the campaign to measure; zero: all of it
 	Done     map[string]bool // points already measured (DoneKey): not measured again
+	// Self is the atmlab binary, run inside a real-time lab's hosts (its
+	// backend's, through Measure).
+	Self string
 	// What every variant's Runner gets.
-	Self     string
 	JSONL    io.Writer
 	CSV      *csv.Writer
 	Progress io.Writer
@@ -93,7 +99,7 @@ func (c *Campaign) Run(ctx context.Context) (int, error) {
 			if c.Log != nil {
 				fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
 			}
-			r := &Runner{Variant: v.Name, Lab: v.Lab, Self: c.Self, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs}
 			m, err := c.Measure(ctx, clk, r)
 			total += m
 			if err != nil {

@@ -67,7 +67,6 @@ func TestFakeHost(t *testing.T) {
 // fakeEnv is a lab whose hosts run this test binary (TestFakeHost) and
 // whose emulator's CPU grows 1 ms a query; it counts the commands run.
 type fakeEnv struct {
-	realTime
 	mu       sync.Mutex
 	commands []string // node: argv[1:3]
 	cpu      time.Duration
@@ -111,7 +110,7 @@ func campaign(t *testing.T, quick bool, s Shard, env *fakeEnv) (*Campaign, *stri
 	var jsonl, log strings.Builder
 	c := &Campaign{Variants: vs, Clocks: clock.Choice{clock.Real}, Shard: s, Self: "atmlab", JSONL: &jsonl, Log: &log, Out: "out",
 		Measure: func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
-			r.Env = env
+			r.Env = &HostsEnv{Hosts: env, Lab: r.Lab, Self: "atmlab"}
 			recs, err := r.Run(ctx)
 			return len(recs), err
 		}}
@@ -218,7 +217,7 @@ func TestCampaignServerNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	var jsonl strings.Builder
-	r := &Runner{Lab: lab, Env: &fakeEnv{}, Self: "atmlab", JSONL: &jsonl}
+	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: &fakeEnv{}, Lab: lab, Self: "atmlab"}, JSONL: &jsonl}
 	recs, err := r.Run(context.Background())
 	if err == nil || len(recs) != 0 || jsonl.Len() != 0 || !strings.Contains(err.Error(), "perf server in mute exited before it was ready") {
 		t.Fatalf("Run() = %d records, %v", len(recs), err)

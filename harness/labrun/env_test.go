@@ -8,17 +8,24 @@ import (
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// realTime makes a test's stand-in lab a real-time one (Hosts).
-type realTime struct{}
-
-func (realTime) Clock() clock.Clock { return clock.Real }
-
-// modelFunc is a virtual-time lab (Model) whose points a test's function
-// measures.
+// modelFunc is a virtual-time lab whose points a test's function
+// measures, each on a lab of its own, as backend/virtual's.
 type modelFunc func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error)
 
 func (modelFunc) Clock() clock.Clock { return clock.Virtual }
-func (modelFunc) Stack() string      { return "" }
-func (f modelFunc) Measure(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
-	return f(ctx, p, e)
+func (modelFunc) Lanes(jobs int) int { return jobs }
+func (modelFunc) Begin(context.Context, *Runner, []Point) (func(), error) {
+	return func() {}, nil
+}
+
+func (f modelFunc) Measure(ctx context.Context, _ *Runner, p Point, e *study.Experiment, rec *Record) {
+	var err error
+	rec.Result, err = Iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
+		res, load, err := f(ctx, p, e)
+		rec.Background = load
+		return res, err
+	})
+	if err != nil {
+		rec.Error = err.Error()
+	}
 }

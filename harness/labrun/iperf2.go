@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
@@ -17,18 +18,28 @@ import (
 // printed none.
 type iperf2Tool struct{}
 
+// Iperf is iperf 2, as an experiment's tool: iperf.
+func (toolbox) Iperf() Tool { return iperf2Tool{} }
+
+func (iperf2Tool) Name() string { return "iperf" }
+
+// Virtual: as iperf3's, a real binary on a real host.
+func (t iperf2Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	return realOnly(t.Name(), e)
+}
+
 // reportWait is how long iperf 2's server may take, once its client is
 // done, to print its report: it prints when the connection closes.
 const reportWait = 2 * time.Second
 
-func (iperf2Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error) {
-	res := toolResult(r.Lab, p, e)
+func (iperf2Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Experiment) (perf.Result, error) {
+	res := toolResult(h.Lab, p, e)
 	if p.Test != perf.TCPStream {
 		res.Error = "the iperf (2) driver runs TCP_STREAM only"
 		return res, nil
 	}
 	port := strconv.Itoa(iperf2Port)
-	srv, err := r.startServer("iperf server", p.To, func(line string) bool { _, _, _, ok := iperf2CSV(line); return ok },
+	srv, err := h.startServer("iperf server", p.To, func(line string) bool { _, _, _, ok := iperf2CSV(line); return ok },
 		"iperf", "-s", "-p", port, "-y", "C")
 	if err != nil {
 		return res, err
@@ -42,7 +53,7 @@ func (iperf2Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Expe
 		args = append(args, "-w", strconv.Itoa(p.SockBuf))
 	}
 	var out []byte
-	out, res.CPU.Local, err = r.untilServed(ctx, p.From, args, func(out []byte, err error) bool { return err == nil && len(out) > 0 })
+	out, res.CPU.Local, err = h.untilServed(ctx, p.From, args, func(out []byte, err error) bool { return err == nil && len(out) > 0 })
 	if err != nil {
 		return res, fmt.Errorf("iperf: %v: %s", err, stderrOf(err))
 	}

@@ -10,16 +10,28 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies/study"
 )
+
+// Iperf3 is iperf3, as an experiment's tool: iperf3.
+func (toolbox) Iperf3() Tool { return iperf3Tool{} }
 
 // iperf3Tool runs a point with iperf3 -J, a one-off server per point.
 type iperf3Tool struct{}
 
+func (iperf3Tool) Name() string { return "iperf3" }
+
+// Virtual: iperf3 is a real binary on a real host; an experiment that
+// says virtual: atmlab has atmlab perf's test of the same name stand in.
+func (t iperf3Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
+	return realOnly(t.Name(), e)
+}
+
 // Measure runs the point with iperf3 -J and folds its report into a
 // Result (foldIperf3).
-func (iperf3Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error) {
-	res := toolResult(r.Lab, p, e)
+func (iperf3Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Experiment) (perf.Result, error) {
+	res := toolResult(h.Lab, p, e)
 	if p.Test != perf.TCPStream && p.Test != perf.UDPStream {
 		res.Error = "iperf3 has no " + p.Test
 		return res, nil
@@ -29,7 +41,7 @@ func (iperf3Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Expe
 		interval = []string{"-i", strconv.FormatFloat(e.Interval.Seconds(), 'f', -1, 64)}
 	}
 	win := receiverWindow(e)
-	srv, err := r.startServer("iperf3 server", p.To, nil, "iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port), "-i", strconv.FormatFloat(win.Seconds(), 'f', -1, 64))
+	srv, err := h.startServer("iperf3 server", p.To, nil, "iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(iperf3Port), "-i", strconv.FormatFloat(win.Seconds(), 'f', -1, 64))
 	if err != nil {
 		return res, err
 	}
@@ -47,8 +59,16 @@ func (iperf3Tool) Measure(ctx context.Context, r *Runner, p Point, e *study.Expe
 	}
 	args = append(args, interval...)
 	var out []byte
-	out, res.CPU.Local, err = r.untilServed(ctx, p.From, args, iperf3Served)
+	out, res.CPU.Local, err = h.untilServed(ctx, p.From, args, iperf3Served)
 	return foldIperf3(out, err, p.Test, e.Interval, win, res)
+}
+
+// aboveCeiling: iperf3's UDP figure is a mean of reports.
+func (iperf3Tool) aboveCeiling(test string) string {
+	if test == perf.UDPStream {
+		return "iperf3's figure is the mean of the receiver's one-second reports, and a report reads more than the link carried when the emulator, having fallen behind (see its lateness), catches up within it"
+	}
+	return ""
 }
 
 // iperf3Served says whether an iperf3 client found its server listening:

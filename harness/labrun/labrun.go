@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,76 +31,26 @@ import (
 )
 
 // Env is a lab a backend brought up (package backend), as the runner
-// measures it: Hosts in real time, a Model in virtual time.
+// measures it: the same three calls in either clock, so the runner never
+// asks which it is in. A real-time lab's is a HostsEnv, its tools' real
+// sides run in its hosts; a virtual-time lab's measures each point on a
+// lab of its own by its tool's virtual side (backend/virtual).
 type Env interface {
 	// Clock is the clock its points are measured by.
 	Clock() clock.Clock
-}
-
-// Hosts is a lab whose hosts run programs: points are measured by the
-// experiments' tools run in them, on one lab for all points.
-type Hosts interface {
-	Env
-	// Command returns a command that runs inside a host.
-	Command(node string, args ...string) *exec.Cmd
-	// Emulator reports the emulator's health so far.
-	Emulator(ctx context.Context) (Health, error)
-}
-
-// Model is a lab that measures each point on a lab of its own, in model
-// time: no servers, no processes; points may run side by side (Jobs).
-type Model interface {
-	Env
-	// Measure measures a point, with what the experiment's background
-	// load did beside it (nil without one).
-	Measure(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error)
-	// Stack is the hosts' TCP/IP stack and its version, recorded with
-	// every point.
-	Stack() string
-}
-
-// Prober is a Hosts that probed a plain veth pair when it came up: the
-// baseline recorded with every point (Record.VethRTT).
-type Prober interface {
-	VethRTT() time.Duration
-}
-
-// Stealer is a Hosts whose machine's steal time can be read
-// (netstat.Steal for a lab on this machine).
-type Stealer interface {
-	Steal() (time.Duration, error)
-}
-
-// Health is what a lab's emulator has counted since it started; a point's
-// figures are the difference between two.
-type Health struct {
-	CPU       time.Duration // the emulator's CPU time
-	HostDrops uint64        // frames hosts dropped at their TAPs: the emulator fell behind
-	LateHeld  uint64        // frames the emulator held back at ingress, its model too far behind the wall clock
-	// LateDropped are the frames the emulator dropped rather than hand
-	// them to a host later than its bound after their model time.
-	LateDropped uint64
-	// QdiscDrops and QdiscRequeues are the frames the hosts' qdiscs in
-	// front of their TAPs dropped and took back.
-	QdiscDrops, QdiscRequeues uint64
-	// LabCPU is the CPU time the lab's own processes used (the emulator,
-	// the runner, the tools in its hosts) and Busy the whole machine's
-	// (netstat.Busy): the difference is the machine's other load. Both 0
-	// when not known.
-	LabCPU, Busy time.Duration
-	Hosts        netstat.Counters // the sum of the hosts' own kernel counters
-	// Lateness is how late the loop released frames against their model
-	// times; nil if the emulator has no such record.
-	Lateness *hist.Histogram
-	// Sent is the bytes each host's NICs transmitted, by host; nil if not
-	// known.
-	Sent map[string]uint64
-}
-
-// Changer is an Env whose links may be changed at run time (atmlab set):
-// every point records the changes made before it started.
-type Changer interface {
-	Changes(ctx context.Context) []string
+	// Begin readies the lab for a run of the points (what stays up for
+	// all of them: a real-time lab's atmlab perf servers) and returns what
+	// ends that.
+	Begin(ctx context.Context, r *Runner, pts []Point) (end func(), err error)
+	// Measure measures one point by the side of its tool (ToolOf) for
+	// this runtime, into rec: its Result and Error and what the runtime
+	// records beside them (the emulator's health, the stack, the
+	// background load). A Flag it sets stands unless the runner's
+	// judgement finds a reason of its own.
+	Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment, rec *Record)
+	// Lanes is how many points it measures at once when the run allows
+	// jobs: 1 where the points share one lab and the machine.
+	Lanes(jobs int) int
 }
 
 // Point is one measurement of an experiment's matrix.
@@ -236,7 +185,6 @@ type Runner struct {
 	Variant  string // recorded with every point ("base" if empty)
 	Lab      *topologies.Lab
 	Env      Env       // Hosts or Model: the lab as its backend brought it up
-	Self     string    // the atmlab binary, run inside hosts
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
@@ -263,36 +211,16 @@ type Runner struct {
 // Run measures every point in order. It returns the records so far when
 // ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
-	if p, ok := r.Env.(Prober); ok && r.VethRTT == 0 {
-		r.VethRTT = p.VethRTT()
-	}
-	if s, ok := r.Env.(Stealer); ok && r.Steal == nil {
-		r.Steal = s.Steal
-	}
 	clk := r.Env.Clock().Key()
 	pts := slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, clk)] })
-	var paths map[[2]string]time.Duration
-	if _, model := r.Env.(Model); !model {
-		// atmlab perf servers wherever an experiment or its background
-		// load sends, up (and listening) for the whole run.
-		var hosts []string
-		for _, e := range r.Lab.Experiments {
-			hosts = append(hosts, e.To)
-			if e.Background != nil {
-				hosts = append(hosts, e.Background.To)
-			}
-		}
-		slices.Sort(hosts)
-		stop, err := r.startPerfServers(slices.Compact(hosts))
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		paths = r.pingPaths(ctx, pts)
+	end, err := r.Env.Begin(ctx, r, pts)
+	if err != nil {
+		return nil, err
 	}
+	defer end()
 	start := time.Now()
-	if _, model := r.Env.(Model); model && r.Jobs > 1 && len(pts) > 1 {
-		return r.runSideBySide(ctx, pts, start)
+	if lanes := r.Env.Lanes(r.Jobs); lanes > 1 && len(pts) > 1 {
+		return r.runSideBySide(ctx, pts, start, lanes)
 	}
 	var recs []Record
 	for i, p := range pts {
@@ -301,13 +229,7 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 		}
 		r.progress(i, len(pts), start, p)
 		r.watch(i, len(pts), start, &p, nil)
-		var changes []string
-		if c, ok := r.Env.(Changer); ok {
-			changes = c.Changes(ctx)
-		}
 		rec := r.measureUnstolen(ctx, p)
-		rec.Changes = changes
-		rec.PathRTT = float64(paths[[2]string{p.From, p.To}]) / 1e3
 		recs = append(recs, rec)
 		if err := r.write(rec); err != nil {
 			return recs, err
@@ -402,101 +324,22 @@ func AwaitUnstolen(ctx context.Context, steal func() (time.Duration, error), win
 	}
 }
 
-// measure runs one point, with its background load if any, and flags it
-// when the emulator may have distorted it, when it is above its ceiling, or
-// when a stream stays more than 2 % below its ceiling with no error to say why.
+// measure runs one point by its Env and judges it: flags it when the
+// emulator may have distorted it, when it is above its ceiling, or when a
+// stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Env.Clock().Key(), VethRTT: float64(r.VethRTT) / 1e3}
-	if m, ok := r.Env.(Model); ok {
-		rec.Stack = m.Stack()
-		var err error
-		rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
-			res, load, err := m.Measure(ctx, p, e)
-			rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
-			return res, err
-		})
-		if err != nil {
-			rec.Error = err.Error()
-		}
-		if p.Tool != "" && p.Tool != study.ToolAtmlab && e.Virtual != "" && rec.Result.Error == "" {
-			rec.MeasuredBy = e.Virtual
-		}
-		r.judge(p, &rec)
-		return rec
-	}
-	var load *server
-	if e.Background != nil {
-		var err error
-		if load, err = r.startLoad(e); err != nil {
-			rec.Error = err.Error()
-			r.judge(p, &rec)
-			return rec
-		}
-		defer load.stop()
-		bg := e.Background
-		rec.Background = &BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
-	}
-	hosts := r.Env.(Hosts)
-	h0, qerr := hosts.Emulator(ctx)
-	s0, serr := r.steal()
-	t0 := time.Now()
-	tool := ToolOf(p.Tool)
-	var err error
-	rec.Result, err = r.iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
-		return tool.Measure(ctx, r, p, e)
-	})
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	if load != nil {
-		// A load that ended before the point's duration was over left
-		// the path unloaded: the point did not measure the experiment.
-		if why := load.endedBefore(t0.Add(e.Duration)); why != "" {
-			rec.Background.Error = why
-			rec.Error = cmp.Or(rec.Error, fmt.Sprintf("the background load was not running throughout the point's duration (%s): it measured the path without it", why))
-		}
-	}
-	// Both queries or neither: a point's CPU and drops are what changed
-	// while it ran, never what accumulated since the lab started.
-	h1, err := hosts.Emulator(ctx)
-	if qerr == nil {
-		qerr = err
-	}
-	if s1, err := r.steal(); serr == nil && err == nil {
-		rec.Steal = netstat.StealShare(s1-s0, time.Since(t0))
-	}
-	if qerr == nil {
-		rec.EmulatorCPU = float64(h1.CPU-h0.CPU) / float64(time.Since(t0))
-		rec.HostDrops = h1.HostDrops - h0.HostDrops
-		rec.LateHeld = h1.LateHeld - h0.LateHeld
-		rec.LateDropped = h1.LateDropped - h0.LateDropped
-		rec.QdiscDrops, rec.QdiscRequeues = h1.QdiscDrops-h0.QdiscDrops, h1.QdiscRequeues-h0.QdiscRequeues
-		if h0.Busy > 0 && h1.Busy > 0 {
-			rec.OtherLoad = max(0, float64((h1.Busy-h0.Busy)-(h1.LabCPU-h0.LabCPU))/float64(time.Since(t0)))
-		}
-		d := h1.Hosts.Sub(h0.Hosts)
-		rec.HostKernel = &d
-		if rec.Background != nil && h1.Sent != nil {
-			rec.Background.SentBps = 8 * float64(h1.Sent[rec.Background.From]-h0.Sent[rec.Background.From]) / time.Since(t0).Seconds()
-		}
-		if h0.Lateness != nil && h1.Lateness != nil {
-			l := h1.Lateness.Since(h0.Lateness)
-			s := l.Summary()
-			rec.Lateness = &s
-		}
-	}
+	r.Env.Measure(ctx, r, p, e, &rec)
 	r.judge(p, &rec)
-	if qerr != nil && rec.Flag == "" {
-		rec.Flag = fmt.Sprintf("the emulator's counters could not be read (%v): this point has no CPU, drop or host counter figures", qerr)
-	}
 	return rec
 }
 
-// iterate measures a point with measure once, or, when its experiment has
+// Iterate measures a point with measure once, or, when its experiment has
 // a confidence:, again until the confidence is reached (netperf's -I/-i):
-// the result is the last run's with the runs' mean as its figure.
-func (r *Runner) iterate(ctx context.Context, p Point, e *study.Experiment,
+// the result is the last run's with the runs' mean as its figure. Envs
+// measure each point through it.
+func Iterate(ctx context.Context, p Point, e *study.Experiment,
 	measure func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error)) (perf.Result, error) {
 	if e.Confidence == nil {
 		return measure(ctx, p, e)
@@ -530,7 +373,8 @@ const MaxSteal = 0.03
 // how busy the VM's host was, and a burst of steal lasts tens of seconds.
 const StealRetakes = 2
 
-// judge sets a record's ceiling and its flag.
+// judge sets a record's ceiling and its flag; a flag its Env set (why its
+// figures are missing) stands when judge finds no reason of its own.
 func (r *Runner) judge(p Point, rec *Record) {
 	if c, ok := r.ceiling(p, rec.Result); ok {
 		rec.Ceiling = c

@@ -20,7 +20,6 @@ import (
 // its hosts run true. Each query finds the loop's lateness record grown
 // by late, one release of each.
 type queryEnv struct {
-	realTime
 	answers  []error
 	cpu      time.Duration
 	drops    uint64
@@ -72,7 +71,7 @@ func TestMeasureEmulatorQueries(t *testing.T) {
 		{[]error{nil, down}, 0, "the emulator's counters could not be read (lab m did not answer)"},
 	} {
 		env := &queryEnv{answers: tc.answers}
-		r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
 		rec := r.measure(context.Background(), p)
 		if rec.HostDrops != tc.drops || (tc.flag == "") != (rec.HostKernel != nil) || (tc.flag == "") != (rec.EmulatorCPU > 0) || !strings.HasPrefix(rec.Flag, tc.flag) || len(env.answers) != 0 {
 			t.Errorf("queries %v: drops %d, cpu %g, host counters %v, flag %q; want drops %d, flag %q", tc.answers, rec.HostDrops, rec.EmulatorCPU, rec.HostKernel, rec.Flag, tc.drops, tc.flag)
@@ -95,7 +94,7 @@ func TestMeasureLateness(t *testing.T) {
 		}
 	}
 	env := &queryEnv{answers: []error{nil, nil}, late: [][]time.Duration{before, during}}
-	r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
 	rec := r.measure(context.Background(), Points(lab)[0])
 	l := rec.Lateness
 	if l == nil || l.Count != 100 || l.P50 < 3900*time.Nanosecond || l.P50 > 4*us || l.P99 < 870*us || l.P99 > 900*us || l.Max < 870*us || l.Max > 930*us {
@@ -112,7 +111,7 @@ func TestMeasureLateness(t *testing.T) {
 // machine is flagged for that first: it is the cause of the rest.
 func TestJudgeSteal(t *testing.T) {
 	lab := streamLab(t)
-	r := &Runner{Lab: lab, Self: "atmlab"}
+	r := &Runner{Lab: lab}
 	p := Points(lab)[0]
 	for _, tc := range []struct {
 		steal float64
@@ -135,7 +134,7 @@ func TestJudgeSteal(t *testing.T) {
 func judging(t *testing.T) (*Runner, Point, perf.Result, float64) {
 	t.Helper()
 	lab := streamLab(t)
-	r := &Runner{Lab: lab, Self: "atmlab"}
+	r := &Runner{Lab: lab}
 	p := Points(lab)[0]
 	var res perf.Result
 	res.Spec.Message = 1000
@@ -195,7 +194,7 @@ func TestMeasureRetakesStolen(t *testing.T) {
 		reads := 0
 		env := &queryEnv{answers: make([]error, 2*(StealRetakes+1))}
 		waits := 0
-		r := &Runner{Lab: lab, Env: env, Self: "atmlab", awaitUnstolen: func(context.Context) { waits++ }, Steal: func() (time.Duration, error) {
+		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}, awaitUnstolen: func(context.Context) { waits++ }, Steal: func() (time.Duration, error) {
 			// Two reads a measurement, before and after: a stolen one
 			// loses a whole second of each CPU, far above MaxSteal.
 			if reads%2 == 1 && reads/2 < tc.stolen {

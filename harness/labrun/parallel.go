@@ -8,15 +8,15 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// runSideBySide measures a virtual run's points up to r.Jobs at a time,
-// each by r.Perf on its own lab (seeded by the point alone, so its figures
-// do not depend on what runs beside it), and writes their records in the
+// runSideBySide measures a run's points up to lanes at a time, each on a
+// lab of its own (an Env whose Lanes allow it; seeded by the point alone,
+// so its figures do not depend on what runs beside it), and writes their records in the
 // points' order, as one at a time would: a point that ends before an
 // earlier one waits for it. The points start in order; when ctx ends no
 // further point starts, and those under way end and are written, so an
 // interrupted run keeps an unbroken first part of the points, as one at a
 // time keeps.
-func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time) ([]Record, error) {
+func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time, lanes int) ([]Record, error) {
 	// The lab's name and endpoint indexes fill in as they are first read:
 	// filled now, the points beside each other only read them.
 	r.Lab.Node("")
@@ -29,7 +29,7 @@ func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time
 	started, running := 0, 0
 	r.progress(0, len(pts), start, pts[0])
 	for {
-		for werr == nil && running < r.Jobs && started < len(pts) && ctx.Err() == nil {
+		for werr == nil && running < lanes && started < len(pts) && ctx.Err() == nil {
 			i := started
 			r.watch(len(recs), len(pts), start, &pts[i], nil)
 			go func() {

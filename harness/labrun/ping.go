@@ -15,14 +15,14 @@ const pathPings = 10
 // pingPaths pings, once before the points, every host pair the points
 // measure between two hosts: the median round trip through the
 // emulator, by [from, to]. A path whose ping fails has none.
-func (r *Runner) pingPaths(ctx context.Context, pts []Point) map[[2]string]time.Duration {
+func (h *HostsEnv) pingPaths(ctx context.Context, pts []Point) map[[2]string]time.Duration {
 	rtts := map[[2]string]time.Duration{}
 	for _, p := range pts {
 		k := [2]string{p.From, p.To}
 		if _, done := rtts[k]; done || p.From == p.To || ctx.Err() != nil {
 			continue
 		}
-		out, _ := r.command(p.From, "ping", "-n", "-c", strconv.Itoa(pathPings), "-i", "0.01", "-W", "1", target(r.Lab, p.From, p.To)).Output()
+		out, _ := h.Hosts.Command(p.From, "ping", "-n", "-c", strconv.Itoa(pathPings), "-i", "0.01", "-W", "1", target(h.Lab, p.From, p.To)).Output()
 		rtts[k] = medianPing(out) // 0 when nothing came back
 	}
 	return rtts

@@ -12,7 +12,6 @@ import (
 
 // pingEnv is a lab whose hosts' ping prints out and records its target.
 type pingEnv struct {
-	realTime
 	out     string
 	targets []string
 }
@@ -60,8 +59,8 @@ experiments:
 		t.Fatal(err)
 	}
 	env := &pingEnv{out: pingOut}
-	r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
-	paths := r.pingPaths(context.Background(), Points(lab))
+	h := &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}
+	paths := h.pingPaths(context.Background(), Points(lab))
 	if len(paths) != 1 || paths[[2]string{"a2", "a4"}] != 131*time.Microsecond || len(env.targets) != 1 || !strings.HasPrefix(env.targets[0], "a2 ping -n -c 10 -i 0.01 -W 1 10.0.0.4") {
 		t.Errorf("paths %v after commands %q; want a2 -> a4 pinged once, 131µs", paths, env.targets)
 	}

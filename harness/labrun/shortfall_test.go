@@ -78,7 +78,6 @@ func TestShortByIsOptionalInResults(t *testing.T) {
 // loadEnv is a lab whose machine did 300 ms of work beside the lab's
 // 100 ms (or none, when idle) between two reads of its health.
 type loadEnv struct {
-	realTime
 	busy, lab time.Duration
 	idle      bool
 }
@@ -102,7 +101,7 @@ func TestMeasureRecordsOtherLoad(t *testing.T) {
 	p := Points(lab)[0]
 	for _, idle := range []bool{false, true} {
 		env := &loadEnv{idle: idle}
-		r := &Runner{Lab: lab, Env: env, Self: "atmlab"}
+		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
 		start := time.Now()
 		rec := r.measure(context.Background(), p)
 		elapsed := time.Since(start)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,56 +16,117 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// A Tool measures a point with test programs it runs in the lab's hosts
-// through the runner's Env: atmlab perf (atmlab.go), iperf3 (iperf3.go)
-// and iperf 2 (iperf2.go), as an experiment's tool: names them.
+// A Tool is an experiment's test tool, its whole self in one file: its
+// name, its real side (its program run in a real-time lab's hosts) and
+// its virtual side (the test between virtual hosts that stands for it,
+// or why none does). An Env's Measure picks the side of its runtime; the
+// runner never does. A tool joins the others by its method of toolbox.
 type Tool interface {
-	// Measure is the tool's real side: its program run in a real-time
-	// lab's hosts (r.Env is Hosts).
-	Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment) (perf.Result, error)
-	// Virtual is the tool's virtual side: the test between virtual hosts,
-	// in model time, that measures its points, or why it has none.
+	// Name is what an experiment's tool: says to pick it.
+	Name() string
+	// Real measures a point with the tool's program in a real-time lab's
+	// hosts.
+	Real(ctx context.Context, h *HostsEnv, p Point, e *study.Experiment) (perf.Result, error)
+	// Virtual is the test between virtual hosts, in model time, that
+	// measures the tool's points, or why it has none.
 	Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error)
 }
 
-// Virtual: atmlab perf's tests run between virtual hosts as they are.
-func (atmlabTool) Virtual(*study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
-	return vperf.Run, nil
+// toolbox's methods are the experiments' tools, each in its tool's file
+// (atmlab.go, iperf3.go, iperf2.go) and returning it: Tools reads them, so
+// a new tool is one new file, with nothing to add to a list and nothing
+// registered at init.
+type toolbox struct{}
+
+// Tools are the experiments' tools, in their methods' order.
+var Tools = toolsOf(toolbox{})
+
+// toolsOf is the tools a toolbox's methods return; a method of another
+// shape is a mistake in this package, and it panics to say so.
+func toolsOf(box any) []Tool {
+	v := reflect.ValueOf(box)
+	var ts []Tool
+	for i := range v.NumMethod() {
+		m := v.Method(i)
+		t, ok := m.Interface().(func() Tool)
+		if !ok {
+			panic(fmt.Sprintf("labrun: %s.%s is not a func() Tool", v.Type().Name(), v.Type().Method(i).Name))
+		}
+		ts = append(ts, t())
+	}
+	return ts
 }
 
-// Virtual: iperf3 is a real binary on a real host; an experiment that
-// says virtual: atmlab has atmlab perf's test of the same name stand in.
-func (iperf3Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
-	return realOnly(study.ToolIperf3, e)
+// ToolNames are the tools' names, what an experiment's tool: may say.
+func ToolNames() []string {
+	names := make([]string, len(Tools))
+	for i, t := range Tools {
+		names[i] = t.Name()
+	}
+	return names
 }
 
-// Virtual: as iperf3's.
-func (iperf2Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
-	return realOnly(study.ToolIperf, e)
+// ToolOf is the tool that measures an experiment's points: the tool of
+// the name, atmlab perf for any other.
+func ToolOf(name string) Tool {
+	for _, t := range Tools {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return atmlabTool{}
 }
 
-// realOnly is a real-time tool's virtual side: atmlab perf's test when
-// the experiment says virtual: atmlab, else the reason it is skipped.
+// realOnly is the virtual side of a tool that runs only in real time (a
+// real binary on a real host): atmlab perf's test when the experiment
+// says virtual: atmlab, else the reason it is skipped.
 func realOnly(tool string, e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {
-	if e.Virtual == study.ToolAtmlab {
+	if e.Virtual == study.DefaultTool {
 		return vperf.Run, nil
 	}
 	return nil, fmt.Errorf("skipped: %s runs only in real time (a real binary on a real host); run with --clock real", tool)
 }
 
-// tools are the experiments' tools by name; an experiment without one
-// runs atmlab perf.
-var tools = map[string]Tool{study.ToolAtmlab: atmlabTool{}, study.ToolIperf3: iperf3Tool{}, study.ToolIperf: iperf2Tool{}}
-
-// ToolOf is the tool that measures an experiment's points.
-func ToolOf(name string) Tool {
-	if t, ok := tools[name]; ok {
-		return t
+// CheckTools checks the tools a lab file's study names (the lab file knows
+// only its default, atmlab perf): each tool: must be one of Tools, and an
+// experiment's virtual: is for a tool with no virtual side of its own.
+// Problems come back as the lab file's do, each an *labyaml.Error, joined
+// in line order.
+func CheckTools(lab *topologies.Lab) error {
+	var errs []error
+	for _, u := range lab.ToolUses {
+		if !slices.Contains(ToolNames(), u.Name) {
+			errs = append(errs, &labyaml.Error{File: lab.File, Line: u.Line, Key: u.Key, Msg: fmt.Sprintf("%q: use %s", u.Name, strings.Join(ToolNames(), ", "))})
+		}
 	}
-	return atmlabTool{}
+	for i, e := range lab.Experiments {
+		if e.Virtual == "" {
+			continue
+		}
+		if _, skip := ToolOf(e.Tool).Virtual(&study.Experiment{}); skip == nil {
+			errs = append(errs, &labyaml.Error{File: lab.File, Line: e.Line, Key: fmt.Sprintf("experiments[%d].virtual", i),
+				Msg: fmt.Sprintf("only an experiment whose tool has no virtual side of its own (%s) can run as atmlab's test in virtual time; remove virtual:", strings.Join(realOnlyTools(), ", "))})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return labyaml.JoinByLine(errs)
+}
+
+// realOnlyTools are the tools with no virtual side of their own.
+func realOnlyTools() []string {
+	var names []string
+	for _, t := range Tools {
+		if _, skip := t.Virtual(&study.Experiment{}); skip != nil {
+			names = append(names, t.Name())
+		}
+	}
+	return names
 }
 
 // Ports the lab run's servers listen on.
@@ -92,10 +155,10 @@ func toolResult(lab *topologies.Lab, p Point, e *study.Experiment) perf.Result {
 // client used (user and system, as a fraction of one core over its run
 // time): the same measure for every tool, since atmlab exec becomes the
 // tool itself.
-func (r *Runner) untilServed(ctx context.Context, node string, args []string, served func(out []byte, err error) bool) (out []byte, cpu float64, err error) {
+func (h *HostsEnv) untilServed(ctx context.Context, node string, args []string, served func(out []byte, err error) bool) (out []byte, cpu float64, err error) {
 	deadline := time.Now().Add(serveTimeout)
 	for {
-		cmd := r.command(node, args...)
+		cmd := h.Hosts.Command(node, args...)
 		t0 := time.Now()
 		out, err = cmd.Output()
 		if st := cmd.ProcessState; st != nil {
@@ -121,8 +184,8 @@ type server struct {
 
 // startServer starts a server in a host; ready is the line (on stdout or
 // stderr) that says it listens or has reported, nil if it says nothing.
-func (r *Runner) startServer(what, node string, ready func(line string) bool, args ...string) (*server, error) {
-	s := &server{what: what, node: node, cmd: r.command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
+func (h *HostsEnv) startServer(what, node string, ready func(line string) bool, args ...string) (*server, error) {
+	s := &server{what: what, node: node, cmd: h.Hosts.Command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
 	s.cmd.Stdout, s.cmd.Stderr = s.said, s.said
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", what, node, err)
@@ -216,9 +279,4 @@ func stderrOf(err error) string {
 		return strings.TrimSpace(string(ee.Stderr))
 	}
 	return ""
-}
-
-// command is a command that runs inside one of a real-time lab's hosts.
-func (r *Runner) command(node string, args ...string) *exec.Cmd {
-	return r.Env.(Hosts).Command(node, args...)
 }

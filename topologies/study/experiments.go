@@ -20,10 +20,10 @@ type Experiment struct {
 	Name     string
 	Line     int
 	From, To string // client and server hosts; the same host tests its loopback
-	Tool     string // atmlab or iperf3
-	// Virtual is "atmlab" when an iperf3 or iperf experiment is to run as
-	// atmlab's own test in virtual time (where no real binary runs);
-	// empty: such points are skipped there.
+	Tool     string // the tool that measures it (labrun's tools): atmlab unless given
+	// Virtual is "atmlab" when an experiment whose tool has no virtual
+	// side (iperf3, iperf) is to run as atmlab's own test in virtual time,
+	// where no real binary runs; empty: such points are skipped there.
 	Virtual     string
 	Tests       []string
 	Sizes       []int // message size (streams); request = response size (RR)
@@ -79,20 +79,28 @@ type Background struct {
 	SockBuf int
 }
 
-// experimentTools measure experiments: atmlab's own client, iperf3 -J, and
-// iperf 2 (TCP_STREAM only, for the Sandia study's comparison of tools).
-var experimentTools = Tools
+// DefaultTool is the tool of an experiment, a reference or a selector
+// that names none: atmlab perf. It is the one tool name the lab file
+// knows; the others are the harness's (labrun's tools, a file each), which
+// check every name the study gives (ToolUses) and what virtual: says.
+const DefaultTool = "atmlab"
 
-// The experiments' tools by name, the one list of them: labrun holds each
-// one's real side (its program in the hosts) and virtual side.
-const (
-	ToolAtmlab = "atmlab" // atmlab perf
-	ToolIperf3 = "iperf3"
-	ToolIperf  = "iperf" // iperf 2
-)
+// A ToolUse is a tool: the study names, where it names it: the harness
+// checks it against its tools (labrun.CheckTools).
+type ToolUse struct {
+	Name string
+	Line int
+	Key  string
+}
 
-// Tools are the names an experiment's tool: takes.
-var Tools = []string{ToolAtmlab, ToolIperf3, ToolIperf}
+// tool decodes a tool: value into into and records it for the harness's
+// check.
+func (d *decoder) tool(key string, v *yaml.Node, lab *Sections, into *string) {
+	if s, ok := d.Scalar(key, v); ok {
+		*into = s
+		lab.ToolUses = append(lab.ToolUses, ToolUse{Name: s, Line: v.Line, Key: key})
+	}
+}
 
 // experimentTests are the tests an experiment may name.
 var experimentTests = []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR",
@@ -106,7 +114,7 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 	}
 	for i, v := range n.Content {
 		path := fmt.Sprintf("experiments[%d]", i)
-		e := &Experiment{Line: v.Line, Tool: ToolAtmlab, Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
+		e := &Experiment{Line: v.Line, Tool: DefaultTool, Repetitions: 1, Duration: 10 * time.Second, SockBufs: []int{0}}
 		var sizes, quickSizes, bgNode *yaml.Node
 		d.Mapping(v, path, []labyaml.Field{
 			{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
@@ -116,16 +124,8 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 			}},
 			{Name: "from", Required: true, Decode: func(key string, v *yaml.Node) { e.From = d.hostRef(key, v, lab) }},
 			{Name: "to", Required: true, Decode: func(key string, v *yaml.Node) { e.To = d.hostRef(key, v, lab) }},
-			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) {
-				if s, ok := d.Scalar(key, v); ok {
-					if !slices.Contains(experimentTools, s) {
-						d.Errorf(v, key, "%q: use %s", s, strings.Join(experimentTools, ", "))
-						return
-					}
-					e.Tool = s
-				}
-			}},
-			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &e.Virtual, ToolAtmlab) }},
+			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { d.tool(key, v, lab, &e.Tool) }},
+			{Name: "virtual", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &e.Virtual, DefaultTool) }},
 			{Name: "tests", Required: true, Decode: func(key string, v *yaml.Node) { e.Tests = d.testList(key, v) }},
 			{Name: "sizes", Required: false, Decode: func(key string, v *yaml.Node) { e.Sizes, sizes = d.intList(key, v, 1, 1<<20), v }},
 			{Name: "sockbufs", Required: false, Decode: func(key string, v *yaml.Node) { e.SockBufs = d.intList(key, v, 0, 64<<20) }},
@@ -164,9 +164,6 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 		})
 		if e.Duration <= 0 {
 			d.Errorf(v, path+".duration", "must be positive")
-		}
-		if e.Virtual != "" && (e.Tool == "" || e.Tool == ToolAtmlab) {
-			d.Errorf(v, path+".virtual", "only an iperf3 or iperf experiment can run as atmlab's test in virtual time; remove virtual:")
 		}
 		// The sizes meet the tests; a quick run's tests without sizes of
 		// their own meet the experiment's (lab run --quick).
@@ -221,7 +218,7 @@ func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string
 		return
 	}
 	lo, hi, why := 1, maxUDPMessage, fmt.Sprintf("a UDP message is at most %d bytes (%d fit in an IPv4 datagram; larger ones up to %d are measured as \"message too large\", as netperf does)", maxUDPMessage, maxUDPPayload, maxUDPMessage)
-	if tool == ToolIperf3 {
+	if tool == "iperf3" { // its one limit the lab file checks, at each size's line
 		lo, hi, why = minIperf3UDPLen, maxUDPPayload, fmt.Sprintf("iperf3 sends UDP blocks of %d to %d bytes and refuses others", minIperf3UDPLen, maxUDPPayload)
 	}
 	for _, x := range v.Content {

@@ -134,7 +134,7 @@ func (d *decoder) references(n *yaml.Node, lab *Sections) {
 	dir := filepath.Dir(lab.File)
 	for i, v := range n.Content {
 		path := fmt.Sprintf("reference[%d]", i)
-		r := &Reference{Line: v.Line, Tool: "atmlab", dir: dir}
+		r := &Reference{Line: v.Line, Tool: DefaultTool, dir: dir}
 		d.Mapping(v, path, []labyaml.Field{
 			{Name: "experiment", Required: false, Decode: func(key string, v *yaml.Node) {
 				if s, ok := d.Scalar(key, v); ok {
@@ -148,7 +148,7 @@ func (d *decoder) references(n *yaml.Node, lab *Sections) {
 				}
 			}},
 			{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 1<<20, &r.Size) }},
-			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &r.Tool, experimentTools...) }},
+			{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { d.tool(key, v, lab, &r.Tool) }},
 			{Name: "value", Required: false, Decode: func(key string, v *yaml.Node) { r.Value = d.positive(key, v) }},
 			{Name: "unit", Required: false, Decode: func(key string, v *yaml.Node) { d.unit(key, v, &r.Unit) }},
 			{Name: "file", Required: false, Decode: func(key string, v *yaml.Node) {

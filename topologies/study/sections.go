@@ -23,6 +23,8 @@ type Sections struct {
 	Findings    []*Finding
 	Grades      *Grades
 	Figures     []*Figure
+	// ToolUses are the tools the study names, for the harness to check.
+	ToolUses []ToolUse
 
 	// Host returns a host's first IPv4 address ("" for none); false when
 	// name is not a host of the lab.

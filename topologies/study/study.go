@@ -97,7 +97,7 @@ func (d *decoder) findings(n *yaml.Node, lab *Sections) {
 
 // selector decodes {variant, experiment, test, tool, size, sockbuf}.
 func (d *decoder) selector(key string, v *yaml.Node, lab *Sections) Selector {
-	s := Selector{Variant: "base", Tool: "atmlab", SockBuf: -1}
+	s := Selector{Variant: "base", Tool: DefaultTool, SockBuf: -1}
 	d.Mapping(v, key, []labyaml.Field{
 		{Name: "variant", Required: false, Decode: func(key string, v *yaml.Node) {
 			if name, ok := d.Scalar(key, v); ok {
@@ -116,7 +116,7 @@ func (d *decoder) selector(key string, v *yaml.Node, lab *Sections) Selector {
 				s.Test = t[0]
 			}
 		}},
-		{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d.Decoder, key, v, &s.Tool, experimentTools...) }},
+		{Name: "tool", Required: false, Decode: func(key string, v *yaml.Node) { d.tool(key, v, lab, &s.Tool) }},
 		{Name: "size", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &s.Size) }},
 		{Name: "sockbuf", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 64<<20, &s.SockBuf) }},
 	})
@@ -140,7 +140,7 @@ func (d *decoder) variantRef(key string, v *yaml.Node, name string, lab *Section
 // String names a selection for people: "task2-hub UDP_STREAM 512 B (amsel1-nt)".
 func (s Selector) String() string {
 	out := s.Experiment + " " + s.Test
-	if s.Tool != "atmlab" {
+	if s.Tool != DefaultTool {
 		out += " by " + s.Tool
 	}
 	if s.Size > 0 {
