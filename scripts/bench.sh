@@ -35,7 +35,7 @@ step() { # step TITLE COMMAND: run COMMAND (a shell line), show and keep its out
 } >"$tmp"
 
 step "Models (Go benchmarks)" "$GO test -bench . -benchmem -run '^\$' ./emulator/... ./cells/... ./kernel/ ./topologies/ 2>/dev/null | grep -E '^Benchmark' || true"
-step "Real time, side by side" "ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super|Defaults|Realtime.*)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
+step "Real time, side by side" "ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^TestBench(Table|Loop|Super|Defaults|TwoFloods|Realtime.*)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
 if [ -n "$before" ]; then
 	step "Against $before" "ATMLAB_BENCH=1 ATMLAB_BEFORE=$(printf %q "$before") $GO test -tags integration -p 1 -count=1 -timeout 30m -run '^Test(BenchAB|DelayAB|LatencyAB)\$' -v ./test/ | grep -v -E '^(=== |--- |PASS|ok )'"
 fi
