@@ -45,11 +45,12 @@ type LoopStats struct {
 	CPU      float64       `json:"cpu"`          // the atmlab process's CPU time / wall time (1.0 = one core)
 	CPUTime  time.Duration `json:"cpu_time_ns"`  // the process's CPU time since the loop started, idle spinning excluded
 	IdleSpin time.Duration `json:"idle_spin_ns"` // CPU time spent polling idle (yielding the core) with nothing to do
-	Lateness hist.Summary  `json:"lateness"`
+	// Lateness is how late the loop's writes to TAPs ended against the
+	// model times they were made at.
+	Lateness hist.Summary `json:"lateness"`
 	// Wake is how late the passes that released frames began after the
 	// releases' model times: the loop's own part of Lateness, without the
-	// TAP write (in which the receiving host's kernel runs) or the rest
-	// of the pass.
+	// TAP write (in which the receiving host's kernel runs).
 	Wake        hist.Summary  `json:"wake_lateness"`
 	VethRTT     time.Duration `json:"veth_rtt_ns"` // a ping over a plain veth pair, measured at lab start
 	WriteErrors uint64        `json:"tap_write_errors"`

@@ -27,8 +27,8 @@ import (
 // them back when the loop was late: stage.go), and re-arms the timer. It never
 // sleeps per frame and never polls at a fixed period (docs/design.md, modelling rule 2).
 //
-// Model time is wall time since the loop was made; releases to TAPs record
-// how late they were in Lateness.
+// Model time is wall time since the loop was made; writes to TAPs record
+// how late they were in Lateness, read as each ends.
 //
 // The loop works in passes, each at one reading of the clock: it reads the
 // TAPs epoll named, runs the events due then (the frames' among them), and
@@ -94,7 +94,6 @@ type Loop struct {
 	Lateness    hist.Histogram
 	Wake        hist.Histogram  // how late the passes that released frames began (control.LoopStats.Wake)
 	now         time.Duration   // the pass's clock reading
-	releases    []time.Duration // model times of this pass's releases, for Lateness
 	lastBusy    time.Duration   // the pass clock of the last release or read
 	lingerUntil time.Duration
 	lateDropped uint64 // wire frames dropped at release, later than ReleaseBound
@@ -214,6 +213,7 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
+		l.handedOver()
 		f.Release() // written: the loop's reader may reuse it
 	}
 	t.mod = newModerator(l.s, write)
@@ -278,6 +278,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		if _, err := unix.Writev(fd, iov); err != nil {
 			t.writeErrs++
 		}
+		l.handedOver()
 	}
 	hold := l.s.NewTimer(func() { t.gro.Flush(t.write) })
 	// A TCP super-frame's segments that crossed the models as a train are
@@ -299,6 +300,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		if _, err := unix.Writev(fd, train); err != nil {
 			t.writeErrs++
 		}
+		l.handedOver()
 		if first+n == f.GSO.Segs {
 			f.Release() // its last segments written
 		}
@@ -325,13 +327,12 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 }
 
 // released notes a release to a TAP of segs wire frames: whether it
-// ended a quiet spell (see Linger), and its model time, whose lateness is
-// recorded at the clock reading that ends the pass (settle): a release is
-// measured no earlier than it happened. It reports false, counting the
-// frames, when the release comes later than ReleaseBound (tooLate): the
-// caller drops them.
+// ended a quiet spell (see Linger), and how late the pass began. It
+// reports false, counting the frames, when the clock read now shows the
+// release later than ReleaseBound (tooLate): the caller drops them.
 func (l *Loop) released(segs int) bool {
-	if tooLate(l.Now(), l.s.Now(), l.ReleaseBound) { // the clock read now: the pass may have run long
+	at := l.s.Now()
+	if tooLate(l.Now()-at, l.ReleaseBound) {
 		l.lateDropped += uint64(segs)
 		return false
 	}
@@ -339,24 +340,23 @@ func (l *Loop) released(segs int) bool {
 		l.lingerUntil = l.now + l.Linger
 	}
 	l.lastBusy = l.now
-	l.releases = append(l.releases, l.s.Now())
-	l.Wake.Record(l.now - l.s.Now())
+	l.Wake.Record(l.now - at)
 	return true
 }
 
-// tooLate reports whether a release due at model time at, at wall clock
-// now, is later than bound (> 0).
-func tooLate(now, at, bound time.Duration) bool {
-	return bound > 0 && now-at > bound
+// handedOver records in Lateness how late a TAP write that just returned
+// was against the model time it was made at: the clock is read as each
+// write ends, so the write (in which the receiving host's kernel takes
+// the frame and wakes its reader) counts, and a loop that loses its core
+// later in the pass does not make a frame it already handed over late.
+func (l *Loop) handedOver() {
+	l.Lateness.Record(l.Now() - l.s.Now())
 }
 
-// settle records the lateness of the pass's releases at now, the clock
-// reading that ends the pass.
-func (l *Loop) settle(now time.Duration) {
-	for _, at := range l.releases {
-		l.Lateness.Record(now - at)
-	}
-	l.releases = l.releases[:0]
+// tooLate reports whether a release late by late is later than bound
+// (> 0).
+func tooLate(late, bound time.Duration) bool {
+	return bound > 0 && late > bound
 }
 
 // Do runs f on the loop goroutine, soon. It is safe from any goroutine.
@@ -430,7 +430,6 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.runDue(&budget)
 		}
 		now = l.Now() // ends this pass and begins the next
-		l.settle(now)
 		next, scheduled := l.s.Next()
 		if l.stopped {
 			break
