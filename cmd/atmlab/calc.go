@@ -8,32 +8,10 @@ import (
 
 	"github.com/atmlab/atmlab/explorer"
 	"github.com/atmlab/atmlab/harness/theory"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/shellquote"
 	"github.com/atmlab/atmlab/internal/webguard"
 )
-
-// calcHelp is newCalc's help.
-const calcHelp = "Print the goodput ceiling of a path for each payload size.\n\n" +
-	"Ethernet (--rate): frames (IP fragments or TCP segments), wire bytes with 802.3 framing\n" +
-	"(preamble, FCS, minimum frame, gap), efficiency.\n" +
-	"ATM (--phy oc3|oc12|ds3|e3|atm25): Classical IP over ATM, each IP packet in RFC 2684\n" +
-	"encapsulation (llc or vcmux) and AAL5 or AAL3/4 (aal34), cells per message, octets on the line.\n" +
-	"The MTU is 1500 on Ethernet and 9180 on ATM unless --mtu says otherwise.\n" +
-	"tcp assumes Linux's timestamp option (MSS 1448 at MTU 1500); a TCP stream is full segments.\n\n" +
-	"--sawtooth FROM TO lists the UDP payload sizes between FROM and TO after which one byte more\n" +
-	"costs a cell, with the goodput before and after the step.\n\n" +
-	"--web ADDR serves the sawtooth explorer, a page with a payload-size slider that shows every\n" +
-	"PHY, AAL and encapsulation's cells and ceiling and the PDU laid out in cells (read-only; ADDR\n" +
-	"must be a loopback address unless --web-public says other machines may reach it);\n" +
-	"--results DIR adds a lab run's measured points.\n\n" +
-	"--labels N adds N MPLS label stack entries (4 bytes each) to every packet, after the Ethernet\n" +
-	"header or inside an ATM link's LLC/SNAP encapsulation; labelled packets must fit the routers'\n" +
-	"MTU, the larger of 1500 and --mtu (give --mtu 1496 for one label).\n" +
-	"A size that does not fit (a UDP payload over 65507, a labelled packet over the MTU) is an error.\n\n" +
-	"Examples:\n  atmlab calc --rate 100M --proto udp 18 512 1472 8192\n" +
-	"  atmlab calc --rate 100M --labels 1 --mtu 1496 1468\n" +
-	"  atmlab calc --phy oc3 1444 1445 9152\n  atmlab calc --phy oc3 --aal aal34 --sawtooth 900 1100\n" +
-	"  atmlab calc --web 127.0.0.1:8080 --results results/sw100"
 
 func newCalc(opts *options) *cobra.Command {
 	var fl theory.CalcFlags
@@ -43,7 +21,7 @@ func newCalc(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "calc [--rate R | --phy P [--aal A] [--encap E]] [--mtu N] [--proto udp|tcp|tcp-nots|sctp] PAYLOAD... | --sawtooth FROM TO | --web ADDR [--web-public] [--results DIR]",
 		Short: "Theory: wire overhead, frames or cells, and the goodput ceiling per payload size; the sawtooth",
-		Long:  calcHelp,
+		Long:  clihelp.Text("calc"),
 		Args: args(func(cmd *cobra.Command, a []string) error {
 			if web != "" {
 				return cobra.NoArgs(cmd, a)

@@ -7,24 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
-
-// campaignHelp is newCampaign's help.
-const campaignHelp = "Cut the lab's campaign (every point of its experiments, variants and sweep) into N shards that\n" +
-	"each run `atmlab lab run FILE --shard K/N --out DIR/shard-K` and a merge that runs\n" +
-	"`atmlab report DIR/shard-*/ --out DIR`, and write what the engine needs into DIR:\n" +
-	"  slurm       shards.sbatch (#SBATCH --array=1-N), merge.sbatch and submit.sh, which queues the\n" +
-	"              merge with --dependency=afterany on the array; run DIR/submit.sh on the cluster\n" +
-	"  kubernetes  campaign.yaml (the lab's ConfigMap, a ReadWriteMany results claim, an Indexed Job:\n" +
-	"              completion index I runs shard I+1), merge.yaml (the merge Job) and submit.sh; real-\n" +
-	"              time pods run as root with only NET_ADMIN, NET_RAW and SYS_ADMIN (AppArmor unconfined:\n" +
-	"              mounts), one per node; virtual-time pods as nobody with nothing\n" +
-	"  local       runs the shards here and merges them: real time one after another, virtual time\n" +
-	"              as many at once as there are CPUs (GOMAXPROCS)\n" +
-	"--clock virtual runs every shard in model time (no root, no namespaces).\n\n" +
-	"Example:\n  atmlab campaign topologies/whatif.yaml --engine slurm --shards 8 --clock virtual --out /scratch/whatif\n" +
-	"  /scratch/whatif/submit.sh\n\nDocumentation: docs/campaigns.md."
 
 func newCampaign(opts *options) *cobra.Command {
 	var engine, out, clock, bin, image string
@@ -33,7 +18,7 @@ func newCampaign(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "campaign FILE --engine slurm|kubernetes|local --shards N --out DIR",
 		Short: "Cut a lab's campaign into shards for Slurm, Kubernetes or this machine, and merge them",
-		Long:  campaignHelp,
+		Long:  clihelp.Text("campaign"),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if engine == "" {

@@ -6,22 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/wireshark"
 )
-
-// captureHelp is newCapture's help.
-const captureHelp = "Capture both directions of the link that has ENDPOINT (h1:eth0, sw1:p2) as frames arrive,\n" +
-	"until SIGINT or -c N frames. Wireshark and tshark read the file. It is written beside FILE and\n" +
-	"takes its place at the end: a capture that fails before its first record leaves FILE as it was.\n\n" +
-	"On an ATM link the file holds each AAL5 PDU as it arrived, pad and trailer included, as an\n" +
-	"ERF record (pcap link type 197): Wireshark checks its CRC-32. With --cells it holds every\n" +
-	"cell (without its HEC, which no pcap format carries). On a VC-mux link PDUs are SunATM records\n" +
-	"(link type 123), which Wireshark decodes to IP without checking the CRC.\n\n" +
-	"AAL3/4 links are always captured as cells, in pcapng: Wireshark decodes them with atmlab's Lua\n" +
-	"dissector (SAR fields, CRC-10, reassembly, CPCS, then LLC/SNAP or IP), which --lua-dissector PATH\n" +
-	"writes out: tshark -X lua_script:PATH -r FILE.\n\n" +
-	"Examples:\n  atmlab capture sw100 h1:eth0 -w h1.pcap -c 100\n  atmlab capture clip h1:eth0 --cells -w cells.pcap\n" +
-	"  atmlab capture --lua-dissector aal34.lua && tshark -X lua_script:aal34.lua -r cells.pcapng"
 
 func newCapture(opts *options) *cobra.Command {
 	var file string
@@ -31,7 +18,7 @@ func newCapture(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "capture NAME ENDPOINT -w FILE | capture --lua-dissector PATH",
 		Short: "Capture a running lab's link to a pcap file",
-		Long:  captureHelp,
+		Long:  clihelp.Text("capture"),
 		Args: func(cmd *cobra.Command, a []string) error {
 			if lua != "" {
 				return args(cobra.NoArgs)(cmd, a)

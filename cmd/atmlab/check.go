@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/harness/lesson"
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 func newCheck(opts *options) *cobra.Command {
@@ -14,14 +15,7 @@ func newCheck(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check WORKSHEET [--results DIR] [--lesson FILE] | --class DIR [--lesson FILE]",
 		Short: "Check a student's worksheet against the theory and their results; a class's into one summary",
-		Long: "Check a lesson's worksheet: each prediction against the theory that draws the ceilings (a wrong one\n" +
-			"with the slip that explains it, such as a left-out AAL5 trailer or Mbit/s for MiB/s), each measurement\n" +
-			"against the student's own results folder (named by the worksheet's results:, or --results), each\n" +
-			"explanation by its keywords. The lesson is found by the worksheet's lesson: name beside the worksheet\n" +
-			"or in lessons/, or given with --lesson. Exit 0 whatever the verdicts; 2 when a file is bad.\n\n" +
-			"--class DIR checks every DIR/STUDENT/worksheet.yaml and writes DIR/summary.csv and DIR/summary.html\n" +
-			"(each student's answers and verdicts; per question the class's counts and a histogram).\n\n" +
-			"Writing a lesson: docs/lessons.md.\n\nExamples:\n  atmlab check worksheet.yaml\n  atmlab check --class class/ --lesson lessons/02-aal5-sawtooth/lesson.yaml",
+		Long:  clihelp.Text("check"),
 		Args: args(func(cmd *cobra.Command, a []string) error {
 			if class != "" {
 				return cobra.NoArgs(cmd, a)

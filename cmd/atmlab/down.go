@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -14,11 +15,8 @@ func newDown(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "down FILE|NAME",
 		Short: "Remove whatever a lab left behind (after kill -9 too)",
-		Long: "Remove a lab's namespaces, the processes inside them and its stale control socket.\n" +
-			"Only namespaces marked as the lab's are touched. A running lab is refused (stop it by SIGINT):\n" +
-			"down removes what a stopped or killed one left.\n\n" +
-			"Example:\n  atmlab down sw100",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("down"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name := a[0]
 			if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {

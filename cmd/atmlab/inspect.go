@@ -11,6 +11,7 @@ import (
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -18,13 +19,8 @@ func newInspect(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect NAME|FILE",
 		Short: "Show a lab's nodes, addresses, links, PVCs and MPLS labels: a running lab's, or a lab file's without running it",
-		Long: "Show a lab: each node with its kind and addresses, each link with its ends, rates,\n" +
-			"impairments and, for ATM links, PHY, AAL and encapsulation, each host's and ATM switch's\n" +
-			"PVCs and each MPLS router's label bindings. NAME asks a running lab through\n" +
-			"its control socket (what it runs now, after any atmlab set); FILE (ending in .yaml or .yml)\n" +
-			"reads a lab file without building anything, so it needs neither root nor Linux.\n\n" +
-			"Example:\n  atmlab inspect sw100\n  atmlab inspect topologies/cernet-atm.yaml -o json",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("inspect"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var v *topologies.View
 			if isLabFile(a[0]) {

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -22,27 +23,6 @@ func newLab(opts *options) *cobra.Command {
 	lab.AddCommand(newLabRun(opts))
 	return lab
 }
-
-// labRunHelp is lab run's help.
-const labRunHelp = "Build the lab, run every point of its experiments: matrix (with a progress bar and ETA),\n" +
-	"write each result as it comes to DIR/results.jsonl and DIR/results.csv, tear the lab down and\n" +
-	"render DIR/report.md and DIR/report.html. An interrupted run keeps what it measured.\n" +
-	"A --out folder that holds anything is refused: --append keeps its results and measures only the points\n" +
-	"it lacks (the same lab file, atmlab, clock, --quick and shard; an interrupted run resumed), --force\n" +
-	"replaces what an earlier run wrote there.\n" +
-	"--quick runs one repetition of at most three sizes and one socket buffer for at most 2 s each,\n" +
-	"or what an experiment's quick: section names.\n" +
-	"--clock virtual runs every host as a userspace TCP/IP stack (gVisor's netstack) in model time:\n" +
-	"no root, the same figures on every machine; --clock both measures each point both ways.\n" +
-	"Virtual points run --jobs at a time (default one per CPU), each on its own lab, their results\n" +
-	"written in order, the same bytes as one at a time; real-time points run one at a time.\n" +
-	"--shard K/N runs a stable 1/N of the campaign's points, K from 1 to N (as Slurm's array task ids,\n" +
-	"$SLURM_ARRAY_TASK_ID): a point's shard is a hash of its variant, experiment, test, size, socket buffer\n" +
-	"and repetition, never its position; `atmlab report DIR... --out DIR` merges the shards' folders.\n" +
-	"DIR/campaign.json records the campaign's identity (lab file hash, atmlab version, clock, shard).\n" +
-	"A real-time run holds a machine-wide lock while it measures: a second one waits for it and says so.\n\n" +
-	"Example:\n  sudo atmlab lab run topologies/sw100.yaml --quick\n  atmlab lab run topologies/sw100.yaml --quick --clock virtual\n" +
-	"  atmlab lab run topologies/whatif.yaml --clock virtual --shard 2/4 --out results/whatif/shard-2"
 
 // labRunFlags are lab run's flags.
 type labRunFlags struct {
@@ -57,7 +37,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run FILE [--out DIR [--append|--force]] [--quick] [--shard K/N] [--web ADDR]",
 		Short: "Build a lab, run its experiments, write the results and the report, tear down",
-		Long:  labRunHelp,
+		Long:  clihelp.Text("lab-run"),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE:  func(cmd *cobra.Command, a []string) error { return runLab(cmd, a[0], &fl) },
 	}

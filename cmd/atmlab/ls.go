@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 // runningLab is a lab whose control socket answers (kernel.RunningLab).
@@ -37,11 +39,8 @@ func newLs(opts *options) *cobra.Command {
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List the running labs: name, owner, nodes, uptime, live-view address",
-		Long: "List the labs whose control sockets answer you: root sees its labs, a normal user their own\n" +
-			"(root's control sockets are root's alone).\n" +
-			"A lab a killed run left behind is not listed (atmlab down NAME removes its remains).\n\n" +
-			"Example:\n  atmlab ls\n  atmlab ls -o json",
-		Args: args(cobra.NoArgs),
+		Long:    clihelp.Text("ls"),
+		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			labs, err := runningLabs()
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/report"
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 func newReport(opts *options) *cobra.Command {
@@ -17,15 +18,8 @@ func newReport(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report DIR... [--out DIR] [--flent]",
 		Short: "Render report.md and report.html (with plots) from a results folder, or merge shards' folders into one",
-		Long: "Render a results folder's report: tables of every point (mean, min, max, ceiling) and plots of\n" +
-			"throughput and transactions/s against message size, as Markdown and a self-contained HTML page.\n" +
-			"With --out, merge any number of folders of one campaign's shards (lab run --shard K/N) into one\n" +
-			"results set and report in the --out folder: it refuses folders of another lab file, atmlab version,\n" +
-			"clock or --quick, and a point measured twice, and lists the points no folder has (a warning).\n" +
-			"With --flent, write the records again as flent's data files in the folder's flent/ (lab run and\n" +
-			"a merge write them too): flent -i FILE.flent.gz -p totals -o plot.png plots one.\n\n" +
-			"Example:\n  atmlab report results/sw100-20261130-101500\n  atmlab report results/whatif/shard-* --out results/whatif",
-		Args: args(cobra.MinimumNArgs(1)),
+		Long:  clihelp.Text("report"),
+		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if out == "" {
 				if len(a) > 1 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 // usageError is a mistake in how a command was called: exit code 2.
@@ -35,7 +37,7 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "atmlab",
 		Short:         "ATM/Ethernet link emulator and measurement harness",
-		Long:          "atmlab builds labs of Linux hosts (network namespaces) joined by emulated switches,\nhubs, ATM links and routers, and measures real traffic through them.\n\nExample:\n  atmlab up topologies/sw100.yaml\n\nDocumentation: README.md and docs/ in the source tree (docs/cli/ has a page per command;\nman atmlab once docs/man/ is installed).",
+		Long:          clihelp.Text("atmlab"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/labshell"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
@@ -21,13 +22,8 @@ func newShell(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "shell NAME",
 		Short: "A prompt on a running lab where node names stand for addresses: h1 ping h2, pingall, iperf h1 h2",
-		Long: "Read commands from the terminal (with line editing and history) or, when stdin is not a\n" +
-			"terminal, from a script, and run each on the running lab, as Mininet's CLI does. In\n" +
-			"`NODE CMD ARGS...` any other node's name in ARGS is replaced by its address.\n" +
-			"Ctrl-C stops the running command, not the shell; an error in one line ends only that line.\n" +
-			"From a script, the exit code is 1 when any line failed.\n\n" + labshell.Help +
-			"\nExamples:\n  atmlab shell sw100\n  echo pingall | atmlab shell sw100",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("shell"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := needsKernel("shell"); err != nil {
 				return err

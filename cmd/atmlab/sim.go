@@ -8,6 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 func newSim(opts *options) *cobra.Command {
@@ -29,11 +30,8 @@ func newSimCSMA(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "csma",
 		Short: "Saturated stations on a CSMA/CD hub: utilisation, collisions, drops, capture",
-		Long: "Simulate N always-busy stations on one half-duplex hub, in virtual time, with the same\n" +
-			"802.3 MAC the hub in a lab runs. Deterministic for a seed. --frame counts the frame from\n" +
-			"destination address to FCS (64..1518); utilisation is those bits delivered / elapsed time.\n\n" +
-			"Example:\n  atmlab sim csma --stations 10 --frame 1518 --rate 100M --duration 10s --seed 1",
-		Args: args(cobra.NoArgs),
+		Long:  clihelp.Text("sim-csma"),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := units.ParseRate(rate)
 			if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -13,11 +14,8 @@ func newUp(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a lab and run its emulator in the foreground",
-		Long: "Build a lab: a network namespace per host (<lab>-<node>), a TAP per host interface,\n" +
-			"and the emulated network between them. Prints a line containing \"ready\" when traffic\n" +
-			"can flow, runs until SIGINT or SIGTERM, then removes everything it made.\n\n" +
-			"Example:\n  atmlab up topologies/sw100.yaml &\n  atmlab exec sw100 h1 -- ping -c 3 10.0.0.2",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("up"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := refuseVirtualUp(clock); err != nil {
 				return err

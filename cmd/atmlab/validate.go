@@ -10,6 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/lesson"
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -17,13 +18,8 @@ func newValidate(opts *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a lab file and print every problem in it",
-		Long: "Check a lab file and print every problem, one per line, as FILE:LINE: KEY: what is wrong.\n" +
-			"Warnings (FILE:LINE: warning: ...) name what is valid but likely a mistake, such as a loop of\n" +
-			"switches, where one broadcast storms; the lab is still valid.\n\n" +
-			"A lesson file (one whose top key is lesson:) is checked as a lesson: its keys, its lab, and\n" +
-			"that every question's hosts, test, size and variant exist in the lab (docs/lessons.md).\n\n" +
-			"Example:\n  atmlab validate topologies/sw100.yaml",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("validate"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if isLessonFile(a[0]) {
 				return validateLesson(cmd, opts, a[0])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/settings"
@@ -75,14 +76,8 @@ func newWeb(opts *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "web NAME [--web ADDR] [--web-public]",
 		Short: "Serve the live view of a running lab in the browser",
-		Long: "Attach to the running lab NAME through its control socket and serve its live view: the\n" +
-			"topology, each link's rate, utilisation, queue and drops, hubs, ATM ports and routers,\n" +
-			"a few times a second, and the controls of atmlab set. Open the printed URL; without its\n" +
-			"token the page is read-only. Runs until SIGINT or SIGTERM.\n\n" +
-			"--web and --web-public are named as in up, lab run and calc (--listen and --public, their\n" +
-			"old names, still work).\n\n" +
-			"Example:\n  atmlab web sw100 --web 127.0.0.1:8080",
-		Args: args(cobra.ExactArgs(1)),
+		Long:  clihelp.Text("web"),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src := attached{lab: a[0]}
 			if _, err := queryTopology(cmd.Context(), a[0]); err != nil {
