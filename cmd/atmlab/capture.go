@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/wireshark"
@@ -32,19 +33,19 @@ func newCapture(opts *options) *cobra.Command {
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
 			}
-			if err := needsKernel("capture"); err != nil {
+			if err := linux.NeedsKernel("capture"); err != nil {
 				return err // before the file is made
 			}
 			// The file would be root's, in root's directory: the user's
 			// capture is theirs to write.
-			if err := refuseUserLab(a[0]); err != nil {
+			if err := linux.RefuseUserLab(a[0]); err != nil {
 				return err
 			}
 			f, err := control.NewReplacement(file)
 			if err != nil {
 				return err
 			}
-			n, aal34, err := captureLink(cmd.Context(), a[0], a[1], cellMode, f, count)
+			n, aal34, err := linux.Capture(cmd.Context(), a[0], a[1], cellMode, f, count)
 			// Records captured are kept, with the error that ended the
 			// capture; a capture that got nothing leaves file as it was.
 			if cerr := f.Finish(err == nil || n > 0); err == nil {

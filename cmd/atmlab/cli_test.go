@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
+	"github.com/atmlab/atmlab/internal/complete"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -33,10 +35,10 @@ func fakeLabs(t *testing.T, views ...topologies.View) {
 	t.Cleanup(func() { runningLabs, labTopology, now = oldRunning, oldTopology, oldNow })
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	now = func() time.Time { return start.Add(90 * time.Second) }
-	runningLabs = func() ([]runningLab, error) {
-		var out []runningLab
+	runningLabs = func() ([]linux.RunningLab, error) {
+		var out []linux.RunningLab
 		for _, v := range views {
-			out = append(out, runningLab{Name: v.Lab, Owner: "ana", Since: start, Web: "http://127.0.0.1:8080/"})
+			out = append(out, linux.RunningLab{Name: v.Lab, Owner: "ana", Since: start, Web: "http://127.0.0.1:8080/"})
 		}
 		return out, nil
 	}
@@ -50,9 +52,9 @@ func fakeLabs(t *testing.T, views ...topologies.View) {
 	}
 }
 
-// complete runs cobra's hidden __complete verb in-process, as a shell's
+// completions runs cobra's hidden __complete verb in-process, as a shell's
 // completion script does, and returns the completions it offers.
-func complete(t *testing.T, words ...string) []string {
+func completions(t *testing.T, words ...string) []string {
 	t.Helper()
 	out, _, err := run(t, append([]string{cobra.ShellCompRequestCmd}, words...)...)
 	if err != nil {
@@ -126,12 +128,12 @@ func TestCompletionOffersRunningLabsHostsAndLinkEnds(t *testing.T) {
 		{[]string{"inspect", "sw"}, []string{"sw100"}},
 		{[]string{"capture", "sw100", ""}, []string{"h1:eth0", "h2:eth0", "sw1:p1", "sw1:p2"}},
 		{[]string{"set", "sw100", "sw1"}, []string{"sw1:p1", "sw1:p2"}},
-		{[]string{"set", "sw100", "h1:eth0", ""}, setKeys},
+		{[]string{"set", "sw100", "h1:eth0", ""}, complete.SetKeys},
 		{[]string{"set", "sw100", "h1:eth0", "delay=20ms", "l"}, []string{"loss=", "limit="}},
 		{[]string{"set", "sw100", "h1:eth0", "--direction", ""}, []string{"h1:eth0", "sw1:p1"}},
 		{[]string{"exec", "nosuch", ""}, nil},
 	} {
-		if got := complete(t, c.words...); !slices.Equal(got, c.want) {
+		if got := completions(t, c.words...); !slices.Equal(got, c.want) {
 			t.Errorf("complete %q: %q, want %q", c.words, got, c.want)
 		}
 	}
@@ -173,7 +175,7 @@ func TestLsListsRunningLabs(t *testing.T) {
 
 func TestLsWithNoLabSaysSo(t *testing.T) {
 	fakeLabs(t, []topologies.View{}...)
-	runningLabs = func() ([]runningLab, error) { return nil, nil }
+	runningLabs = func() ([]linux.RunningLab, error) { return nil, nil }
 	out, _, err := run(t, "ls")
 	if err != nil || !strings.Contains(out, "no lab is running") {
 		t.Errorf("ls: %v %q", err, out)
@@ -313,22 +315,6 @@ func TestProgressIsPlainLinesWhenNotATerminal(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "\r") {
 		t.Error("a carriage return reached the log")
-	}
-}
-
-func TestHostShellPromptNamesLabAndNode(t *testing.T) {
-	t.Setenv("SHELL", "")
-	argv, env := hostShell("sw100", "h1")
-	if !slices.Equal(argv, []string{"/bin/sh"}) {
-		t.Errorf("argv %q, want /bin/sh without $SHELL", argv)
-	}
-	if !slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "PS1=[sw100:h1] ") }) ||
-		!slices.Contains(env, `PROMPT_COMMAND=PS1="$ATMLAB_PS1"`) {
-		t.Errorf("env %q lacks the prompt", env)
-	}
-	t.Setenv("SHELL", "/bin/bash")
-	if argv, _ := hostShell("sw100", "h1"); argv[0] != "/bin/bash" {
-		t.Errorf("argv %q, want $SHELL", argv)
 	}
 }
 

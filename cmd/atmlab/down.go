@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -28,10 +29,10 @@ func newDown(opts *options) *cobra.Command {
 					name = lab.Name
 				}
 			}
-			if err := asLabUser(name); err != nil {
+			if err := linux.AsLabUser(name); err != nil {
 				return err
 			}
-			removed, err := downLab(name)
+			removed, err := linux.Down(name)
 			if err != nil && len(removed) == 0 {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
@@ -13,14 +14,10 @@ func newExec(opts *options) *cobra.Command {
 		Long:  clihelp.Text("exec"),
 		Args:  args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if err := asLabUser(a[0]); err != nil {
+			if err := linux.AsLabUser(a[0]); err != nil {
 				return err
 			}
-			argv := a[2:]
-			if len(argv) == 0 {
-				argv = shellIn(a[0], a[1])
-			}
-			return execIn(a[0], a[1], argv)
+			return linux.Exec(a[0], a[1], a[2:])
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/backend/registry"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/flent"
@@ -16,6 +17,7 @@ import (
 	"github.com/atmlab/atmlab/harness/report"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/web"
 )
 
 func newLab(opts *options) *cobra.Command {
@@ -29,7 +31,7 @@ type labRunFlags struct {
 	out, clock, shard       string
 	quick, appendRun, force bool
 	jobs                    int
-	view                    webFlags
+	view                    web.Live
 }
 
 func newLabRun(opts *options) *cobra.Command {
@@ -48,7 +50,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&fl.force, "force", false, "replace what an earlier run wrote in the --out folder")
 	c.Flags().IntVar(&fl.jobs, "jobs", 0, "virtual-time points measured at once, each on its own lab, results in order as one at a time (0: one per CPU); real-time points run one at a time")
 	c.Flags().BoolVar(&fl.quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
-	fl.view.add(c)
+	addWebFlags(c, &fl.view)
 	return c
 }
 
@@ -66,11 +68,11 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 		return err
 	}
 	if clocks.Has(clock.Real) {
-		if err := needsKernel("lab run --clock " + fl.clock); err != nil {
+		if err := linux.NeedsKernel("lab run --clock " + fl.clock); err != nil {
 			return err
 		}
 	}
-	if err := fl.view.check(); err != nil {
+	if err := fl.view.Check(); err != nil {
 		return err
 	}
 	if fl.appendRun && fl.force {
@@ -84,7 +86,7 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 	if s.Lab, err = topologies.Load(file); err != nil {
 		return err
 	}
-	if !inHolder() { // a holder's child runs this command again
+	if !linux.InHolder() { // a holder's child runs this command again
 		printWarnings(cmd.ErrOrStderr(), s.Lab)
 	}
 	if len(s.Lab.Experiments) == 0 {
@@ -109,20 +111,20 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 // time is handed to a holder, and this process exits with its code.
 func lockOrHold(cmd *cobra.Command, clocks clock.Choice, variants []labrun.Variant) (release func(), err error) {
 	release = func() {}
-	if clocks.Has(clock.Real) && !inHolder() { // virtual time takes no lock
-		release, err = measureLock(func(pid int) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, measureLockPath())
+	if clocks.Has(clock.Real) && !linux.InHolder() { // virtual time takes no lock
+		release, err = linux.MeasureLock(func(pid int) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, linux.MeasureLockPath())
 		})
 		if err != nil {
 			return nil, fmt.Errorf("measuring lock: %w", err)
 		}
 	}
-	if needsHolder() && clocks.Has(clock.Real) { // virtual time needs no namespaces
+	if linux.NeedsHolder() && clocks.Has(clock.Real) { // virtual time needs no namespaces
 		vlabs := make([]*topologies.Lab, len(variants))
 		for i, v := range variants {
 			vlabs[i] = v.Lab
 		}
-		code, err := holderRun(vlabs...)
+		code, err := linux.HolderRun(vlabs...)
 		if err != nil {
 			release()
 			return nil, err
@@ -136,14 +138,14 @@ func lockOrHold(cmd *cobra.Command, clocks clock.Choice, variants []labrun.Varia
 // measureLab measures the planned run into its results folder, with the
 // live view if asked, and renders its report and flent files, after an
 // interrupt too.
-func measureLab(cmd *cobra.Command, s labrun.Start, view webFlags) error {
+func measureLab(cmd *cobra.Command, s labrun.Start, view web.Live) error {
 	o, camp, err := s.Begin(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer o.Close() // the records closed and checked after the run; this, on an early return
 	out := camp.Out
-	live, err := view.start(cmd.Context(), cmd.ErrOrStderr(), nil)
+	live, _, err := view.Start(cmd.Context(), cmd.ErrOrStderr(), nil)
 	if err != nil {
 		return err
 	}
@@ -151,7 +153,7 @@ func measureLab(cmd *cobra.Command, s labrun.Start, view webFlags) error {
 		camp.Watch = live.Watch
 		live.ExplorerResults(out) // the explorer plots the points as they land
 	}
-	camp.Measure = registry.Measure(out, camp.Self, liveHook(live))
+	camp.Measure = registry.Measure(out, camp.Self, web.LiveHook(live))
 	restore := registry.Procs(s.Clocks, camp.Jobs, camp.Points())
 	total, runErr := camp.Run(cmd.Context())
 	restore()

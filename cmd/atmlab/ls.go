@@ -10,16 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 )
-
-// runningLab is a lab whose control socket answers (kernel.RunningLab).
-type runningLab struct {
-	Name  string    `json:"name"`
-	Owner string    `json:"owner"`
-	Since time.Time `json:"since"`
-	Web   string    `json:"web,omitempty"`
-}
 
 // lsRow is one line of atmlab ls.
 type lsRow struct {
@@ -46,7 +39,7 @@ func newLs(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			slices.SortFunc(labs, func(a, b runningLab) int { return cmp.Compare(a.Name, b.Name) })
+			slices.SortFunc(labs, func(a, b linux.RunningLab) int { return cmp.Compare(a.Name, b.Name) })
 			rows := []lsRow{}
 			for _, l := range labs {
 				r := lsRow{Name: l.Name, Owner: l.Owner, Nodes: []string{}, Web: l.Web,
@@ -79,5 +72,6 @@ func newLs(opts *options) *cobra.Command {
 	}
 }
 
-// labTopology asks a running lab for its topology; tests replace it.
-var labTopology = queryTopology
+// labTopology asks a running lab for its topology, and runningLabs
+// lists the running labs; tests replace them.
+var labTopology, runningLabs = linux.Topology, linux.Running

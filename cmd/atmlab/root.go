@@ -10,7 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
+	"github.com/atmlab/atmlab/internal/complete"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // usageError is a mistake in how a command was called: exit code 2.
@@ -55,7 +58,10 @@ func newRoot() *cobra.Command {
 	}
 	root.AddCommand(newCheck(opts))
 	root.AddCommand(newGenDocs())
-	addCompletions(root)
+	complete.Attach(root, complete.Labs{
+		Running:  func() ([]linux.RunningLab, error) { return runningLabs() },
+		Topology: func(ctx context.Context, lab string) (*topologies.View, error) { return labTopology(ctx, lab) },
+	})
 	refuseUnknownVerbs(root)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
@@ -22,14 +23,14 @@ func newSet(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := asLabUser(a[0]); err != nil {
+			if err := linux.AsLabUser(a[0]); err != nil {
 				return err
 			}
 			ch.Reset = reset
 			if len(a) == 2 && !reset {
 				return fmt.Errorf("nothing to change: give key=value settings, such as delay=20ms, or --reset")
 			}
-			rec, err := setLink(cmd.Context(), a[0], a[1], direction, ch)
+			rec, err := linux.Set(cmd.Context(), a[0], a[1], direction, ch)
 			if err != nil {
 				return err
 			}

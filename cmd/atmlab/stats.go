@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
@@ -13,10 +14,10 @@ func newStats(opts *options) *cobra.Command {
 		Long:  clihelp.Text("stats"),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if err := asLabUser(a[0]); err != nil {
+			if err := linux.AsLabUser(a[0]); err != nil {
 				return err
 			}
-			st, err := queryStats(cmd.Context(), a[0])
+			st, err := linux.Stats(cmd.Context(), a[0])
 			if err != nil {
 				return err
 			}

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/web"
 )
 
 func newUp(opts *options) *cobra.Command {
-	loop := defaultLoop
-	var profile, clock string
-	var view webFlags
+	fg := linux.Foreground{Loop: linux.DefaultLoop}
+	var clock string
+	var view web.Live
 	c := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a lab and run its emulator in the foreground",
@@ -20,30 +24,35 @@ func newUp(opts *options) *cobra.Command {
 			if err := refuseVirtualUp(clock); err != nil {
 				return err
 			}
-			if err := needsKernel("up"); err != nil {
+			if err := linux.NeedsKernel("up"); err != nil {
 				return err
 			}
-			if err := view.check(); err != nil {
+			if err := view.Check(); err != nil {
 				return err
 			}
 			lab, err := topologies.Load(a[0])
 			if err != nil {
 				return err
 			}
-			if !inHolder() { // a holder's child runs this command again
+			if !linux.InHolder() { // a holder's child runs this command again
 				printWarnings(cmd.ErrOrStderr(), lab)
 			}
-			if needsHolder() {
-				return runHolder(lab)
+			if linux.NeedsHolder() {
+				return linux.RunHolder(lab)
 			}
-			return runUp(cmd, lab, loop, profile, view)
+			fg.Out, fg.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			fg.View = func(ctx context.Context, src linux.Source) (string, error) {
+				_, url, err := view.Start(ctx, fg.Out, src)
+				return url, err
+			}
+			return fg.Run(cmd.Context(), lab)
 		},
 	}
-	c.Flags().DurationVar(&loop.spin, "spin", loop.spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
-	c.Flags().DurationVar(&loop.linger, "linger", loop.linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
-	c.Flags().DurationVar(&loop.idleSpin, "idle-spin", loop.idleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
+	c.Flags().DurationVar(&fg.Loop.Spin, "spin", fg.Loop.Spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
+	c.Flags().DurationVar(&fg.Loop.Linger, "linger", fg.Loop.Linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
+	c.Flags().DurationVar(&fg.Loop.IdleSpin, "idle-spin", fg.Loop.IdleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
-	view.add(c)
-	c.Flags().StringVar(&profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
+	addWebFlags(c, &view)
+	c.Flags().StringVar(&fg.Profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }

@@ -1,9 +1,34 @@
-package main
+package linux
+
+// The verbs' side of a running lab: what they call to reach it, on every
+// system. verbs_linux.go reaches the kernel; verbs_other.go says "needs
+// Linux" in its place (elsewhere, and in a Linux build with the tag
+// atmlab_stub, which tests it).
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"time"
 )
+
+// NeedsLinux is the error of a verb that builds namespaces and TAPs on a
+// system without them.
+func NeedsLinux(verb string) error {
+	return fmt.Errorf("atmlab %s needs Linux (network namespaces and TAPs), not %s: run it on a Linux machine; here validate, calc, sim, report, perf and lab run --clock virtual work", verb, runtime.GOOS)
+}
+
+// RunningLab is a lab whose control socket answers (atmlab ls).
+type RunningLab struct {
+	Name  string    `json:"name"`
+	Owner string    `json:"owner"`
+	Since time.Time `json:"since"`
+	Web   string    `json:"web,omitempty"`
+}
+
+// Loop tunes the real-time loop (up's --spin, --linger, --idle-spin).
+type Loop struct{ Spin, Linger, IdleSpin time.Duration }
 
 // hostShell is the interactive shell `atmlab exec LAB NODE` (no command)
 // runs in the host: $SHELL, or /bin/sh, with a prompt that names the lab
