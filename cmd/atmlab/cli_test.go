@@ -166,7 +166,7 @@ func TestLsListsRunningLabs(t *testing.T) {
 		}
 	}
 	out, _, err = run(t, "ls", "-o", "json")
-	var rows []lsRow
+	var rows []linux.Listed
 	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0].Name != "sw100" ||
 		len(rows[0].Nodes) != 3 || rows[0].Uptime != "1m30s" || rows[0].Owner != "ana" {
 		t.Errorf("ls -o json: %v %q", err, out)
@@ -295,26 +295,6 @@ func TestHelpPointsToDocsThatExist(t *testing.T) {
 	}
 	if _, err := os.Stat("../../docs/cli/atmlab.md"); err != nil {
 		t.Error(err)
-	}
-}
-
-// A lab run's progress bar, redrawn with carriage returns on a terminal,
-// is plain lines in a log file.
-func TestProgressIsPlainLinesWhenNotATerminal(t *testing.T) {
-	var log bytes.Buffer
-	w := progressWriter(&log)
-	if _, plain := w.(*plainLines); !plain {
-		t.Fatal("progressWriter passed a buffer through unchanged")
-	}
-	for _, s := range []string{"\r[     ] 0/2  ETA ?       ", "\r[==   ] 1/2  ETA 3s        tcp size 64   ", "\r[=====] 2/2  ETA 0s      ", "\n", "note: done\n"} {
-		w.Write([]byte(s))
-	}
-	want := "[     ] 0/2  ETA ?\n[==   ] 1/2  ETA 3s        tcp size 64\n[=====] 2/2  ETA 0s\nnote: done\n"
-	if log.String() != want {
-		t.Errorf("progress in a log:\n%q\nwant\n%q", log.String(), want)
-	}
-	if strings.Contains(log.String(), "\r") {
-		t.Error("a carriage return reached the log")
 	}
 }
 

@@ -7,13 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/atmlab/atmlab/internal/clihelp"
 )
 
 // The committed command reference and man pages are what the command tree
 // generates now. (Linux only: the stub build's flag defaults differ.)
 func TestCommandReferenceAndManPagesAreCurrent(t *testing.T) {
 	md, man := t.TempDir(), t.TempDir()
-	if err := genDocs(newRoot(), md, man); err != nil {
+	if err := clihelp.Generate(newRoot(), md, man); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range [][2]string{{md, "../../docs/cli"}, {man, "../../docs/man"}} {

@@ -63,7 +63,7 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 		return err
 	}
 	s := labrun.Start{File: file, Clocks: clocks, Quick: fl.quick, Append: fl.appendRun, Force: fl.force, Out: fl.out,
-		Progress: progressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr()}
+		Progress: labrun.ProgressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr()}
 	if s.Jobs, err = registry.Jobs(fl.jobs); err != nil {
 		return err
 	}

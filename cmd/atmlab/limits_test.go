@@ -16,7 +16,7 @@ import (
 const (
 	// maxCmdLines is its non-test Go, all build tags: a ceiling that only
 	// comes down as verbs' work moves out (the aim is under 1,200).
-	maxCmdLines    = 1780
+	maxCmdLines    = 1650
 	maxCmdFuncLine = 60
 )
 

@@ -1,4 +1,6 @@
-package main
+package labrun
+
+// A lab run's progress line where it goes: a terminal, or a log.
 
 import (
 	"bytes"
@@ -6,11 +8,11 @@ import (
 	"os"
 )
 
-// progressWriter is where a lab run's progress line goes: w itself on a
+// ProgressWriter is where a lab run's progress line goes: w itself on a
 // terminal, where each update overwrites the last with a carriage return;
 // elsewhere (lab run 2> log) a plainLines that writes each update as a
 // line of its own.
-func progressWriter(w io.Writer) io.Writer {
+func ProgressWriter(w io.Writer) io.Writer {
 	if isTerminal(w) {
 		return w
 	}
