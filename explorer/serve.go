@@ -45,3 +45,26 @@ func Serve(ctx context.Context, l net.Listener, dir string, out io.Writer) error
 		return nil
 	}
 }
+
+// BadInput is an address or a results folder calc --web cannot serve as
+// given: the caller's mistake (a usage error on the command line).
+type BadInput struct{ error }
+
+func (BadInput) BadInput()       {}
+func (e BadInput) Unwrap() error { return e.error }
+
+// ListenAndServe checks the results folder dir (if any), listens on addr
+// (a loopback address unless public) and serves the explorer there until
+// ctx ends (Serve).
+func ListenAndServe(ctx context.Context, addr string, public bool, dir string, out io.Writer) error {
+	if dir != "" {
+		if err := CheckResults(dir); err != nil {
+			return BadInput{err}
+		}
+	}
+	l, err := webguard.Listen(addr, public)
+	if err != nil {
+		return BadInput{err}
+	}
+	return Serve(ctx, l, dir, out)
+}

@@ -6,11 +6,19 @@ package linux
 // atmlab_stub, which tests it).
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/harness/clock"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // NeedsLinux is the error of a verb that builds namespaces and TAPs on a
@@ -58,4 +66,98 @@ func shellIn(lab, node string) []string {
 		os.Setenv(k, v)
 	}
 	return argv
+}
+
+// LockOrHold takes the machine-wide measuring lock for a run in real
+// time, waiting for another run and saying so on log; a rootless run in
+// real time is handed to a holder, and this process exits with its code.
+// release gives the lock back.
+func LockOrHold(clocks clock.Choice, variants []labrun.Variant, log io.Writer) (release func(), err error) {
+	release = func() {}
+	if clocks.Has(clock.Real) && !InHolder() { // virtual time takes no lock
+		release, err = MeasureLock(func(pid int) {
+			fmt.Fprintf(log, "another lab run (pid %d) is measuring on this machine: waiting for it (%s)\n", pid, MeasureLockPath())
+		})
+		if err != nil {
+			return nil, fmt.Errorf("measuring lock: %w", err)
+		}
+	}
+	if NeedsHolder() && clocks.Has(clock.Real) { // virtual time needs no namespaces
+		labs := make([]*topologies.Lab, len(variants))
+		for i, v := range variants {
+			labs[i] = v.Lab
+		}
+		code, err := HolderRun(labs...)
+		release() // the holder measured (or failed); os.Exit runs no deferred call
+		if err != nil {
+			return nil, err
+		}
+		os.Exit(code)
+	}
+	return release, nil
+}
+
+// CaptureFile is atmlab capture: the link that has endpoint captured to
+// file, which a capture that got nothing leaves as it was; the records
+// captured are kept, with the error that ended the capture. It says on
+// log how many were written, and how to decode AAL3/4 cells.
+func CaptureFile(ctx context.Context, lab, endpoint string, cells bool, file string, count int, log io.Writer) error {
+	if err := NeedsKernel("capture"); err != nil {
+		return err // before the file is made
+	}
+	// The file would be root's, in root's directory: the user's capture
+	// is theirs to write.
+	if err := RefuseUserLab(lab); err != nil {
+		return err
+	}
+	f, err := control.NewReplacement(file)
+	if err != nil {
+		return err
+	}
+	n, aal34, err := Capture(ctx, lab, endpoint, cells, f, count)
+	if cerr := f.Finish(err == nil || n > 0); err == nil {
+		err = cerr
+	}
+	if err != nil && n == 0 {
+		return err
+	}
+	fmt.Fprintf(log, "%d records written to %s\n", n, file)
+	if aal34 {
+		fmt.Fprintf(log, "AAL3/4 cells: decode them with atmlab's dissector (`atmlab capture --lua-dissector aal34.lua` writes it):\n"+
+			"  tshark -X lua_script:aal34.lua -r %s\n", file)
+	}
+	return err
+}
+
+// Remove is atmlab down: what the lab named arg (or the lab file arg
+// names) left behind removed, and said on w as format says (table or
+// json). Root's down of a user's rootless lab runs as that user.
+func Remove(arg string, w io.Writer, format string) error {
+	name := arg
+	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+		if _, err := os.Stat(name); err == nil {
+			lab, err := topologies.Load(name)
+			if err != nil {
+				return err
+			}
+			name = lab.Name
+		}
+	}
+	if err := AsLabUser(name); err != nil {
+		return err
+	}
+	removed, err := Down(name)
+	if err != nil && len(removed) == 0 {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"lab": name, "removed": removed})
+	} else if len(removed) > 0 {
+		fmt.Fprintf(w, "lab %s: removed %s\n", name, strings.Join(removed, " "))
+	} else if err == nil { // a failure says so itself
+		fmt.Fprintf(w, "lab %s: nothing to remove\n", name)
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/shellquote"
-	"github.com/atmlab/atmlab/internal/webguard"
 )
 
 func newCalc(opts *options) *cobra.Command {
@@ -30,7 +28,7 @@ func newCalc(opts *options) *cobra.Command {
 		}),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if web != "" {
-				return serveExplorer(cmd, web, public, results)
+				return usage(explorer.ListenAndServe(cmd.Context(), web, public, results, cmd.OutOrStdout()))
 			}
 			if public {
 				return usageError{fmt.Errorf("--web-public goes with --web: atmlab calc --web 0.0.0.0:8080 --web-public")}
@@ -43,13 +41,9 @@ func newCalc(opts *options) *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			var sizes []int
-			for _, s := range a {
-				n, err := strconv.Atoi(s)
-				if err != nil {
-					return usageError{fmt.Errorf("payload %q: want a size in bytes", s)}
-				}
-				sizes = append(sizes, n)
+			sizes, err := theory.ParseSizes(a)
+			if err != nil {
+				return usage(err)
 			}
 			if sawtooth {
 				return usage(p.SawtoothSteps(cmd.OutOrStdout(), opts.output, sizes))
@@ -69,18 +63,4 @@ func newCalc(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&public, "web-public", false, "let --web bind an address other machines can reach")
 	c.Flags().StringVar(&results, "results", "", "a lab run's results folder whose measured points --web draws")
 	return c
-}
-
-// serveExplorer serves the sawtooth explorer until SIGINT or SIGTERM.
-func serveExplorer(cmd *cobra.Command, addr string, public bool, results string) error {
-	if results != "" {
-		if err := explorer.CheckResults(results); err != nil {
-			return usageError{err}
-		}
-	}
-	l, err := webguard.Listen(addr, public)
-	if err != nil {
-		return usageError{err}
-	}
-	return explorer.Serve(cmd.Context(), l, results, cmd.OutOrStdout())
 }

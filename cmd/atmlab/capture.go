@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend/linux"
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/wireshark"
 )
@@ -33,33 +32,7 @@ func newCapture(opts *options) *cobra.Command {
 			if file == "" {
 				return usageError{fmt.Errorf("capture: -w FILE is required")}
 			}
-			if err := linux.NeedsKernel("capture"); err != nil {
-				return err // before the file is made
-			}
-			// The file would be root's, in root's directory: the user's
-			// capture is theirs to write.
-			if err := linux.RefuseUserLab(a[0]); err != nil {
-				return err
-			}
-			f, err := control.NewReplacement(file)
-			if err != nil {
-				return err
-			}
-			n, aal34, err := linux.Capture(cmd.Context(), a[0], a[1], cellMode, f, count)
-			// Records captured are kept, with the error that ended the
-			// capture; a capture that got nothing leaves file as it was.
-			if cerr := f.Finish(err == nil || n > 0); err == nil {
-				err = cerr
-			}
-			if err != nil && n == 0 {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d records written to %s\n", n, file)
-			if aal34 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "AAL3/4 cells: decode them with atmlab's dissector (`atmlab capture --lua-dissector aal34.lua` writes it):\n"+
-					"  tshark -X lua_script:aal34.lua -r %s\n", file)
-			}
-			return err
+			return linux.CaptureFile(cmd.Context(), a[0], a[1], cellMode, file, count, cmd.ErrOrStderr())
 		},
 	}
 	c.Flags().StringVarP(&file, "write", "w", "", "pcap file to write")

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend/linux"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/complete"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -80,7 +81,7 @@ func TestVersionFlagPrintsVersionCommitAndGo(t *testing.T) {
 		}
 	}
 	out, _, err := run(t, "version", "-o", "json")
-	var b buildInfo
+	var b labrun.Build
 	if err != nil || json.Unmarshal([]byte(out), &b) != nil || b.Version != "v1.2.3" || b.Commit != "0123456789ab" || !strings.HasPrefix(b.Go, "go1.") {
 		t.Errorf("version -o json: %v %q", err, out)
 	}
@@ -92,7 +93,7 @@ func TestVersionWithoutLinkerValuesIsNeverEmpty(t *testing.T) {
 	old, oldCommit := version, commit
 	t.Cleanup(func() { version, commit = old, oldCommit })
 	version, commit = "", ""
-	b := readBuildInfo()
+	b := labrun.ReadBuild(version, commit)
 	if b.Version == "" || b.Commit == "" || b.Go == "" {
 		t.Errorf("build info %+v has an empty field", b)
 	}

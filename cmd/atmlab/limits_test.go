@@ -14,9 +14,9 @@ import (
 // code stays small, each function within a screen, and no file is
 // written from here (the library's packages own their files' formats).
 const (
-	// maxCmdLines is its non-test Go, all build tags: a ceiling that only
-	// comes down as verbs' work moves out (the aim is under 1,200).
-	maxCmdLines    = 1650
+	// maxCmdLines is its non-test Go, all build tags: the flags, the
+	// command tree and one library call a verb; under 1,200.
+	maxCmdLines    = 1199
 	maxCmdFuncLine = 60
 )
 

@@ -35,26 +35,11 @@ func newReport(opts *options) *cobra.Command {
 				return nil
 			}
 			var m *labrun.Merged
-			err := interruptible(cmd.Context(), func() error {
-				var err error
-				if m, err = labrun.Merge(cmd.Context(), out, a); err != nil {
-					return err
-				}
-				return report.Write(cmd.Context(), out)
-			})
+			err := interruptible(cmd.Context(), func() (err error) { m, err = report.Merge(cmd.Context(), out, a); return err })
 			if err != nil {
 				return err
 			}
-			if n := len(m.Missing); n > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d points of the campaign are in none of the %d folders (listed in the report):\n", n, len(a))
-				for i, p := range m.Missing {
-					if i == 10 {
-						fmt.Fprintf(cmd.ErrOrStderr(), "  and %d more\n", n-10)
-						break
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", p)
-				}
-			}
+			report.WarnMissing(cmd.ErrOrStderr(), m, len(a))
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d results from %d folders into %s\nreport: %s\n", m.Records, len(a), out, filepath.Join(out, "report.html"))
 			return flent.WriteFolder(cmd.Context(), out, cmd.OutOrStdout()) // a merged results set, as lab run's, comes with its flent files
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend/linux"
+	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/complete"
 	"github.com/atmlab/atmlab/topologies"
@@ -46,7 +47,7 @@ func newRoot() *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return checkOutput(cmd, opts.output)
 		},
-		Version: readBuildInfo().String(),
+		Version: labrun.ReadBuild(version, commit).String(),
 	}
 	root.SetVersionTemplate("atmlab {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&opts.output, "output", "o", "table", "output format: table, json or csv, where the command has it (see its help); a format it lacks is refused")

@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/validate"
 	"github.com/atmlab/atmlab/web"
 )
 
@@ -35,7 +36,7 @@ func newUp(opts *options) *cobra.Command {
 				return err
 			}
 			if !linux.InHolder() { // a holder's child runs this command again
-				printWarnings(cmd.ErrOrStderr(), lab)
+				validate.Warnings(cmd.ErrOrStderr(), lab)
 			}
 			if linux.NeedsHolder() {
 				return linux.RunHolder(lab)

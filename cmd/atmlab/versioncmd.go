@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/atmlab/atmlab/harness/labrun"
 )
 
 func newVersion(opts *options) *cobra.Command {
@@ -12,7 +14,7 @@ func newVersion(opts *options) *cobra.Command {
 		Short: "Print atmlab's version, commit and Go version (as --version does)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b := readBuildInfo()
+			b := labrun.ReadBuild(version, commit)
 			if opts.output == "json" {
 				return printJSON(cmd.OutOrStdout(), b)
 			}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -147,3 +148,67 @@ func writeCSV(out io.Writer, r Result) error {
 }
 
 func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// ClientFlags are atmlab perf client's flags, as given.
+type ClientFlags struct {
+	Host, Test, Length, RR        string
+	ConfLevel, ConfIter           string // -I and --iterations
+	VC, PeerVC                    string
+	Interval                      time.Duration
+	Port, Message, SndBuf, RcvBuf int
+	NoDelay                       bool
+}
+
+// BadFlags is a mistake in perf client's flags: the caller's (a usage
+// error on the command line).
+type BadFlags struct{ error }
+
+func (BadFlags) BadInput()       {}
+func (e BadFlags) Unwrap() error { return e.error }
+
+// Run runs the test the flags give, with confidence intervals when -I or
+// --iterations ask for them, and writes its result to w as format says
+// (table, json or csv).
+func (f ClientFlags) Run(ctx context.Context, w io.Writer, format string) error {
+	spec, err := f.spec()
+	if err != nil {
+		return BadFlags{err}
+	}
+	var res Result
+	if f.ConfLevel != "" || f.ConfIter != "" {
+		c, cerr := ParseConfidence(f.ConfLevel, f.ConfIter)
+		if cerr != nil {
+			return BadFlags{cerr}
+		}
+		res, err = RunConfident(ctx, f.Host, f.Port, spec, c)
+	} else {
+		res, err = Run(ctx, f.Host, f.Port, spec)
+	}
+	if res.Spec.Test != "" {
+		if werr := WriteResult(w, format, res); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// spec is the test the flags describe, checked.
+func (f ClientFlags) spec() (Spec, error) {
+	if f.Host == "" {
+		return Spec{}, fmt.Errorf("perf client: -H HOST is required")
+	}
+	d, err := ParseLength(f.Length)
+	if err != nil {
+		return Spec{}, err
+	}
+	spec := Spec{Test: f.Test, Duration: d, Message: f.Message, SendBuf: f.SndBuf, RecvBuf: f.RcvBuf, NoDelay: f.NoDelay, Interval: f.Interval}
+	if f.RR != "" {
+		if spec.Request, spec.Response, err = ParseRR(f.RR); err != nil {
+			return Spec{}, err
+		}
+	}
+	if err := spec.SetVCs(f.VC, f.PeerVC); err != nil {
+		return Spec{}, err
+	}
+	return spec, spec.Validate()
+}

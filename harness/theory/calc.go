@@ -221,3 +221,16 @@ func (c *Calc) SawtoothSteps(out io.Writer, format string, sizes []int) error {
 	}
 	return w.Flush()
 }
+
+// ParseSizes reads calc's payload sizes, in bytes.
+func ParseSizes(args []string) ([]int, error) {
+	var sizes []int
+	for _, s := range args {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, InputError{fmt.Errorf("payload %q: want a size in bytes", s)}
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
