@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
@@ -55,14 +56,23 @@ const MaxShards = 1000
 
 // Plan is one campaign: a lab file, measured in Shards parts by one clock.
 type Plan struct {
-	Lab    string // the lab file, an absolute path
-	Name   string // the lab's name, for job names
-	Shards int    // N, at least 1
-	Out    string // the results folder, an absolute path
-	Clock  string // real or virtual
-	Quick  bool   // lab run --quick
-	Binary string // the atmlab the Slurm and local shards run, an absolute path
-	Image  string // the container image the Kubernetes pods run (atmlab on its PATH)
+	Lab    string      // the lab file, an absolute path
+	Name   string      // the lab's name, for job names
+	Shards int         // N, at least 1
+	Out    string      // the results folder, an absolute path
+	Clock  clock.Clock // a campaign runs in one clock
+	Quick  bool        // lab run --quick
+	Binary string      // the atmlab the Slurm and local shards run, an absolute path
+	Image  string      // the container image the Kubernetes pods run (atmlab on its PATH)
+}
+
+// ParseClock reads --clock for a campaign, which runs in one clock.
+func ParseClock(s string) (clock.Clock, error) {
+	c, err := clock.Parse(s)
+	if err != nil || s == "" {
+		return c, fmt.Errorf("--clock %q: a campaign runs in one clock, use --clock real or virtual", s)
+	}
+	return c, nil
 }
 
 // Check returns what is wrong with the plan, one problem with its fix.
@@ -70,7 +80,7 @@ func (p Plan) Check() error {
 	switch {
 	case p.Shards < 1 || p.Shards > MaxShards:
 		return fmt.Errorf("--shards %d: use 1 to %d", p.Shards, MaxShards)
-	case p.Clock != "real" && p.Clock != "virtual":
+	case p.Clock != clock.Real && p.Clock != clock.Virtual:
 		return fmt.Errorf("--clock %q: a campaign runs in one clock, use --clock real or virtual", p.Clock)
 	case !filepath.IsAbs(p.Lab) || !filepath.IsAbs(p.Out):
 		return fmt.Errorf("campaign paths must be absolute: lab %q, out %q", p.Lab, p.Out)
@@ -109,7 +119,7 @@ func (p Plan) shardCommand(prog, lab string) string {
 // folder lacks): word gives each fixed word
 // and the lab, shard and out are the --shard and --out words as they are.
 func (p Plan) shardLine(word func(string) string, lab, shard, out string) []string {
-	a := []string{word("lab"), word("run"), word(lab), word("--shard"), shard, word("--out"), out, word("--append"), word("--clock"), word(p.Clock)}
+	a := []string{word("lab"), word("run"), word(lab), word("--shard"), shard, word("--out"), out, word("--append"), word("--clock"), word(p.Clock.String())}
 	if p.Quick {
 		a = append(a, word("--quick"))
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/atmlab/atmlab/harness/clock"
 )
 
 // Kubernetes' files, in the campaign's folder.
@@ -82,7 +84,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		{Name: "results", MountPath: kubeResultsDir},
 	}
 	script := "set -eu\nk=$((JOB_COMPLETION_INDEX + 1))\nout=" + kubeResultsDir + "/shard-$k\n"
-	if p.Clock == "real" {
+	if p.Clock == clock.Real {
 		script += remountSysctls
 	}
 	script += "exec " + p.shardCommand("atmlab", path.Join(kubeLabDir, kubeLabKey)) + "\n"
@@ -100,7 +102,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(kubeNobody))}, // the merge (nobody) writes the report beside the shards
 		Volumes:         volumes,
 	}
-	if p.Clock == "real" {
+	if p.Clock == clock.Real {
 		shard.SecurityContext = &corev1.SecurityContext{
 			RunAsUser:                ptr(int64(0)),
 			RunAsNonRoot:             ptr(false),
@@ -118,7 +120,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		shard.VolumeMounts = append(shard.VolumeMounts, corev1.VolumeMount{Name: "tun", MountPath: "/dev/net/tun"})
 		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"atmlab/clock": "real"}},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"atmlab/clock": clock.Real.String()}},
 				TopologyKey:   "kubernetes.io/hostname",
 			}},
 		}}
@@ -128,7 +130,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 	}
 	pod.Containers = []corev1.Container{shard}
 
-	podLabels := map[string]string{"atmlab/campaign": name, "atmlab/clock": p.Clock}
+	podLabels := map[string]string{"atmlab/campaign": name, "atmlab/clock": p.Clock.String()}
 	n := int32(p.Shards)
 	indexed := batchv1.IndexedCompletion
 	shards = &batchv1.Job{

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/harness/clock"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +22,8 @@ import (
 
 const testLab = "name: Lab_1\ntopology: {}\n"
 
-func testPlan(clock string) Plan {
-	return Plan{Lab: "/labs/lab.yaml", Name: "Lab_1", Shards: 4, Out: "/scratch/c", Clock: clock, Quick: true, Binary: "/opt/atmlab", Image: "registry.example/atmlab:1"}
+func testPlan(name string) Plan {
+	return Plan{Lab: "/labs/lab.yaml", Name: "Lab_1", Shards: 4, Out: "/scratch/c", Clock: clockNamed(name), Quick: true, Binary: "/opt/atmlab", Image: "registry.example/atmlab:1"}
 }
 
 // decode reads a manifest file's documents strictly (a field the API
@@ -318,4 +320,13 @@ exit 0
 			t.Errorf("%s: kubectl called with\n%s\nwant\n%s", outcome, got, want)
 		}
 	}
+}
+
+// clockNamed is the clock named name (real or virtual).
+func clockNamed(name string) clock.Clock {
+	c, err := clock.Parse(name)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
@@ -23,8 +24,8 @@ import (
 // shards one after another (two labs measuring at once on one machine
 // disturb each other; atmlab's lock would make the second wait anyway),
 // virtual-time shards one per available CPU (GOMAXPROCS), at most N.
-func Parallel(clock string, shards, procs int) int {
-	if clock == "real" || procs < 1 {
+func Parallel(c clock.Clock, shards, procs int) int {
+	if c == clock.Real || procs < 1 {
 		return 1
 	}
 	return min(shards, procs)
@@ -47,7 +48,7 @@ func RunLocal(ctx context.Context, p Plan, env []string, progress io.Writer) err
 	defer out.Close()
 	par := Parallel(p.Clock, p.Shards, runtime.GOMAXPROCS(0))
 	childEnv := append(os.Environ(), env...)
-	if p.Clock == "virtual" {
+	if p.Clock == clock.Virtual {
 		// The children share the CPUs: each gets its part (virtual time
 		// gives the same figures under any GOMAXPROCS).
 		childEnv = append(childEnv, "GOMAXPROCS="+strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/par)))

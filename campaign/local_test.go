@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/harness/clock"
 )
 
 // fakeAtmlab writes a script that stands in for atmlab: lab run notes when
@@ -49,7 +51,7 @@ func TestRunLocal(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		events := filepath.Join(dir, "events")
-		p := Plan{Lab: "/lab.yaml", Name: "x", Shards: 4, Out: filepath.Join(dir, "out"), Clock: tc.clock, Binary: bin}
+		p := Plan{Lab: "/lab.yaml", Name: "x", Shards: 4, Out: filepath.Join(dir, "out"), Clock: clockNamed(tc.clock), Binary: bin}
 		var progress strings.Builder
 		env := []string{"EVENTS=" + events, "FAIL2=" + tc.fail}
 		if tc.clock == "virtual" {
@@ -103,7 +105,7 @@ func TestRunLocalInterruptedQuotesItsMergeCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o$(touch${IFS}Q) x")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := Plan{Lab: "/lab.yaml", Name: "x", Shards: 2, Out: out, Clock: "virtual", Binary: fakeAtmlab(t)}
+	p := Plan{Lab: "/lab.yaml", Name: "x", Shards: 2, Out: out, Clock: clock.Virtual, Binary: fakeAtmlab(t)}
 	err := RunLocal(ctx, p, []string{"EVENTS=" + filepath.Join(t.TempDir(), "events")}, io.Discard)
 	q := "'" + out + "'"
 	if want := "atmlab report " + q + "/shard-*/ --out " + q + " merges them"; err == nil || !strings.Contains(err.Error(), want) {

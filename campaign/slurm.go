@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
@@ -38,7 +39,7 @@ func SlurmFiles(p Plan) ([]File, error) {
 	fmt.Fprintf(&sh, "#SBATCH --array=1-%d\n", n)
 	fmt.Fprintf(&sh, "#SBATCH --output=%s\n", p.Out+"/shard-%a.log")
 	fmt.Fprintf(&sh, "#SBATCH --ntasks=1\n")
-	if p.Clock == "real" {
+	if p.Clock == clock.Real {
 		// A real-time lab keeps two cores busy (the emulator and the hosts'
 		// senders); atmlab's machine-wide lock makes a second lab on the
 		// same node wait for the first rather than measure over it.

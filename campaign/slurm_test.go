@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/harness/clock"
 )
 
 // TestSlurmFiles runs the written scripts with a fake atmlab and sbatch:
@@ -19,7 +21,7 @@ func TestSlurmFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(fake, "atmlab"), []byte("#!/bin/sh\necho \"$@\"\n"), 0o755)
 	os.WriteFile(filepath.Join(fake, "sbatch"), []byte("#!/bin/sh\necho \"$@\" >>"+log+"\ncase \"$*\" in *merge*) echo 8;; *) echo '7;cluster';; esac\n"), 0o755)
 	out := filepath.Join(dir, "c")
-	p := Plan{Lab: "/labs/it's.yaml", Name: "lab", Shards: 4, Out: out, Clock: "virtual", Quick: true, Binary: filepath.Join(fake, "atmlab")}
+	p := Plan{Lab: "/labs/it's.yaml", Name: "lab", Shards: 4, Out: out, Clock: clock.Virtual, Quick: true, Binary: filepath.Join(fake, "atmlab")}
 	fs, err := SlurmFiles(p)
 	m := files(t, fs, err)
 	os.MkdirAll(out, 0o755)
@@ -78,7 +80,7 @@ func TestPlan(t *testing.T) {
 			t.Errorf("%s: JobName(%q) = %q, want %q", tc.name, tc.lab, got, tc.want)
 		}
 	}
-	ok := Plan{Lab: "/a.yaml", Out: "/o", Shards: 4, Clock: "virtual"}
+	ok := Plan{Lab: "/a.yaml", Out: "/o", Shards: 4, Clock: clock.Virtual}
 	for _, tc := range []struct {
 		name string
 		edit func(*Plan)
@@ -87,7 +89,7 @@ func TestPlan(t *testing.T) {
 		{"fine", func(*Plan) {}, ""},
 		{"no shards", func(p *Plan) { p.Shards = 0 }, "--shards 0: use 1 to 1000"},
 		{"too many", func(p *Plan) { p.Shards = 1001 }, "--shards 1001: use 1 to 1000"},
-		{"both clocks", func(p *Plan) { p.Clock = "both" }, `--clock "both": a campaign runs in one clock, use --clock real or virtual`},
+		{"no such clock", func(p *Plan) { p.Clock = clock.Clock(7) }, `a campaign runs in one clock, use --clock real or virtual`},
 		{"relative", func(p *Plan) { p.Out = "o" }, `campaign paths must be absolute`},
 		{"NUL in a path", func(p *Plan) { p.Lab = "/a\x00b.yaml" }, `campaign paths cannot hold a NUL byte`},
 		{"line break in the name", func(p *Plan) { p.Name = "x\ntouch P" }, `holds a control character`},
@@ -106,7 +108,7 @@ func TestPlan(t *testing.T) {
 	}{
 		{"real", 4, 8, 1}, {"virtual", 4, 2, 2}, {"virtual", 4, 8, 4}, {"virtual", 1, 8, 1}, {"virtual", 4, 0, 1},
 	} {
-		if got := Parallel(tc.clock, tc.shards, tc.procs); got != tc.par {
+		if got := Parallel(clockNamed(tc.clock), tc.shards, tc.procs); got != tc.par {
 			t.Errorf("Parallel(%s, %d, %d) = %d, want %d", tc.clock, tc.shards, tc.procs, got, tc.par)
 		}
 	}
@@ -117,5 +119,19 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := ParseEngine("pbs"); err == nil || err.Error() != `unknown engine "pbs": use --engine slurm, kubernetes or local` {
 		t.Errorf("ParseEngine(pbs) = %v", err)
+	}
+}
+
+// A campaign runs in one clock: --clock both is refused, with the fix.
+func TestCampaignClockIsOneClock(t *testing.T) {
+	for _, s := range []string{"both", "", "wall"} {
+		if _, err := ParseClock(s); err == nil || !strings.Contains(err.Error(), `a campaign runs in one clock, use --clock real or virtual`) {
+			t.Errorf("ParseClock(%q) = %v, want a refusal", s, err)
+		}
+	}
+	for _, c := range clock.All {
+		if got, err := ParseClock(c.String()); err != nil || got != c {
+			t.Errorf("ParseClock(%q) = %v, %v", c, got, err)
+		}
 	}
 }

@@ -7,12 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/internal/shellquote"
 )
 
 func newCampaign(opts *options) *cobra.Command {
-	var engine, out, clock, bin, image string
+	var engine, out, clockFlag, bin, image string
 	var shards int
 	var quick bool
 	c := &cobra.Command{
@@ -35,7 +36,10 @@ func newCampaign(opts *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p.Shards, p.Clock, p.Quick, p.Image = shards, clock, quick, image
+			p.Shards, p.Quick, p.Image = shards, quick, image
+			if p.Clock, err = campaign.ParseClock(clockFlag); err != nil {
+				return usageError{err}
+			}
 			if err := p.Check(); err != nil {
 				return usageError{err}
 			}
@@ -56,7 +60,7 @@ func newCampaign(opts *options) *cobra.Command {
 	c.Flags().StringVar(&engine, "engine", "", "slurm, kubernetes or local")
 	c.Flags().IntVar(&shards, "shards", 1, "how many shards to cut the campaign into (N; shard K of N runs a stable 1/N of its points)")
 	c.Flags().StringVar(&out, "out", "", "folder for the engine's files and the results (shard-K/ each, the merged report)")
-	c.Flags().StringVar(&clock, "clock", "real", "real (namespaces, root or a rootless lab) or virtual (model time, no privileges)")
+	c.Flags().StringVar(&clockFlag, "clock", clock.Real.String(), "real (namespaces, root or a rootless lab) or virtual (model time, no privileges)")
 	c.Flags().BoolVar(&quick, "quick", false, "each shard runs lab run --quick")
 	c.Flags().StringVar(&bin, "atmlab", "", "the atmlab the Slurm tasks and local shards run (default: this one; on a cluster, a path every node sees)")
 	c.Flags().StringVar(&image, "image", campaign.DefaultImage, "the container image the Kubernetes pods run, with atmlab (and for real time iperf3) on its PATH")

@@ -38,7 +38,7 @@ func newLabRun(opts *options) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, a []string) error { return runLab(cmd, a[0], &fl) },
 	}
 	c.Flags().StringVar(&fl.out, "out", "", "results folder (default results/<lab>-<time>)")
-	c.Flags().StringVar(&fl.clock, "clock", "real", "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
+	c.Flags().StringVar(&fl.clock, "clock", clock.Real.String(), "real (namespaces, root), virtual (netstack hosts in model time, no root) or both, side by side")
 	c.Flags().StringVar(&fl.shard, "shard", "", "K/N: run the K-th of N stable parts of the campaign's points, K from 1 (as Slurm's $SLURM_ARRAY_TASK_ID)")
 	c.Flags().BoolVar(&fl.appendRun, "append", false, "add to the --out folder's results: measure only the points it lacks (the same lab file, atmlab, clock, --quick and shard)")
 	c.Flags().BoolVar(&fl.force, "force", false, "replace what an earlier run wrote in the --out folder")

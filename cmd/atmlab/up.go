@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend/linux"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/validate"
@@ -14,7 +15,7 @@ import (
 
 func newUp(opts *options) *cobra.Command {
 	fg := linux.Foreground{Loop: linux.DefaultLoop}
-	var clock string
+	var clockFlag string
 	var view web.Live
 	c := &cobra.Command{
 		Use:   "up FILE",
@@ -22,7 +23,7 @@ func newUp(opts *options) *cobra.Command {
 		Long:  clihelp.Text("up"),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if err := refuseVirtualUp(clock); err != nil {
+			if err := refuseVirtualUp(clockFlag); err != nil {
 				return err
 			}
 			if err := linux.NeedsKernel("up"); err != nil {
@@ -52,7 +53,7 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().DurationVar(&fg.Loop.Spin, "spin", fg.Loop.Spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
 	c.Flags().DurationVar(&fg.Loop.Linger, "linger", fg.Loop.Linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
 	c.Flags().DurationVar(&fg.Loop.IdleSpin, "idle-spin", fg.Loop.IdleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
-	c.Flags().StringVar(&clock, "clock", "real", "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
+	c.Flags().StringVar(&clockFlag, "clock", clock.Real.String(), "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	addWebFlags(c, &view)
 	c.Flags().StringVar(&fg.Profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -102,7 +103,11 @@ func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	clocks := map[string][]string{"real": {""}, "virtual": {"virtual"}, "both": {"", "virtual"}}[ref.Clock]
+	choice, _ := clock.ParseChoice(ref.Clock) // checked as campaign.json was read
+	var clocks []string                       // each clock as a point's key holds it
+	for _, c := range choice {
+		clocks = append(clocks, c.Key())
+	}
 	order := map[string]int{} // point and clock → place in a whole run's results
 	for i, p := range plan {
 		for c, clk := range clocks {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -124,6 +125,13 @@ func IdentityOf(f *results.Folder) (Identity, error) {
 	return parseIdentity(f.Join(IdentityFile), b)
 }
 
+// isChoice says whether s is a run's clocks as --clock gives them (real,
+// virtual or both; campaign.json always names them).
+func isChoice(s string) bool {
+	_, err := clock.ParseChoice(s)
+	return s != "" && err == nil
+}
+
 func parseIdentity(file string, b []byte) (Identity, error) {
 	var id Identity
 	if err := results.DecodeJSON(file, b, &id); err != nil {
@@ -132,7 +140,7 @@ func parseIdentity(file string, b []byte) (Identity, error) {
 	switch {
 	case id.Points < 0:
 		return id, fmt.Errorf("%s: points %d: a campaign plans 0 or more points", file, id.Points)
-	case id.Clock != "real" && id.Clock != "virtual" && id.Clock != "both":
+	case !isChoice(id.Clock):
 		return id, fmt.Errorf("%s: clock %q: want real, virtual or both", file, id.Clock)
 	case len(id.Missing) > id.Points:
 		return id, fmt.Errorf("%s: %d points missing of %d planned", file, len(id.Missing), id.Points)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -16,13 +17,17 @@ import (
 // model time). The report then shows the two side by side: every point's
 // figures and their difference, and every claim's verdict in each mode.
 
-// ClockOf is the clock a record was measured by: "real" or "virtual".
-func ClockOf(r labrun.Record) string { return cmp.Or(r.Clock, "real") }
+// ClockOf is the clock a record was measured by (results.jsonl leaves
+// real time out).
+func ClockOf(r labrun.Record) clock.Clock {
+	c, _ := clock.Parse(r.Clock) // the results folder's reader checked it
+	return c
+}
 
 // clocksIn are the clocks of the records, real first.
-func clocksIn(recs []labrun.Record) []string {
-	var out []string
-	for _, c := range []string{"real", "virtual"} {
+func clocksIn(recs []labrun.Record) []clock.Clock {
+	var out []clock.Clock
+	for _, c := range clock.All {
 		if slices.ContainsFunc(recs, func(r labrun.Record) bool { return ClockOf(r) == c }) {
 			out = append(out, c)
 		}
@@ -31,10 +36,10 @@ func clocksIn(recs []labrun.Record) []string {
 }
 
 // onClock are the records measured by clock.
-func onClock(recs []labrun.Record, clock string) []labrun.Record {
+func onClock(recs []labrun.Record, c clock.Clock) []labrun.Record {
 	var out []labrun.Record
 	for _, r := range recs {
-		if ClockOf(r) == clock {
+		if ClockOf(r) == c {
 			out = append(out, r)
 		}
 	}
@@ -59,7 +64,7 @@ func RealHostReason(f *study.Finding, recs []labrun.Record) string {
 	}
 	for _, s := range sels {
 		for _, r := range recs {
-			if e := firstNonEmpty(r.Error, r.Result.Error); ClockOf(r) == "virtual" && matches(s, r) && strings.Contains(e, realTimeOnly) {
+			if e := firstNonEmpty(r.Error, r.Result.Error); ClockOf(r) == clock.Virtual && matches(s, r) && strings.Contains(e, realTimeOnly) {
 				return e
 			}
 		}
@@ -78,7 +83,7 @@ func byClock(recs []labrun.Record, section func([]labrun.Record) string) string 
 	for _, c := range clocks {
 		s := section(onClock(recs, c))
 		if head, rest, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(head, "## ") {
-			s = head + " (" + c + " time)\n" + rest
+			s = head + " (" + c.String() + " time)\n" + rest
 		}
 		b.WriteString(s)
 	}
@@ -114,7 +119,7 @@ func clocksTable(recs []labrun.Record) string {
 			keys = append(keys, k)
 		}
 		s := &all[k][0]
-		if ClockOf(r) == "virtual" {
+		if ClockOf(r) == clock.Virtual {
 			s = &all[k][1]
 		}
 		if e := firstNonEmpty(r.Error, r.Result.Error); e != "" {

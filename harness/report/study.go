@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -149,9 +150,9 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 	}
 	clocks := clocksIn(recs)
 	if len(clocks) == 0 {
-		clocks = []string{"real"}
+		clocks = []clock.Clock{clock.Real}
 	}
-	verdicts := map[string][]Verdict{}
+	verdicts := map[clock.Clock][]Verdict{}
 	for _, c := range clocks {
 		verdicts[c] = Judge(findings, onClock(recs, c))
 	}
@@ -160,22 +161,22 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 		"Each claim is checked by a rule written in the lab file: the change from the baseline to the measured figure must lie in the range given.")
 	head, rule := "| # | claim | the study |", "|---:|---|---|"
 	for _, c := range clocks {
-		if len(clocks) > 1 || c == "virtual" {
+		if len(clocks) > 1 || c == clock.Virtual {
 			head += fmt.Sprintf(" atmlab, %s time | change (range) | verdict |", c)
 		} else {
 			head += " atmlab | change (range) | verdict |"
 		}
 		rule += "---|---|---|"
 	}
-	if slices.Contains(clocks, "virtual") {
+	if slices.Contains(clocks, clock.Virtual) {
 		b.WriteString(" In virtual time a claim whose figure rests on what only a real host does (Linux's TCP, a kernel's loopback, a real binary such as iperf3) is marked *real hosts only*, with the reason: its virtual-time verdict does not stand for the real one.")
 	}
 	b.WriteString("\n\n" + head + " why |\n" + rule + "---|\n")
-	reproduced := map[string]int{}
+	reproduced := map[clock.Clock]int{}
 	realOnly := 0
 	for i, f := range findings {
 		reason := ""
-		if slices.Contains(clocks, "virtual") {
+		if slices.Contains(clocks, clock.Virtual) {
 			if reason = RealHostReason(f, recs); reason != "" {
 				realOnly++
 			}
@@ -200,7 +201,7 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 			if v.Limited {
 				verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
 			}
-			if c == "virtual" && reason != "" {
+			if c == clock.Virtual && reason != "" {
 				verdict += "; *real hosts only*: " + reason
 			} else if v.Status == "reproduced" {
 				reproduced[c]++
@@ -212,9 +213,9 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 	b.WriteString("\n")
 	for _, c := range clocks {
 		switch {
-		case len(clocks) == 1 && c == "real":
+		case len(clocks) == 1 && c == clock.Real:
 			fmt.Fprintf(&b, "%d of %d claims reproduced in this run.\n", reproduced[c], len(findings))
-		case c == "real":
+		case c == clock.Real:
 			fmt.Fprintf(&b, "%d of %d claims reproduced in real time.\n", reproduced[c], len(findings))
 		default:
 			fmt.Fprintf(&b, "%d of %d claims reproduced in virtual time; %d rest on real hosts only.\n", reproduced[c], len(findings)-realOnly, realOnly)
