@@ -13,7 +13,7 @@ import (
 // billing super-frames as their segments, pace the senders, so nothing is
 // dropped and nothing is retransmitted, also with both directions at once.
 // Both ways the machine, not the model, sets the rate (twice the frames on
-// two cores: 914-932 Mbit/s each measured, the issue asks 2 %): CI holds it
+// two cores: 914-932 Mbit/s each measured, the goal is 2 %): CI holds it
 // to 5 %, the 2 % figure is make bench's row.
 func TestGSOGigabit(t *testing.T) {
 	requireRoot(t, "iperf3")

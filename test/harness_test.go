@@ -361,8 +361,8 @@ func labRun(t *testing.T, lab string, args ...string) (string, []labrun.Record) 
 // it adds beyond that is the hosts waking after each 10 ms idle spell: a
 // halted vCPU here takes tens of microseconds to run the woken thread, and
 // more in some hours than others (1.0003-1.0306 of the model, this build
-// and the one before it alike when measured side by side), so the 3 % the
-// issue asks for is judged in `make bench` (TestLatencyAB), not here. CI
+// and the one before it alike when measured side by side), so the 3 % goal
+// is judged in `make bench` (TestLatencyAB), not here. CI
 // holds what holds with margin: the delay is never undercut (the model's
 // 10 ms less 1 %), and the emulator's own part, the loop's wake before
 // each release, stays within microseconds of its model time.

@@ -84,7 +84,7 @@ func seedLab(t *testing.T, name string) []labrun.Record {
 	case retakes > 0:
 		t.Logf("%s --quick measured %d points again for steal: its time is not judged", name, retakes)
 	case took > 2*time.Minute:
-		t.Errorf("%s --quick took %v: the issue asks for under two minutes", name, took.Round(time.Second))
+		t.Errorf("%s --quick took %v: a quick run is to take under two minutes", name, took.Round(time.Second))
 	}
 	return recs
 }

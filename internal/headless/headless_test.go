@@ -36,8 +36,8 @@ document.getElementById("out").textContent = String(6*7) + " " + navigator.userA
 	}
 }
 
-// TestFlags checks the flag list the issue asks for, so a change to it is
-// deliberate.
+// TestFlags checks the flag list Chromium runs with here, so a change to
+// it is deliberate.
 func TestFlags(t *testing.T) {
 	want := "--headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run --disable-component-update --disable-sync --disable-quic"
 	if got := strings.Join(Flags, " "); got != want {
