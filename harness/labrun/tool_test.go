@@ -108,7 +108,7 @@ reference:
 findings:
   - claim: c
     why: w
-    measured: {experiment: a, test: TCP_STREAM, tool: nuttcp}
+    measured: {experiment: a, test: TCP_STREAM, tool: no-such-tool}
     against: {experiment: c, test: TCP_STREAM, tool: iperf3}
     change: [0, 10]
 `))
@@ -124,7 +124,7 @@ findings:
 		`bad.yaml:9: experiments[0].tool: "netperf": use ` + use,
 		`bad.yaml:10: experiments[1].virtual: only an experiment whose tool has no virtual side of its own (` + realOnly + `) can run as atmlab's test in virtual time; remove virtual:`,
 		`bad.yaml:13: reference[0].tool: "ttcp": use ` + use,
-		`bad.yaml:17: findings[0].measured.tool: "nuttcp": use ` + use,
+		`bad.yaml:17: findings[0].measured.tool: "no-such-tool": use ` + use,
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
