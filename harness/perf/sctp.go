@@ -52,9 +52,11 @@ type sctpListener interface {
 type sctpConn interface {
 	io.ReadWriteCloser
 	SetReadDeadline(t time.Time) error
-	// Flush waits until the peer's SCTP has everything written: the
-	// stream test's final flush.
-	Flush(ctx context.Context) error
+	// CloseWrite ends what this end sends, after everything written: the
+	// kernel's SHUTDOWN, or pion's reset of the outgoing stream (RFC
+	// 6525), which the peer answers by resetting its own once it has
+	// read everything.
+	CloseWrite() error
 	// Bufs are the association's send and receive buffers.
 	Bufs() (snd, rcv int)
 }
@@ -130,8 +132,20 @@ func sctpStream(ctx context.Context, c sctpConn, spec Spec, res *Result, m *mete
 			return time.Since(start), err
 		}
 	}
-	err := c.Flush(ctx)
+	err := sctpFlush(c)
 	return time.Since(start), err
+}
+
+// sctpFlush is a stream's final flush, as TCP_STREAM's: it ends the
+// client's side and reads until the server's side ends, which it does
+// when the server has read everything.
+func sctpFlush(c sctpConn) error {
+	if err := c.CloseWrite(); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err := io.Copy(io.Discard, c)
+	return err
 }
 
 // sctpRR runs transactions one at a time: a request message, then the
@@ -194,16 +208,22 @@ func serveSCTP(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 	c, err := ln.Accept(limit)
 	if err != nil {
 		rep.Error = "SCTP association: " + err.Error()
+	} else if spec.Test == SCTPStream {
+		rep = sctpSink(c, spec, limit, finished)
 	} else {
-		defer c.Close()
-		if spec.Test == SCTPStream {
-			rep = sctpSink(c, spec, limit, finished)
-		} else {
-			rep = sctpEcho(c, spec, limit, finished)
-		}
+		rep = sctpEcho(c, spec, limit, finished)
 	}
 	rep.CPU, rep.Elapsed = processCPU()-cpu0, time.Since(t0)
 	enc.Encode(rep)
+	if c != nil {
+		// The association stays until the client is done with it: its
+		// flush waits for what this end sends last.
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+		}
+		c.Close()
+	}
 }
 
 // sctpDrain is how long the server reads on once the client is done: the
@@ -211,8 +231,9 @@ func serveSCTP(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 // this only lets the reader empty the stream.
 const sctpDrain = 300 * time.Millisecond
 
-// sctpSink reads the stream until its end (the kernel's shutdown) or the
-// client's word that it is done and a drain.
+// sctpSink reads the stream until the client ends its side, then ends
+// its own (which ends the client's flush); the client's word that it is
+// done and a drain end it too, should that never come.
 func sctpSink(c sctpConn, spec Spec, limit time.Time, finished <-chan done) serverReport {
 	var rep serverReport
 	var over atomic.Bool
@@ -229,8 +250,12 @@ func sctpSink(c sctpConn, spec Spec, limit time.Time, finished <-chan done) serv
 		if n > 0 {
 			rep.Messages++
 		}
+		if errors.Is(err, io.EOF) {
+			c.CloseWrite()
+			return rep
+		}
 		if err != nil {
-			if !over.Load() && !errors.Is(err, io.EOF) {
+			if !over.Load() {
 				rep.Error = err.Error()
 			}
 			return rep

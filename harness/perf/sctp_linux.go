@@ -2,9 +2,7 @@ package perf
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -27,8 +25,11 @@ var kernelHasSCTP = sync.OnceValue(func() bool {
 })
 
 // openRawIP opens a raw IPv4 socket of protocol 132 on local, its
-// receive buffer bufs octets (forced past rmem_max: it holds the
-// association's window while pion catches up).
+// receive buffer bufs octets (forced past rmem_max): it holds the
+// association's window while pion catches up. The send buffer stays the
+// default: what it admits waits in the host's qdisc, whose limit a larger
+// one would overrun, and the qdisc drops silently where the socket
+// says ENOBUFS (rawSCTP.Write then waits).
 func openRawIP(local netip.Addr, bufs int) (*net.IPConn, error) {
 	pc, err := net.ListenIP("ip4:132", &net.IPAddr{IP: local.AsSlice()})
 	if err != nil {
@@ -151,19 +152,11 @@ func (l kernelListener) Accept(deadline time.Time) (sctpConn, error) {
 // kernelConn is an association on a one-to-one SCTP socket.
 type kernelConn struct{ net.Conn }
 
-// Flush shuts the association down and waits for its end: the kernel
-// sends SHUTDOWN once the peer has acknowledged everything, and the
-// read side ends when the peer's SHUTDOWN ACK comes.
-func (c kernelConn) Flush(ctx context.Context) error {
-	if err := c.Conn.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
-		return err
-	}
-	c.SetReadDeadline(time.Now().Add(pionStall))
-	_, err := io.Copy(io.Discard, c)
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return err
+// CloseWrite shuts the association down: the kernel sends SHUTDOWN once
+// the peer has acknowledged everything, and the read side ends when the
+// peer's SHUTDOWN ACK comes.
+func (c kernelConn) CloseWrite() error {
+	return c.Conn.(interface{ CloseWrite() error }).CloseWrite()
 }
 
 func (c kernelConn) Bufs() (int, int) { return sockbufs(c.Conn.(syscall.Conn)) }

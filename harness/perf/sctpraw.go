@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -66,6 +67,11 @@ type rawSCTP struct {
 	wmu     sync.Mutex
 	out     []byte
 	skipped atomic.Uint64
+	// full counts the writes that found the socket's send buffer full;
+	// dropped the packets given up on after a second of that.
+	full, dropped atomic.Uint64
+	closed        chan struct{}
+	closeOnce     sync.Once
 }
 
 // newRawSCTP carries an association between local (this end's port) and
@@ -73,7 +79,7 @@ type rawSCTP struct {
 // packet. maxPacket is the largest SCTP packet either way.
 func newRawSCTP(pc ipConn, peer netip.Addr, local, remote uint16, maxPacket int) *rawSCTP {
 	c := &rawSCTP{pc: pc, peer: peer, to: &net.IPAddr{IP: peer.AsSlice()}, local: local,
-		in: make([]byte, 1<<16), out: make([]byte, maxPacket)}
+		in: make([]byte, 1<<16), out: make([]byte, maxPacket), closed: make(chan struct{})}
 	c.remote.Store(uint32(remote))
 	return c
 }
@@ -129,13 +135,29 @@ func (c *rawSCTP) Write(b []byte) (int, error) {
 	pkt := c.out[:len(b)]
 	copy(pkt, b)
 	setPorts(pkt, c.local, r)
-	if _, err := c.pc.WriteToIP(pkt, c.to); err != nil {
-		return 0, err
+	// A raw socket does not block when its send buffer is full: it says
+	// ENOBUFS. Wait for room as a blocking socket would, for a while.
+	for wait := time.Now().Add(time.Second); ; time.Sleep(100 * time.Microsecond) {
+		_, err := c.pc.WriteToIP(pkt, c.to)
+		switch {
+		case err == nil:
+			return len(b), nil
+		case !errors.Is(err, syscall.ENOBUFS):
+			return 0, err
+		case time.Now().After(wait):
+			c.dropped.Add(1) // lost, as on a congested link: SCTP sends it again
+			return len(b), nil
+		}
+		c.full.Add(1)
 	}
-	return len(b), nil
 }
 
-func (c *rawSCTP) Close() error                       { return c.pc.Close() }
+// Close closes the socket; closed says it has been.
+func (c *rawSCTP) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.pc.Close()
+}
+
 func (c *rawSCTP) LocalAddr() net.Addr                { return c.pc.LocalAddr() }
 func (c *rawSCTP) RemoteAddr() net.Addr               { return c.to }
 func (c *rawSCTP) SetDeadline(t time.Time) error      { return c.pc.SetReadDeadline(t) }

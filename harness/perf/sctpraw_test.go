@@ -161,3 +161,17 @@ func TestPionPacketsFitItsReadBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestSCTPPacketMTUIsTheStacks: a ceiling for pion's figures takes its
+// 8192-octet packets; the kernel's uses the path MTU.
+func TestSCTPPacketMTUIsTheStacks(t *testing.T) {
+	if got := SCTPPacketMTU((pionSCTP{}).Name(), 9000); got != 8212 {
+		t.Errorf("pion at MTU 9000: %d", got)
+	}
+	if got := SCTPPacketMTU((pionSCTP{}).Name(), 1500); got != 1500 {
+		t.Errorf("pion at MTU 1500: %d", got)
+	}
+	if got := SCTPPacketMTU("kernel", 9000); got != 9000 {
+		t.Errorf("kernel at MTU 9000: %d", got)
+	}
+}

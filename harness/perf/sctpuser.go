@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -94,7 +95,8 @@ func (p *portCloser) Close() error {
 
 func pionOptions(rc *rawSCTP, packet, bufs int) []sctp.AssociationOption {
 	return []sctp.AssociationOption{sctp.WithNetConn(rc), sctp.WithMTU(uint32(packet)),
-		sctp.WithMaxReceiveBufferSize(uint32(bufs)), sctp.WithMaxMessageSize(1 << 20), sctp.WithName("atmlab perf")}
+		sctp.WithMaxReceiveBufferSize(uint32(bufs)), sctp.WithMaxMessageSize(1 << 20), sctp.WithName("atmlab perf"),
+		sctp.WithEnableInterleaving(false)} // DATA chunks, as the kernel's, not RFC 8260's I-DATA
 }
 
 func (p pionSCTP) Dial(ctx context.Context, local netip.Addr, remote netip.AddrPort, bufs int) (sctpConn, error) {
@@ -116,7 +118,7 @@ func (p pionSCTP) Dial(ctx context.Context, local netip.Addr, remote netip.AddrP
 		a.Close()
 		return nil, err
 	}
-	return newPionConn(a, s, bufs), nil
+	return newPionConn(a, s, rc, bufs), nil
 }
 
 func (p pionSCTP) Listen(local, peer netip.Addr, bufs int) (sctpListener, error) {
@@ -156,7 +158,7 @@ func (l *pionListener) Accept(deadline time.Time) (sctpConn, error) {
 		return nil, err
 	}
 	l.taken = true
-	return newPionConn(a, s, l.bufs), nil
+	return newPionConn(a, s, l.rc, l.bufs), nil
 }
 
 // Close closes the socket unless an association took it.
@@ -173,13 +175,13 @@ func (l *pionListener) Close() error {
 type pionConn struct {
 	a    *sctp.Association
 	s    *sctp.Stream
+	rc   *rawSCTP
 	bufs int
 	low  chan struct{}
 }
 
-func newPionConn(a *sctp.Association, s *sctp.Stream, bufs int) *pionConn {
-	c := &pionConn{a: a, s: s, bufs: bufs, low: make(chan struct{}, 1)}
-	s.SetBufferedAmountLowThreshold(uint64(bufs / 2))
+func newPionConn(a *sctp.Association, s *sctp.Stream, rc *rawSCTP, bufs int) *pionConn {
+	c := &pionConn{a: a, s: s, rc: rc, bufs: bufs, low: make(chan struct{}, 1)}
 	s.OnBufferedAmountLow(func() {
 		select {
 		case c.low <- struct{}{}:
@@ -189,8 +191,10 @@ func newPionConn(a *sctp.Association, s *sctp.Stream, bufs int) *pionConn {
 	return c
 }
 
-// waitBelow waits until no more than n octets are queued.
+// waitBelow waits until no more than n octets are queued: pion calls
+// back when a SACK takes the queue to n or below.
 func (c *pionConn) waitBelow(ctx context.Context, n uint64) error {
+	c.s.SetBufferedAmountLowThreshold(n)
 	stall := time.Now().Add(pionStall)
 	for c.s.BufferedAmount() > n {
 		select {
@@ -198,6 +202,8 @@ func (c *pionConn) waitBelow(ctx context.Context, n uint64) error {
 		case <-time.After(10 * time.Millisecond): // the low mark may have passed before this wait
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.rc.closed: // pion closes its conn when the association ends
+			return errors.New("pion/sctp: the association ended with data unacknowledged")
 		}
 		if time.Now().After(stall) {
 			return fmt.Errorf("pion/sctp: %d octets unacknowledged for %v: the association is stuck", c.s.BufferedAmount(), pionStall)
@@ -219,12 +225,21 @@ func (c *pionConn) Read(b []byte) (int, error) { return c.s.Read(b) }
 
 func (c *pionConn) SetReadDeadline(t time.Time) error { return c.s.SetReadDeadline(t) }
 
-// Flush waits until the peer has acknowledged everything written.
-func (c *pionConn) Flush(ctx context.Context) error {
-	c.s.SetBufferedAmountLowThreshold(0)
-	return c.waitBelow(ctx, 0)
-}
+// CloseWrite resets the outgoing stream: pion sends the request after
+// the stream's last message, and the peer performs it once it has all.
+func (c *pionConn) CloseWrite() error { return c.s.Close() }
 
 func (c *pionConn) Bufs() (int, int) { return c.bufs, c.bufs }
 
 func (c *pionConn) Close() error { return c.a.Close() }
+
+// SCTPPacketMTU is the IP MTU an SCTP implementation's packets use on a
+// path of pathMTU, for its ceiling: pion's packets stop at pionMaxPacket
+// (8212-octet IP packets on a 9000-octet path), the kernel's at the path
+// MTU.
+func SCTPPacketMTU(implementation string, pathMTU int) int {
+	if implementation == (pionSCTP{}).Name() {
+		return pionPacket(pathMTU) + 20
+	}
+	return pathMTU
+}
