@@ -48,6 +48,10 @@ type LoopStats struct {
 	// Lateness is how late the loop's writes to TAPs ended against the
 	// model times they were made at.
 	Lateness hist.Summary `json:"lateness"`
+	// Added is Lateness split by the spacing of the frames each host was
+	// sent: the emulator's own added latency (release minus model time)
+	// over the traffic it served, busiest first.
+	Added []AddedLatency `json:"added_latency,omitempty"`
 	// Wake is how late the passes that released frames began after the
 	// releases' model times: the loop's own part of Lateness, without the
 	// TAP write (in which the receiving host's kernel runs).
@@ -68,6 +72,27 @@ type LoopStats struct {
 	// SuperSegments wire frames.
 	SuperFrames   uint64 `json:"super_frames,omitempty"`
 	SuperSegments uint64 `json:"super_segments,omitempty"`
+}
+
+// AddedLatency is the release lateness of the frames sent to a host From
+// to To apart in model time (To 0: no bound), and their spacing.
+type AddedLatency struct {
+	From     time.Duration `json:"spacing_from_ns"`
+	To       time.Duration `json:"spacing_to_ns,omitempty"`
+	Spacing  hist.Summary  `json:"spacing"`
+	Lateness hist.Summary  `json:"lateness"`
+}
+
+// Traffic names a spacing class by the traffic it is.
+func (a AddedLatency) Traffic() string {
+	switch {
+	case a.From == 0:
+		return fmt.Sprintf("under %v apart (streams, fast request/response)", a.To)
+	case a.To == 0:
+		return fmt.Sprintf("%v or more apart (the emulator slept between them)", a.From)
+	default:
+		return fmt.Sprintf("%v to %v apart (the emulator polled between them)", a.From, a.To)
+	}
 }
 
 // Snapshot gathers the emulated network's counters at model time now

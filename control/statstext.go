@@ -63,6 +63,13 @@ func (st *Stats) WriteText(out io.Writer) {
 	l := st.Loop
 	fmt.Fprintf(out, "emulator: up %v, CPU %.0f%% (and %v polling idle), release lateness p50 %v p99 %v max %v over %d releases\n",
 		l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)
+	if len(l.Added) > 0 {
+		fmt.Fprintln(out, "emulator's added latency (release minus model time), by how far apart each host's frames came:")
+		for _, a := range l.Added {
+			fmt.Fprintf(out, "  %s: p50 %v p99 %v over %d releases, median spacing %v\n",
+				a.Traffic(), a.Lateness.P50, a.Lateness.P99, a.Lateness.Count, a.Spacing.P50.Round(time.Microsecond))
+		}
+	}
 	if l.LateHeld > 0 {
 		fmt.Fprintf(out, "warning: the emulator held back %d frames from the hosts: its model ran too far behind the wall clock, and they entered it later than they came\n", l.LateHeld)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 )
@@ -79,5 +80,28 @@ func TestWriteStatsShowsLateDropped(t *testing.T) {
 		if got := strings.Contains(out.String(), "later than its bound"); got != (drops > 0) || drops > 0 && !strings.Contains(out.String(), line) {
 			t.Errorf("%d late drops: stats read\n%s", drops, out.String())
 		}
+	}
+}
+
+// atmlab stats prints the emulator's added latency for each spacing class
+// that had releases, naming the traffic and its median spacing, and no
+// such section before any.
+func TestWriteStatsShowsAddedLatencyBySpacing(t *testing.T) {
+	var out bytes.Buffer
+	(&Stats{Lab: "l"}).WriteText(&out)
+	if strings.Contains(out.String(), "added latency (release") {
+		t.Errorf("no releases yet, stats read\n%s", out.String())
+	}
+	out.Reset()
+	st := Stats{Lab: "l", Loop: LoopStats{Added: []AddedLatency{
+		{To: time.Millisecond, Spacing: hist.Summary{P50: 120 * time.Microsecond}, Lateness: hist.Summary{Count: 900, P50: 2 * time.Microsecond, P99: 40 * time.Microsecond}},
+		{From: 20 * time.Millisecond, Spacing: hist.Summary{P50: time.Second + 300*time.Nanosecond}, Lateness: hist.Summary{Count: 30, P50: 3 * time.Microsecond, P99: 9 * time.Microsecond}},
+	}}}
+	st.WriteText(&out)
+	want := "emulator's added latency (release minus model time), by how far apart each host's frames came:\n" +
+		"  under 1ms apart (streams, fast request/response): p50 2µs p99 40µs over 900 releases, median spacing 120µs\n" +
+		"  20ms or more apart (the emulator slept between them): p50 3µs p99 9µs over 30 releases, median spacing 1s\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("stats read\n%s\nwant\n%s", out.String(), want)
 	}
 }

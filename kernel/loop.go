@@ -110,6 +110,9 @@ type Loop struct {
 	wallStart   time.Time
 	sleptFor    time.Duration // the event the loop last slept towards
 	wakeAt      time.Duration // how long before it the loop asked to wake
+
+	// added is Lateness by the spacing of the releases (added.go).
+	added added
 }
 
 // DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
@@ -213,12 +216,12 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 		if _, err := unix.Write(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
-		l.handedOver()
+		l.handedOver(t)
 		f.Release() // written: the loop's reader may reuse it
 	}
 	t.mod = newModerator(l.s, write)
 	port.Sink = func(f *emulator.Frame) {
-		if !l.released(1) {
+		if !l.released(t, 1) {
 			f.Release()
 			return
 		}
@@ -278,7 +281,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		if _, err := unix.Writev(fd, iov); err != nil {
 			t.writeErrs++
 		}
-		l.handedOver()
+		l.handedOver(t)
 	}
 	hold := l.s.NewTimer(func() { t.gro.Flush(t.write) })
 	// A TCP super-frame's segments that crossed the models as a train are
@@ -286,7 +289,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	var head [256]byte
 	train := [][]byte{hdr[:], nil, nil}
 	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
-		if !l.released(n) {
+		if !l.released(t, n) {
 			if first+n == f.GSO.Segs {
 				f.Release()
 			}
@@ -300,7 +303,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		if _, err := unix.Writev(fd, train); err != nil {
 			t.writeErrs++
 		}
-		l.handedOver()
+		l.handedOver(t)
 		if first+n == f.GSO.Segs {
 			f.Release() // its last segments written
 		}
@@ -310,7 +313,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		f.Release()
 	})
 	port.Sink = func(f *emulator.Frame) {
-		if !l.released(max(f.GSO.Segs, 1)) {
+		if !l.released(t, max(f.GSO.Segs, 1)) {
 			f.Release()
 			return
 		}
@@ -330,7 +333,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 // ended a quiet spell (see Linger), and how late the pass began. It
 // reports false, counting the frames, when the clock read now shows the
 // release later than ReleaseBound (tooLate): the caller drops them.
-func (l *Loop) released(segs int) bool {
+func (l *Loop) released(t *tap, segs int) bool {
 	at := l.s.Now()
 	if tooLate(l.Now()-at, l.ReleaseBound) {
 		l.lateDropped += uint64(segs)
@@ -340,6 +343,7 @@ func (l *Loop) released(segs int) bool {
 		l.lingerUntil = l.now + l.Linger
 	}
 	l.lastBusy = l.now
+	l.added.note(t, at)
 	l.Wake.Record(l.now - at)
 	return true
 }
@@ -349,8 +353,10 @@ func (l *Loop) released(segs int) bool {
 // write ends, so the write (in which the receiving host's kernel takes
 // the frame and wakes its reader) counts, and a loop that loses its core
 // later in the pass does not make a frame it already handed over late.
-func (l *Loop) handedOver() {
-	l.Lateness.Record(l.Now() - l.s.Now())
+func (l *Loop) handedOver(t *tap) {
+	late := l.Now() - l.s.Now()
+	l.Lateness.Record(late)
+	l.added.handed(t, late)
 }
 
 // tooLate reports whether a release late by late is later than bound
@@ -674,7 +680,7 @@ func (l *Loop) planSuper(t *tap, f *emulator.Frame, short bool) bool {
 
 // Stats returns the loop's health; call it on the loop goroutine.
 func (l *Loop) Stats() control.LoopStats {
-	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), Wake: l.Wake.Summary(), VethRTT: l.VethRTT}
+	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), Added: l.added.stats(), Wake: l.Wake.Summary(), VethRTT: l.VethRTT}
 	st.IdleSpin = l.idleCPU
 	if l.idle {
 		st.IdleSpin += threadCPU() - l.idleFrom
