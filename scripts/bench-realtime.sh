@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# bench-realtime.sh: the real-time loop's rows at the spacing users meet it:
-# ping through a 100M switch at 1 s (ping's default), 100 ms, 10 ms and 5 ms
-# beside a veth pair at the same spacing in the same run, what the emulator
-# added beyond the pair and the model, and its CPU meanwhile. Needs root and
-# ping; `make bench` runs it (scripts/bench.sh). Takes about a minute.
+# bench-realtime.sh: the real-time loop's rows at the spacing and the sizes
+# users meet it: ping through a 100M switch at 1 s (ping's default), 100 ms,
+# 10 ms and 5 ms beside a veth pair at the same spacing in the same run;
+# TCP_RR by atmlab perf beside netperf on the same paths and over delay: 5ms;
+# OC-3c AAL5 at 100-199 B with iperf3's default buffers beside -w 4M and a
+# veth pair's frame rate. netperf is $NETPERF or the one on PATH (netserver
+# beside it); without one its rows say so. Needs root, ping and iperf3;
+# `make bench` runs it (scripts/bench.sh). Takes about three minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 10m -run '^TestBenchPingSpacing$' -v ./test/ |
+NETPERF=${NETPERF:-$(command -v netperf || true)}
+if [ -z "$NETPERF" ]; then
+	echo "netperf is not installed (set NETPERF=/path/to/netperf or put it on PATH): its TCP_RR rows are left out"
+fi
+export NETPERF
+ATMLAB_BENCH=1 $GO test -tags integration -p 1 -count=1 -timeout 15m -run '^TestBench(PingSpacing|RR|SmallPDU)$' -v ./test/ |
 	grep -v -E '^(=== |--- |PASS|ok )'

@@ -1,0 +1,164 @@
+//go:build integration
+
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBenchRR prints `make bench`'s request/response rows: atmlab perf's
+// TCP_RR beside netperf's on the same path through a 100M switch and over
+// a veth pair, taken alternately in one run, and TCP_RR over `delay: 5ms`
+// against 1/(10 ms + the model's serialization + the veth pair's own
+// transaction time). netperf is the one on PATH or $NETPERF (its
+// netserver beside it); without it those rows say so. It asserts nothing
+// and runs only with ATMLAB_BENCH=1.
+func TestBenchRR(t *testing.T) {
+	if os.Getenv("ATMLAB_BENCH") == "" {
+		t.Skip("benchmark: run with ATMLAB_BENCH=1 (make bench)")
+	}
+	requireRoot(t, "ping")
+	netperf, netserver := netperfTools()
+	var rows [][]string
+	row := func(cells ...string) { rows = append(rows, cells) }
+	if netperf == "" {
+		row("netperf TCP_RR", "netperf is not installed (put it on PATH or set NETPERF): its rows are left out", "", "")
+	}
+
+	veth := vethPair(t)
+	sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
+	sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
+	veth.exec("h1", "ping", "-c", "1", "10.9.0.2")
+	paths := []struct {
+		name, addr string
+		r          *running
+	}{{"veth pair", "10.9.0.2", veth}, {"100M switch", "10.0.0.2", sw}}
+	for _, p := range paths {
+		p.r.perfServer("h2")
+		if netperf != "" {
+			p.r.start("h2", netserver, "-D", "-p", netserverPort)
+			p.r.waitListening("h2", "tcp", 12866)
+		}
+	}
+	// Alternate the two tools twice on each path: the machine's other load
+	// then weighs on both alike. Both rates are whole runs'.
+	rate := map[string][2]float64{}
+	for _, p := range paths {
+		var a, n []float64
+		for range 2 {
+			m := during()
+			a = append(a, perfRR(t, p.r, p.addr, 5))
+			if netperf != "" {
+				n = append(n, netperfRR(t, p.r, netperf, p.addr, 5))
+			}
+			t.Logf("%s: %s", p.name, m())
+		}
+		atm, np := mean(a), mean(n)
+		rate[p.name] = [2]float64{atm, np}
+		if netperf == "" {
+			row("TCP_RR 1 B, "+p.name+": atmlab perf", fmt.Sprintf("%.0f/s (runs %.0f)", atm, a), "netperf not installed", "")
+			continue
+		}
+		row("TCP_RR 1 B, "+p.name+": atmlab perf client -t TCP_RR -l 5 beside netperf -t TCP_RR -l 5", fmt.Sprintf("%.0f/s (runs %.0f)", atm, a),
+			fmt.Sprintf("netperf %.0f/s (runs %.0f); %s", np, n, during()()), fmt.Sprintf("%.3f", atm/np))
+	}
+	st := sw.stats().Loop
+	row("release lateness, 100M switch (the RR runs)", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
+	sw.stop()
+
+	// delay: 5ms on h1's link: 10 ms a transaction, four 67-byte frames
+	// serialized at 100M, and what the hosts themselves take (the veth
+	// pair's transaction time, by each tool).
+	d := up(t, delayLab)
+	d.exec("h1", "ping", "-c", "1", "10.0.0.2")
+	d.perfServer("h2")
+	if netperf != "" {
+		d.start("h2", netserver, "-D", "-p", netserverPort)
+		d.waitListening("h2", "tcp", 12866)
+	}
+	ser := 4 * hop100M(67)
+	want := func(veth float64) float64 { return 1 / (10e-3 + ser.Seconds() + 1/veth) }
+	m := during()
+	dr := perfRR(t, d, "10.0.0.2", 5)
+	w := want(rate["veth pair"][0])
+	row("TCP_RR 1 B over delay 5ms: atmlab perf client -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", dr),
+		fmt.Sprintf("1/(10 ms + %.1f µs + veth %.1f µs) = %.2f/s; %s", us(ser), 1e6/rate["veth pair"][0], w, m()), fmt.Sprintf("%+.2f %%", 100*(dr/w-1)))
+	if netperf != "" {
+		m := during()
+		nr := netperfRR(t, d, netperf, "10.0.0.2", 5)
+		w := want(rate["veth pair"][1])
+		row("TCP_RR 1 B over delay 5ms: netperf -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", nr),
+			fmt.Sprintf("1/(10 ms + %.1f µs + veth %.1f µs) = %.2f/s; %s", us(ser), 1e6/rate["veth pair"][1], w, m()), fmt.Sprintf("%+.2f %%", 100*(nr/w-1)))
+	}
+	d.stop()
+	printTable(rows)
+}
+
+// netserverPort is netserver's control port: netperf's own, 12865, is
+// atmlab perf's (perf.DefaultPort).
+const netserverPort = "12866"
+
+// netperfTools finds netperf ($NETPERF, else on PATH) and the netserver
+// beside it; "" when there is none.
+func netperfTools() (netperf, netserver string) {
+	netperf = os.Getenv("NETPERF")
+	if netperf == "" {
+		netperf, _ = exec.LookPath("netperf")
+	}
+	if netperf == "" {
+		return "", ""
+	}
+	netperf, _ = filepath.Abs(netperf)
+	netserver = filepath.Join(filepath.Dir(netperf), "netserver")
+	if _, err := os.Stat(netserver); err != nil {
+		if netserver, err = exec.LookPath("netserver"); err != nil {
+			return "", ""
+		}
+	}
+	return netperf, netserver
+}
+
+// perfRR is atmlab perf's TCP_RR rate (1-byte request and response)
+// from h1 to addr over secs seconds, the whole run's as netperf reports.
+func perfRR(t *testing.T, r *running, addr string, secs int) float64 {
+	t.Helper()
+	res, err := r.perfJSON("h1", "-H", addr, "-t", "TCP_RR", "-l", strconv.Itoa(secs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.TransactionsPerSec
+}
+
+// netperfRR is netperf's TCP_RR rate (1-byte request and response) from
+// h1 to addr over secs seconds.
+func netperfRR(t *testing.T, r *running, netperf, addr string, secs int) float64 {
+	t.Helper()
+	out := string(r.exec("h1", netperf, "-H", addr, "-p", netserverPort, "-t", "TCP_RR", "-l", strconv.Itoa(secs), "-P", "0"))
+	// -P 0: one line, "sndbuf rcvbuf req resp elapsed rate".
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 6 {
+			if v, err := strconv.ParseFloat(f[5], 64); err == nil {
+				return v
+			}
+		}
+	}
+	t.Fatalf("netperf TCP_RR to %s: no rate in %q", addr, out)
+	return 0
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
