@@ -93,8 +93,8 @@ func (e *Env) Emulator(ctx context.Context) (labrun.Health, error) {
 	}
 	// The loop's whole lateness record, copied on its goroutine: a point's
 	// lateness is the difference of two (Stats has only a digest).
-	late := new(hist.Histogram)
-	if err := e.k.Loop.Query(ctx, func() { *late = e.k.Loop.Lateness }); err != nil {
+	late, spacing := new(hist.Histogram), new(hist.Histogram)
+	if err := e.k.Loop.Query(ctx, func() { *late, *spacing = e.k.Loop.Lateness, e.k.Loop.ReleaseSpacing() }); err != nil {
 		return labrun.Health{}, err
 	}
 	sent := map[string]uint64{}
@@ -104,7 +104,7 @@ func (e *Env) Emulator(ctx context.Context) (labrun.Health, error) {
 			sent[node] += p.TxBytes
 		}
 	}
-	h := labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), LateHeld: st.Loop.LateHeld, LateDropped: st.Loop.LateDropped, Hosts: st.HostKernel(), Lateness: late, Sent: sent}
+	h := labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), LateHeld: st.Loop.LateHeld, LateDropped: st.Loop.LateDropped, Hosts: st.HostKernel(), Lateness: late, Spacing: spacing, Sent: sent}
 	h.QdiscDrops, h.QdiscRequeues = st.QdiscDrops()
 	h.LabCPU = kernel.OwnCPU() + e.k.HostsCPU()
 	h.Busy, _ = netstat.Busy() // 0 when unknown: no other load is recorded

@@ -58,6 +58,10 @@ type Health struct {
 	// Lateness is how late the loop released frames against their model
 	// times; nil if the emulator has no such record.
 	Lateness *hist.Histogram
+	// Spacing is how far apart in model time the loop released frames to
+	// the same host: the traffic Lateness was measured over; nil if not
+	// known.
+	Spacing *hist.Histogram
 	// Sent is the bytes each host's NICs transmitted, by host; nil if not
 	// known.
 	Sent map[string]uint64
@@ -180,5 +184,11 @@ func (h *HostsEnv) Measure(ctx context.Context, r *Runner, p Point, e *study.Exp
 		l := h1.Lateness.Since(h0.Lateness)
 		s := l.Summary()
 		rec.Lateness = &s
+	}
+	if h0.Spacing != nil && h1.Spacing != nil {
+		if l := h1.Spacing.Since(h0.Spacing); l.Count() > 0 {
+			s := l.Summary()
+			rec.ReleaseSpacing = &s
+		}
 	}
 }

@@ -132,6 +132,11 @@ type Record struct {
 	// model times during the point (the emulator's own added latency, per
 	// hop): a p99 or max far above p50 is a stall that may have cost it.
 	Lateness *hist.Summary `json:"release_lateness,omitempty"`
+	// ReleaseSpacing is how far apart in model time the emulator released
+	// frames to the same host during the point: the traffic its Lateness
+	// was measured over (back to back for a stream, a transaction's time
+	// for request/response, the interval for pings).
+	ReleaseSpacing *hist.Summary `json:"release_spacing,omitempty"`
 	// Background is what the experiment's background load did during the
 	// point, if it has one.
 	Background *BackgroundLoad `json:"background,omitempty"`

@@ -25,6 +25,8 @@ type queryEnv struct {
 	drops    uint64
 	lateness hist.Histogram
 	late     [][]time.Duration
+	spacing  hist.Histogram
+	space    [][]time.Duration // as late, for the releases' spacing
 }
 
 func (e *queryEnv) Command(string, ...string) *exec.Cmd { return exec.Command("true") }
@@ -40,8 +42,14 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 		}
 		e.late = e.late[1:]
 	}
-	l := e.lateness
-	return Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l}, err
+	if len(e.space) > 0 {
+		for _, d := range e.space[0] {
+			e.spacing.Record(d)
+		}
+		e.space = e.space[1:]
+	}
+	l, sp := e.lateness, e.spacing
+	return Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l, Spacing: &sp}, err
 }
 
 // streamLab is two hosts on one link with one 100 ms TCP_STREAM point.
@@ -104,6 +112,29 @@ func TestMeasureLateness(t *testing.T) {
 	i := slices.Index(CSVHeader, "lateness_p50_us")
 	if len(row) != len(CSVHeader) || i < 0 || (row[i] != "4.0" && row[i] != "3.9") || !strings.HasPrefix(row[i+1], "8") || !strings.HasPrefix(row[i+2], "9") {
 		t.Errorf("CSV %v under %v: want lateness 4.0, 8xx, 9xx µs", row, CSVHeader)
+	}
+}
+
+// A point records how far apart the emulator released frames to each
+// host while it ran, the traffic its lateness was measured over: pings a
+// second apart before it are not in it, and a point with no releases has
+// none.
+func TestMeasureReleaseSpacing(t *testing.T) {
+	lab := streamLab(t)
+	during := make([]time.Duration, 50)
+	for i := range during {
+		during[i] = 120 * time.Microsecond
+	}
+	env := &queryEnv{answers: []error{nil, nil}, space: [][]time.Duration{{time.Second, time.Second}, during}}
+	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+	rec := r.measure(context.Background(), Points(lab)[0])
+	if s := rec.ReleaseSpacing; s == nil || s.Count != 50 || s.P50 != 120*time.Microsecond || s.Max > 124*time.Microsecond {
+		t.Errorf("release spacing %+v; want 50 releases 120 µs apart (not the second before the point)", s)
+	}
+	env = &queryEnv{answers: []error{nil, nil}, space: [][]time.Duration{{time.Second}}}
+	r = &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+	if rec := r.measure(context.Background(), Points(lab)[0]); rec.ReleaseSpacing != nil {
+		t.Errorf("no releases during the point, but release spacing %+v", rec.ReleaseSpacing)
 	}
 }
 
