@@ -69,7 +69,8 @@ func TestBenchRR(t *testing.T) {
 			fmt.Sprintf("netperf %.0f/s (runs %.0f); %s", np, n, during()()), fmt.Sprintf("%.3f", atm/np))
 	}
 	st := sw.stats().Loop
-	row("release lateness, 100M switch (the RR runs)", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99), fmt.Sprintf("emulator CPU %.0f%%", 100*st.CPU), "")
+	row("release lateness, 100M switch (the RR runs)", fmt.Sprintf("p50 %v, p99 %v", st.Lateness.P50, st.Lateness.P99),
+		fmt.Sprintf("emulator CPU %.0f%%; %d frames dropped later than the release bound", 100*st.CPU, st.LateDropped), "")
 	sw.stop()
 
 	// delay: 5ms on h1's link: 10 ms a transaction, four 67-byte frames
@@ -96,6 +97,9 @@ func TestBenchRR(t *testing.T) {
 		row("TCP_RR 1 B over delay 5ms: netperf -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", nr),
 			fmt.Sprintf("1/(10 ms + %.1f µs + veth %.1f µs) = %.2f/s; %s", us(ser), 1e6/rate["veth pair"][1], w, m()), fmt.Sprintf("%+.2f %%", 100*(nr/w-1)))
 	}
+	dst := d.stats().Loop
+	row("release lateness, delay 5ms (the RR runs)", fmt.Sprintf("p50 %v, p99 %v, max %v", dst.Lateness.P50, dst.Lateness.P99, dst.Lateness.Max),
+		fmt.Sprintf("%d frames dropped later than the release bound", dst.LateDropped), "")
 	d.stop()
 	printTable(rows)
 }
