@@ -93,17 +93,33 @@ func studySection(p *page) (string, error) {
 	if p.lab == nil {
 		return "", nil
 	}
-	return gradesSection(p.lab.Grades, p.recs) + findingsSection(p.lab.Findings, p.recs), nil
+	grades := byClock(p.recs, func(recs []labrun.Record) string { return gradesSection(p.lab.Grades, recs) })
+	return grades + findingsSection(p.lab.Findings, p.recs), nil
+}
+
+// Stack names the transport implementation that measured a record: an
+// SCTP test's own (its result's implementation), else the hosts' TCP/IP,
+// the kernel's in real time and gVisor's netstack in virtual time.
+func Stack(r labrun.Record) string {
+	switch {
+	case r.Result.Implementation != "":
+		return r.Result.Implementation
+	case ClockOf(r) == "virtual":
+		return "netstack (gVisor)"
+	}
+	return "kernel"
 }
 
 // gradesSection grades every stream experiment's tool, per variant, on the
 // study's scale: the mean throughput of its points and the mean CPU its
-// client (the sender) used, in percent of one core.
+// client (the sender) used, in percent of one core, each row naming the
+// stack that measured it (Stack), since the tool and the stack decide a
+// figure as much as the path does.
 func gradesSection(g *study.Grades, recs []labrun.Record) string {
 	if g == nil {
 		return ""
 	}
-	type key struct{ variant, exp, tool, test string }
+	type key struct{ variant, exp, tool, test, stack string }
 	type sums struct{ bps, cpu, n float64 }
 	var keys []key
 	all := map[key]*sums{}
@@ -111,7 +127,7 @@ func gradesSection(g *study.Grades, recs []labrun.Record) string {
 		if isRR(r.Test) || r.Error != "" || r.Result.Error != "" {
 			continue
 		}
-		k := key{cmp.Or(r.Variant, "base"), r.Experiment, r.Tool, r.Test}
+		k := key{cmp.Or(r.Variant, "base"), r.Experiment, r.Tool, r.Test, Stack(r)}
 		if all[k] == nil {
 			all[k] = &sums{}
 			keys = append(keys, k)
@@ -124,16 +140,16 @@ func gradesSection(g *study.Grades, recs []labrun.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Grades\n\nThe study's scale: bandwidth A ≥ %g, B ≥ %g, C ≥ %g, D ≥ %g Mbit/s, else F; CPU A ≤ %g, B ≤ %g, C ≤ %g, D ≤ %g %%, else F. "+
 		"CPU is the sending tool's process (user + system) in percent of one core.\n\n"+
-		"| variant | experiment | tool | test | runs | mean Mbit/s | grade | mean CPU | grade |\n|---|---|---|---|---:|---:|:-:|---:|:-:|\n",
+		"| variant | experiment | tool | test | stack | runs | mean Mbit/s | grade | mean CPU | grade |\n|---|---|---|---|---|---:|---:|:-:|---:|:-:|\n",
 		g.Bandwidth[0], g.Bandwidth[1], g.Bandwidth[2], g.Bandwidth[3], g.CPU[0], g.CPU[1], g.CPU[2], g.CPU[3])
 	for _, r := range g.Study {
-		fmt.Fprintf(&b, "| the study | | %s | | | %.1f | %s | %.0f %% | %s |\n", cell(r.Name),
+		fmt.Fprintf(&b, "| the study | | %s | | | | %.1f | %s | %.0f %% | %s |\n", cell(r.Name),
 			r.Bandwidth, study.Letter(r.Bandwidth, g.Bandwidth, true), r.CPU, study.Letter(r.CPU, g.CPU, false))
 	}
 	for _, k := range keys {
 		s := all[k]
 		mbps, cpu := s.bps/s.n/1e6, s.cpu/s.n
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %.1f | %s | %.0f %% | %s |\n", k.variant, k.exp, k.tool, k.test, s.n,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f | %.1f | %s | %.0f %% | %s |\n", k.variant, k.exp, k.tool, k.test, cell(k.stack), s.n,
 			mbps, study.Letter(mbps, g.Bandwidth, true), cpu, study.Letter(cpu, g.CPU, false))
 	}
 	b.WriteString("\n")

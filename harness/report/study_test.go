@@ -67,7 +67,7 @@ func ptr[T any](v T) *T { return &v }
 // The report renders the claims of the lab file copied into the results.
 func TestFindingsInReport(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(labtest.Lab("two-hosts", "f", `notes: "SCTP is not in this kernel."
+	os.WriteFile(filepath.Join(dir, "lab.yaml"), []byte(labtest.Lab("two-hosts", "f", `notes: "The study counts 48 octets of headers."
 experiments:
   - {name: sw, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460]}
 variants:
@@ -96,7 +96,7 @@ findings:
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for _, want := range []string{
-		"## Notes\n\nSCTP is not in this kernel.\n",
+		"## Notes\n\nThe study counts 48 octets of headers.\n",
 		"## The study's findings, claim by claim",
 		"| 1 | UDP \\| fills the wire | 11.41 MiB/s | sw UDP_STREAM, best size: 95.60 Mbit/s; against hardware 11.41 MiB/s | -0.1 % (-2 … +2 %) | **reproduced** | the link is the bound |",
 		"| 2 | equal to itself |  | sw UDP_STREAM 1460 B: 95.60 Mbit/s; against sw UDP_STREAM, best size: 95.60 Mbit/s | +0.0 % (+0 … +0 %) | **reproduced** | the same point |",
@@ -114,6 +114,8 @@ findings:
 	}
 }
 
+// The grades name the stack that measured each row: an SCTP test's own
+// implementation, else the kernel's (real time) or netstack's (virtual).
 func TestGradesSection(t *testing.T) {
 	g := &study.Grades{Bandwidth: [4]float64{900, 800, 700, 600}, CPU: [4]float64{19, 39, 59, 79},
 		Study: []study.Graded{{Name: "netperf 2.4.3 SCTP", Bandwidth: 629, CPU: 73}}}
@@ -121,8 +123,11 @@ func TestGradesSection(t *testing.T) {
 	a.Result.CPU.Local, b.Result.CPU.Local = 0.30, 0.34
 	c := rec("base", "wan", perf.TCPStream, 8948, 0, 500e6)
 	c.Tool, c.Result.CPU.Local = "iperf", 0.9
-	md := gradesSection(g, []labrun.Record{a, b, c})
-	for _, want := range []string{"| base | wan | atmlab | TCP_STREAM | 2 | 955.0 | A | 32 % | B |", "| the study | | netperf 2.4.3 SCTP | | | 629.0 | D | 73 % | D |", "| base | wan | iperf | TCP_STREAM | 1 | 500.0 | F | 90 % | F |"} {
+	d := rec("base", "wan", perf.SCTPStream, 8952, 0, 990e6)
+	d.Clock, d.Result.Implementation = "virtual", "atmlab vsctp (RFC 4960 model, virtual time)"
+	md := gradesSection(g, []labrun.Record{a, b, c, d})
+	for _, want := range []string{"| base | wan | atmlab | TCP_STREAM | kernel | 2 | 955.0 | A | 32 % | B |", "| the study | | netperf 2.4.3 SCTP | | | | 629.0 | D | 73 % | D |",
+		"| base | wan | iperf | TCP_STREAM | kernel | 1 | 500.0 | F | 90 % | F |", "| base | wan | atmlab | SCTP_STREAM | atmlab vsctp (RFC 4960 model, virtual time) | 1 | 990.0 | A | 0 % | A |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("grades lack %q:\n%s", want, md)
 		}
