@@ -104,7 +104,7 @@ func Stack(r labrun.Record) string {
 	switch {
 	case r.Result.Implementation != "":
 		return r.Result.Implementation
-	case ClockOf(r) == "virtual":
+	case ClockOf(r) == clock.Virtual:
 		return "netstack (gVisor)"
 	}
 	return "kernel"
