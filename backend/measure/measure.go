@@ -92,9 +92,10 @@ func (l *Lab) measure(ctx context.Context) error {
 		}
 	}
 	camp.Measure = registry.Measure(out, camp.Self, up)
-	restore := registry.Procs(l.Clocks, camp.Jobs, camp.Points())
+	restore, restoreGC := registry.Procs(l.Clocks, camp.Jobs, camp.Points()), registry.GC(l.Clocks)
 	total, runErr := camp.Run(ctx)
 	restore()
+	restoreGC()
 	if err := o.CloseRecords(); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/backend/linux"
@@ -86,4 +87,24 @@ func Procs(clocks clock.Choice, jobs, points int) (restore func()) {
 	}
 	prev := runtime.GOMAXPROCS(max(min(jobs, points), 1))
 	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// GC makes the garbage collector run less often for a run whose clocks
+// are all virtual (virtual.GCPercent, with virtual.MemoryLimit as a soft
+// limit) and returns what restores it.
+// A virtual point allocates a packet buffer or two per frame and keeps
+// little: one 3-s 100M TCP and 1G UDP point used 15 % less CPU than at
+// Go's default of 100, with the same records (collection does not touch
+// model time). A run that measures in real time too keeps the default,
+// and so does one whose GOGC or GOMEMLIMIT the environment sets.
+func GC(clocks clock.Choice) (restore func()) {
+	if !clocks.Only(clock.Virtual) || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	prevPercent := debug.SetGCPercent(virtual.GCPercent)
+	prevLimit := debug.SetMemoryLimit(virtual.MemoryLimit)
+	return func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	}
 }

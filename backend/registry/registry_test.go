@@ -2,8 +2,10 @@ package registry
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 
+	"github.com/atmlab/atmlab/backend/virtual"
 	"github.com/atmlab/atmlab/harness/clock"
 )
 
@@ -48,6 +50,36 @@ func TestVirtualRunOfOnePointTakesOneProc(t *testing.T) {
 		t.Errorf("during a virtual run of one point at --jobs 2 GOMAXPROCS is %d, want 1", n)
 	}
 	restore()
+}
+
+// A run whose clocks are all virtual collects garbage less often (GOGC
+// 400, a 4 GiB soft limit) for its length and gives back what it had; one
+// that measures in real time too, or whose environment sets GOGC, keeps
+// the collector as it was.
+func TestVirtualRunCollectsLessOften(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	restore := GC(clock.Choice{clock.Virtual})
+	if p, l := percent(), debug.SetMemoryLimit(-1); p != virtual.GCPercent || l != virtual.MemoryLimit {
+		t.Errorf("during a virtual run GOGC is %d and the limit %d, want %d and %d", p, l, virtual.GCPercent, virtual.MemoryLimit)
+	}
+	restore()
+	if p := percent(); p != 100 {
+		t.Errorf("after a virtual run GOGC is %d, want 100 again", p)
+	}
+	for _, c := range []struct {
+		clocks clock.Choice
+		env    string
+	}{{clock.Both, ""}, {clock.Choice{clock.Virtual}, "200"}} {
+		t.Setenv("GOGC", c.env)
+		restore := GC(c.clocks)
+		if p := percent(); p != 100 {
+			t.Errorf("clocks %v, GOGC=%q: GOGC %d, want the 100 it had", c.clocks, c.env, p)
+		}
+		restore()
+	}
 }
 
 // Every clock has a backend, and the one For gives measures by it.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -158,7 +159,8 @@ func benchFabric(b *testing.B, extra string) {
 // UDP_STREAM flood of 1472-octet datagrams, h1 to h2 through a switch,
 // 10 s of model time each (ATMLAB_BESIDE_SECONDS sets another), and
 // reports simulated seconds per wall second, the lab's build included. It
-// runs at GOMAXPROCS 1, as lab run measures one point at a time.
+// runs at GOMAXPROCS 1 and GOGC GCPercent, as lab run measures one point
+// at a time.
 func BenchmarkBesideNS3(b *testing.B) {
 	secs := 10.0
 	if s := os.Getenv("ATMLAB_BESIDE_SECONDS"); s != "" {
@@ -178,6 +180,8 @@ func BenchmarkBesideNS3(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(MemoryLimit))
 			l := lab(b, fmt.Sprintf(etherLab, c.rate))
 			var sim, wall time.Duration
 			var fig float64
