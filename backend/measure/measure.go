@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/backend/registry"
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
@@ -44,8 +45,14 @@ type Lab struct {
 // Load loads the lab file and plans the run: the lab as written, then
 // each what-if variant (or the sweep's grid points), each made and built
 // now, so that a bad one fails before anything is measured or written.
-// It prints the lab file's warnings, unless a holder's child runs it.
+// It refuses real time where there is no kernel runtime, and prints the
+// lab file's warnings, unless a holder's child runs it.
 func (l *Lab) Load() (err error) {
+	if l.Clocks.Has(clock.Real) { // real time builds namespaces and TAPs
+		if err := linux.NeedsKernel("lab run --clock " + l.Clocks.String()); err != nil {
+			return err
+		}
+	}
 	if l.Lab, err = topologies.Load(l.File); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atmlab/atmlab/backend"
-	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/backend/measure"
 	"github.com/atmlab/atmlab/backend/registry"
 	"github.com/atmlab/atmlab/harness/clock"
@@ -58,11 +57,6 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 		Progress: labrun.ProgressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr()}, Stdout: cmd.OutOrStdout(), Report: report.Write}
 	if l.Jobs, err = registry.Jobs(fl.jobs); err != nil {
 		return err
-	}
-	if clocks.Has(clock.Real) {
-		if err := linux.NeedsKernel("lab run --clock " + fl.clock); err != nil {
-			return err
-		}
 	}
 	if err := fl.view.Check(); err != nil {
 		return err
