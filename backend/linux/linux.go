@@ -67,6 +67,20 @@ func (e *Env) Close() error {
 	return e.k.Close()
 }
 
+// VethPair makes a bare veth pair beside the lab, its ends run through ip
+// netns exec (labrun.VethPairer): what the hosts' kernels carry with no
+// emulator between them.
+func (e *Env) VethPair() (func(int, ...string) *exec.Cmd, string, func() error, error) {
+	names, to, remove, err := kernel.VethPair(e.k.Lab.Name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	run := func(end int, args ...string) *exec.Cmd {
+		return exec.Command("ip", append([]string{"netns", "exec", names[end]}, args...)...)
+	}
+	return run, to, remove, nil
+}
+
 // VethRTT is the plain veth pair's ping when the lab came up.
 func (e *Env) VethRTT() time.Duration { return e.k.Loop.VethRTT }
 

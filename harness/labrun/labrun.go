@@ -106,6 +106,12 @@ type Record struct {
 	// of its ceiling (the Short* causes, as measured during it); empty
 	// when it was not short.
 	ShortBy []string `json:"short_by,omitempty"`
+	// VethFrameRate is the datagrams a second a bare veth pair beside the
+	// lab carried with the point's tool, size and buffers, measured (once
+	// a run for each) when a UDP stream point fell short: where the
+	// ceiling needs more, the hosts' own frame rate is the limit
+	// (ShortHostRate).
+	VethFrameRate float64 `json:"veth_frame_rate,omitempty"`
 	// Steal is the share of the machine's CPU (all its CPUs) that its
 	// hypervisor took during the point (/proc/stat's steal): above
 	// MaxSteal the point measured the VM's host as much as the lab.
@@ -337,6 +343,12 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Env.Clock().Key(), VethRTT: float64(r.VethRTT) / 1e3}
 	r.Env.Measure(ctx, r, p, e, &rec)
 	r.judge(p, &rec)
+	if fr, ok := r.Env.(frameRater); ok && p.Test == perf.UDPStream && rec.below(0.99) {
+		if v := fr.vethFrameRate(ctx, p); v > 0 {
+			rec.VethFrameRate = v
+			r.judge(p, &rec)
+		}
+	}
 	return rec
 }
 

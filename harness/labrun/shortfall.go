@@ -15,6 +15,7 @@ const (
 	ShortLateness = "emulator_lateness" // the emulator released frames late (p99 above LateP99), held frames back to stay in time, or used most of a core
 	ShortSteal    = "hypervisor_steal"  // the hypervisor took more than StealShort of the machine
 	ShortLoad     = "other_load"        // work outside the lab's processes used more than OtherLoadShort of a core
+	ShortHostRate = "host_frame_rate"   // the ceiling needs more datagrams a second than a bare veth pair on the machine carried with the same tool (VethFrameRate)
 	ShortNone     = "none_measured"     // short, with none of the above seen
 )
 
@@ -39,6 +40,9 @@ func (rec *Record) shortfall() []string {
 		return nil
 	}
 	var by []string
+	if rec.hostRateBound() {
+		by = append(by, ShortHostRate)
+	}
 	if k := rec.HostKernel; k != nil && k.UDPRcvbufErrors+k.TCPRcvDrops > 0 {
 		by = append(by, ShortReceiver)
 	}
@@ -63,6 +67,14 @@ func (rec *Record) shortfall() []string {
 	return by
 }
 
+// hostRateBound reports whether the point's ceiling asks for more
+// datagrams a second than a bare veth pair on the machine carried with the
+// same tool, size and buffers: the hosts' own frame rate, not the link,
+// is then the limit.
+func (rec *Record) hostRateBound() bool {
+	return rec.VethFrameRate > 0 && rec.Size > 0 && rec.Ceiling/float64(8*rec.Size) > rec.VethFrameRate
+}
+
 // ShortfallWords says in plain words how far a point fell short of its
 // ceiling and why (Record.ShortBy, each cause with its figure); "" if it
 // was not short.
@@ -73,6 +85,9 @@ func (rec *Record) ShortfallWords() string {
 	var why []string
 	for _, c := range rec.ShortBy {
 		switch c {
+		case ShortHostRate:
+			why = append(why, fmt.Sprintf("the hosts' own frame rate: the ceiling needs %.1f k datagrams/s of %d B, and a bare veth pair on this machine carried %.1f k/s with the same tool and buffers (the lab %.1f k/s)",
+				rec.Ceiling/float64(8*rec.Size)/1e3, rec.Size, rec.VethFrameRate/1e3, rec.Result.ThroughputBps/float64(8*rec.Size)/1e3))
 		case ShortReceiver:
 			k, lost := rec.HostKernel, ""
 			switch {
