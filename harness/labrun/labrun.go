@@ -195,7 +195,7 @@ func DoneKey(p Point, clock string) string { return PointKey(p) + "\x00" + clock
 type Runner struct {
 	Variant  string // recorded with every point ("base" if empty)
 	Lab      *topologies.Lab
-	Env      Env       // Hosts or Model: the lab as its backend brought it up
+	Env      Env       // the lab as its backend brought it up, in either clock
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
@@ -207,14 +207,15 @@ type Runner struct {
 	// Done is the points already measured (DoneKey): not measured again
 	// (lab run --append).
 	Done map[string]bool
-	// Jobs is how many points a Model measures at once, each on its own
-	// lab; their records are written in order all the same. Below 2: one
-	// at a time. Hosts (real time) always measure one at a time: their
-	// points share one lab and the machine.
+	// Jobs is how many points the run may measure at once, each on its
+	// own lab, as far as its Env's Lanes allow; their records are written
+	// in order all the same. Below 2: one at a time. A HostsEnv (real
+	// time) always measures one at a time: its points share one lab and
+	// the machine.
 	Jobs int
-	// Steal reads the machine's steal time (the Env's, a Stealer; a test's
-	// stand-in plays a hypervisor). nil: no steal is recorded, and no
-	// point is measured again for it.
+	// Steal reads the machine's steal time (a HostsEnv's hosts', a
+	// Stealer; a test's stand-in plays a hypervisor). nil: no steal is
+	// recorded, and no point is measured again for it.
 	Steal         func() (time.Duration, error)
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
 }
