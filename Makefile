@@ -97,10 +97,10 @@ docs:
 	mkdocs build --strict --site-dir site
 
 fuzz:
-	$(FUZZ) ./topologies/ FuzzParse
+	$(FUZZ) ./topologies/labfile/ FuzzParse
 	$(FUZZ) ./devices/ FuzzParseBuild
-	$(FUZZ) ./topologies/ FuzzSweep
-	$(FUZZ) ./topologies/ FuzzVariantsAsFromScratch
+	$(FUZZ) ./topologies/labfile/ FuzzSweep
+	$(FUZZ) ./topologies/labfile/ FuzzVariantsAsFromScratch
 	$(FUZZ) ./topologies/labyaml/ FuzzDocument
 	$(FUZZ) ./cells/ FuzzHeader
 	$(FUZZ) ./cells/ FuzzAAL5

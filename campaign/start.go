@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/atmlab/atmlab/harness/results"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // NewPlan is the plan of the lab file's campaign into the folder out, its
@@ -20,7 +20,7 @@ func NewPlan(file, out, bin string) (Plan, []byte, error) {
 	if p.Lab, err = filepath.Abs(file); err != nil {
 		return p, nil, err
 	}
-	lab, err := topologies.Load(p.Lab)
+	lab, err := labfile.Load(p.Lab)
 	if err != nil {
 		return p, nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/wireshark"
 )
@@ -24,7 +24,7 @@ var replyTimeout = 10 * time.Second
 // dial connects to lab's control socket at path and sends req. It gives up
 // when ctx ends (a signal) or the lab does not answer within replyTimeout.
 func dial(ctx context.Context, lab, path string, req request) (net.Conn, *bufio.Reader, reply, error) {
-	if err := topologies.CheckLabName(lab); err != nil {
+	if err := labfile.CheckLabName(lab); err != nil {
 		return nil, nil, reply{}, err
 	}
 	// A request that cannot be written is said at once, not after the

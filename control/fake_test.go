@@ -19,7 +19,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
@@ -75,7 +75,7 @@ var echoLab = labtest.Lab("two-hosts-switch", "echo")
 // fakeServer serves lab echo's control socket over a fake lab.
 func fakeServer(t *testing.T) (*fakeLab, *Server, string) {
 	t.Helper()
-	lab, err := topologies.Parse("echo.yaml", []byte(echoLab))
+	lab, err := labfile.Parse("echo.yaml", []byte(echoLab))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
@@ -98,7 +98,7 @@ func FuzzSetRequest(f *testing.F) {
 	f.Add([]byte(`{"op":"set","change":{"loss":1e-320,"limit":0}}`))
 	f.Add([]byte(`{"op":"stats"}`))
 	f.Add([]byte(`[1,2]`))
-	lab, err := topologies.Parse("echo.yaml", []byte(echoLab))
+	lab, err := labfile.Parse("echo.yaml", []byte(echoLab))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 const hubLab = `
@@ -32,7 +32,7 @@ topology:
 // clients read since before it (hubs, switch_filtered), with the values
 // they had; a client's decoded copy encodes to the same JSON.
 func TestSnapshotSections(t *testing.T) {
-	lab, err := topologies.Parse("hubs.yaml", []byte(hubLab))
+	lab, err := labfile.Parse("hubs.yaml", []byte(hubLab))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // atmlab stats prints each node's own line (here two hubs'), in name
 // order, after the port table; a switch, with nothing filtered, prints none.
 func TestWriteStats(t *testing.T) {
-	lab, err := topologies.Parse("hubs.yaml", []byte(`name: hubs
+	lab, err := labfile.Parse("hubs.yaml", []byte(`name: hubs
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

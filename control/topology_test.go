@@ -10,6 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A topology request answers the running lab's spec.
@@ -27,7 +28,7 @@ func TestControlTopology(t *testing.T) {
 // A running lab's topology carries its MPLS routers' label bindings, for
 // atmlab inspect.
 func TestControlTopologyCarriesLabels(t *testing.T) {
-	lab, err := topologies.Parse("mpls.yaml", []byte(labtest.Lab("mpls-two-routers", "mpls")))
+	lab, err := labfile.Parse("mpls.yaml", []byte(labtest.Lab("mpls-two-routers", "mpls")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // atmCoreLab is ../topologies/testdata/atm-core.yaml (h1, four routers
@@ -23,7 +24,7 @@ func atmCoreLab(t *testing.T, keys string) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab, err := Parse("atm-core.yaml", []byte(strings.NewReplacer("NAME", "core", "KEYS", keys).Replace(string(b))))
+	lab, err := labfile.Parse("atm-core.yaml", []byte(strings.NewReplacer("NAME", "core", "KEYS", keys).Replace(string(b))))
 	if err != nil {
 		t.Fatal(err)
 	}

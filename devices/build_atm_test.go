@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"github.com/atmlab/atmlab/internal/labtest"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func ipv4(dst [6]byte, from, to string, n int) *emulator.Frame {
 // each link's atm.vci up, translated at each switch; a packet crosses two
 // switches as cells and arrives whole.
 func TestBuildATMAutoPVCs(t *testing.T) {
-	lab, err := Parse("asx.yaml", []byte(asxLab))
+	lab, err := labfile.Parse("asx.yaml", []byte(asxLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestBuildATMAutoPVCs(t *testing.T) {
 // has its link's VC as its only PVC. Hosts whose encapsulations differ
 // cannot talk, and the receiver counts why.
 func TestBuildATMMappings(t *testing.T) {
-	lab, err := Parse("map.yaml", []byte(`
+	lab, err := labfile.Parse("map.yaml", []byte(`
 name: map
 topology:
   nodes:
@@ -149,7 +150,7 @@ topology:
 }
 
 func TestParseATMErrors(t *testing.T) {
-	_, err := Parse("bad.yaml", []byte(`name: bad
+	_, err := labfile.Parse("bad.yaml", []byte(`name: bad
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24, mtu: 65535}
@@ -193,7 +194,7 @@ func TestATMVariants(t *testing.T) {
 	os.WriteFile(file, []byte(labtest.Lab("two-hosts-atm", "v", `variants:
   - {name: oc12-aal34, set: [{link: "h1:eth0", phy: oc12, aal: aal34, encap: vcmux}]}
 `)), 0o644)
-	lab, err := Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestATMVariants(t *testing.T) {
 	if lab.Links[0].ATM.PHY != "oc3" {
 		t.Error("the variant changed the base lab")
 	}
-	_, err = Parse("bad.yaml", []byte(`name: bad
+	_, err = labfile.Parse("bad.yaml", []byte(`name: bad
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}
@@ -233,7 +234,7 @@ variants:
 // A capture's format follows the link: ERF PDUs on LLC/SNAP, SunATM PDUs
 // on VC-mux, cells in pcapng named "atmlab aal34 ..." on AAL3/4.
 func TestCaptureFormats(t *testing.T) {
-	lab, err := Parse("cap.yaml", []byte(`
+	lab, err := labfile.Parse("cap.yaml", []byte(`
 name: cap
 topology:
   nodes:
@@ -275,7 +276,7 @@ topology:
 // An ATM link's limit: bounds the cells in flight in its pipe; the rest are
 // counted as limit drops in the port's counters.
 func TestBuildATMLimit(t *testing.T) {
-	lab, err := Parse("lim.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-atm", "lim"), "topology.links[0].impair", "{delay: 1h, limit: 100}")))
+	lab, err := labfile.Parse("lim.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-atm", "lim"), "topology.links[0].impair", "{delay: 1h, limit: 100}")))
 	if err != nil {
 		t.Fatal(err)
 	}

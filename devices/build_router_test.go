@@ -3,6 +3,7 @@ package devices
 import (
 	"encoding/binary"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"os"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestBuildRouterChain(t *testing.T) {
 		{"mpls: true, ttl: pipe,", 62, [6]int{0, 1, 1, 1, 0, 0}},
 		{"mpls: true, null: explicit,", 59, [6]int{0, 1, 1, 1, 1, 0}},
 	} {
-		lab, err := Parse("chain.yaml", []byte(chainLab(tc.keys)))
+		lab, err := labfile.Parse("chain.yaml", []byte(chainLab(tc.keys)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestBuildRouterChain(t *testing.T) {
 
 // Router lab keys: costs, a shared CPU, and what is wrong with a router.
 func TestParseRouter(t *testing.T) {
-	lab, err := Parse("r.yaml", []byte(strings.Replace(chainLab("mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},"), "r5: {kind: router, mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},", "r5: {kind: router,", 1)))
+	lab, err := labfile.Parse("r.yaml", []byte(strings.Replace(chainLab("mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},"), "r5: {kind: router, mpls: true, cost: {ip: 3us, swap: 3.2us, per_byte: 1ns, cpu: shared},", "r5: {kind: router,", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestParseRouter(t *testing.T) {
 	if routerOf(n, "r1").Config().CPU != routerOf(n, "r4").Config().CPU || routerOf(n, "r5").Config().CPU != nil {
 		t.Error("routers with cpu: shared do not share one CPU, or a router without costs has one")
 	}
-	_, err = Parse("bad.yaml", []byte(`name: bad
+	_, err = labfile.Parse("bad.yaml", []byte(`name: bad
 topology:
   nodes:
     r1: {kind: router, ttl: short, null: none, cost: {ip: fast}, interfaces: {eth0: {}}}

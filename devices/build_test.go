@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"maps"
 	"net/netip"
 	"os"
@@ -24,7 +25,7 @@ var echoLab = labtest.Set(labtest.Lab("two-hosts-switch", "echo"), "topology.lin
 // A ping-sized frame from h1 to h2 and back: four serialisations (two per
 // hop, store and forward) each way plus the delay each way.
 func TestBuildEchoRTT(t *testing.T) {
-	lab, err := Parse("echo.yaml", []byte(echoLab))
+	lab, err := labfile.Parse("echo.yaml", []byte(echoLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ var hubLab = labtest.Set(labtest.Lab("three-hosts-hub", "hub"), "topology.links[
 // Hosts on a hub: a frame reaches every other host when its last bit does,
 // and two hosts that start together collide and are counted.
 func TestBuildHub(t *testing.T) {
-	lab, err := Parse("hub.yaml", []byte(hubLab))
+	lab, err := labfile.Parse("hub.yaml", []byte(hubLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestBuildHub(t *testing.T) {
 	if n.Link("hub1:p3").Medium == nil {
 		t.Fatal("a hub link has no station")
 	}
-	_, err = Parse("bad.yaml", []byte(strings.ReplaceAll(hubLab, "rate: 100M, cable", "rate: 10M, cable")))
+	_, err = labfile.Parse("bad.yaml", []byte(strings.ReplaceAll(hubLab, "rate: 100M, cable", "rate: 10M, cable")))
 	if err == nil || !strings.Contains(err.Error(), "hub hub1 runs at one rate") {
 		t.Fatalf("mixed hub rates: %v", err)
 	}
@@ -99,7 +100,7 @@ func TestBuildHub(t *testing.T) {
 
 // A host's cpu: key sets its processing limit; rate: is a copy rate.
 func TestHostCPUKey(t *testing.T) {
-	lab, err := Parse("cpu.yaml", []byte(labtest.Set(labtest.Lab("two-hosts", "cpu"), "topology.nodes.h1.cpu", "{rate: 80M, per_packet: 20us, queue: 8}")))
+	lab, err := labfile.Parse("cpu.yaml", []byte(labtest.Set(labtest.Lab("two-hosts", "cpu"), "topology.nodes.h1.cpu", "{rate: 80M, per_packet: 20us, queue: 8}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestBuildDeterministic(t *testing.T) {
 		}
 	}
 	for i, seed := range buildSeeds() {
-		if _, err := Parse("seed.yaml", seed); err == nil {
+		if _, err := labfile.Parse("seed.yaml", seed); err == nil {
 			labs[fmt.Sprintf("FuzzParseBuild seed %d", i)] = seed
 		}
 	}
@@ -149,7 +150,7 @@ func TestBuildDeterministic(t *testing.T) {
 // events and returns what every port counted and when the last event ran.
 func broadcastRun(t *testing.T, file string, data []byte) string {
 	t.Helper()
-	lab, err := Parse(file, data)
+	lab, err := labfile.Parse(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Build cannot fail on a resolved lab; given what Resolve never makes, it
@@ -22,7 +23,7 @@ func TestBuildPanicsOnProgrammingFaults(t *testing.T) {
 	if msg := panics(toaster); !strings.Contains(msg, "t.yaml:4: node x1: kind toaster has no unit in the kinds table (a programming fault") {
 		t.Errorf("a kind without a unit: %s", msg)
 	}
-	lab, err := topologies.Parse("r.yaml", []byte(`name: r
+	lab, err := labfile.Parse("r.yaml", []byte(`name: r
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Every shipped lab file validates and builds.
@@ -20,7 +21,7 @@ func TestShippedLabsValid(t *testing.T) {
 		t.Fatalf("shipped labs: %v", files)
 	}
 	for _, f := range files {
-		lab, err := Load(f)
+		lab, err := labfile.Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -29,9 +30,9 @@ func TestShippedLabsValid(t *testing.T) {
 	}
 }
 
-// FuzzParseBuild runs what `up` runs on whatever Parse accepts: Build, then
+// FuzzParseBuild runs what `up` runs on whatever labfile.Parse accepts: Build, then
 // a broadcast frame from every host through the network for a bounded
-// number of events. A lab Parse accepts must build (what `up` would refuse,
+// number of events. A lab labfile.Parse accepts must build (what `up` would refuse,
 // validate refuses) and never panic: jitter of 1281023h did, on the first
 // frame; NaN loss, cable and pcr silently meant nothing.
 //
@@ -45,7 +46,7 @@ func FuzzParseBuild(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lab, err := Parse("fuzz.yaml", data)
+		lab, err := labfile.Parse("fuzz.yaml", data)
 		if err != nil {
 			return
 		}

@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A chain of three MPLS routers: the ingress pushes, the middle swaps or
 // pops (penultimate hop), and a plain router has no bindings.
 func TestLabelsListEachMPLSRoutersBindings(t *testing.T) {
-	lab, err := topologies.Parse("mpls.yaml", []byte(`name: mpls
+	lab, err := labfile.Parse("mpls.yaml", []byte(`name: mpls
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24, routes: [{to: 0.0.0.0/0, via: 10.0.0.254}]}

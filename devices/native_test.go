@@ -10,6 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/sched"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 const nativeLab = `
@@ -45,7 +46,7 @@ func nativeFrame(vpi, vci uint16, n int) *emulator.Frame {
 // (h1: 0/100 IP to h2, 0/101 native to h2, 0/102 IP to h3); a host
 // without it gets none.
 func TestNativePVCsArePlannedBesideClassicalIP(t *testing.T) {
-	lab, err := Parse("nat.yaml", []byte(nativeLab))
+	lab, err := labfile.Parse("nat.yaml", []byte(nativeLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestNativeSDUCrossesInExactCells(t *testing.T) {
 	for _, tt := range []struct {
 		sdu, cells int
 	}{{952, 20}, {953, 21}, {9160, 191}, {9161, 192}, {1, 1}, {40, 1}, {41, 2}} {
-		lab, err := Parse("nat.yaml", []byte(nativeLab))
+		lab, err := labfile.Parse("nat.yaml", []byte(nativeLab))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestNativeSDUCrossesInExactCells(t *testing.T) {
 // header does not parse, is dropped and counted; nothing reaches the far
 // host.
 func TestNativeFrameOnWrongVCIsCounted(t *testing.T) {
-	lab, err := Parse("nat.yaml", []byte(nativeLab))
+	lab, err := labfile.Parse("nat.yaml", []byte(nativeLab))
 	if err != nil {
 		t.Fatal(err)
 	}

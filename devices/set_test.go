@@ -2,7 +2,7 @@ package devices
 
 import (
 	"fmt"
-	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +33,7 @@ func echo(t *testing.T, n *Network) time.Duration {
 }
 
 func TestNetworkSet(t *testing.T) {
-	lab, err := Parse("echo.yaml", []byte(echoLab))
+	lab, err := labfile.Parse("echo.yaml", []byte(echoLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestParseChange(t *testing.T) {
 // TestNetworkSetATM: an ATM link's cell delay and loss change at run time,
 // per direction; --reset returns to the lab file's (delay 1ms, loss 0.1%).
 func TestNetworkSetATM(t *testing.T) {
-	lab, err := Parse("asx.yaml", []byte(asxLab))
+	lab, err := labfile.Parse("asx.yaml", []byte(asxLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,11 +197,11 @@ func mustSet(t *testing.T, n *Network, e, from string, words ...string) []Applie
 // alike, and nothing of it is applied: before, rate 0, a negative delay or
 // a 500 % loss went into the model as they were, and ping failed.
 func TestNetworkSetRefusesOutOfRange(t *testing.T) {
-	eth, err := Parse("echo.yaml", []byte(echoLab))
+	eth, err := labfile.Parse("echo.yaml", []byte(echoLab))
 	if err != nil {
 		t.Fatal(err)
 	}
-	asx, err := Parse("asx.yaml", []byte(asxLab))
+	asx, err := labfile.Parse("asx.yaml", []byte(asxLab))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/emutest"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 const wireLab = `
@@ -27,7 +28,7 @@ topology:
 // back the other way; nothing is learned, so a frame for h1's own address
 // goes through too.
 func TestWire(t *testing.T) {
-	lab, err := topologies.Parse("wired.yaml", []byte(wireLab))
+	lab, err := labfile.Parse("wired.yaml", []byte(wireLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestWirePortConformance(t *testing.T) {
 // h1 at 100M into the 10M link overflow WireQueue, the frames it refused
 // are the link's drops, and h2 gets exactly the frames forwarded.
 func TestWireCountsDrops(t *testing.T) {
-	lab, err := topologies.Parse("wired.yaml", []byte(wireLab))
+	lab, err := labfile.Parse("wired.yaml", []byte(wireLab))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Curve is one measured path's ceiling over the window: a variant's hosts
@@ -48,7 +49,7 @@ func folderLab(dir string) func(variant string) *topologies.Lab {
 			return func(v string) *topologies.Lab { return spec.Lab(cmp.Or(v, "base")) }
 		}
 	}
-	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	lab, err := labfile.Load(filepath.Join(dir, "lab.yaml"))
 	return func(v string) *topologies.Lab {
 		if err != nil {
 			return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Ticks are round: a step of 1, 2 or 5 times a power of ten, labels with
@@ -107,7 +107,7 @@ func TestEachVariantAgainstItsOwnCurve(t *testing.T) {
 			t.Errorf("%s's curve has %d points over %d..%d", c.Variant, len(c.Line), f.From, f.To)
 		}
 	}
-	lab, _ := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	lab, _ := labfile.Load(filepath.Join(dir, "lab.yaml"))
 	for _, m := range d.Measured {
 		want := byVariant[m.Variant]
 		if m.Curve != want {

@@ -13,12 +13,13 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // File is the lab file at path as a running lab would show it, its MPLS
 // labels bound, without building anything in the kernel.
 func File(path string) (*topologies.View, error) {
-	lab, err := topologies.Load(path)
+	lab, err := labfile.Load(path)
 	if err != nil {
 		return nil, err
 	}

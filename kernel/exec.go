@@ -12,16 +12,16 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Exec replaces the current process with argv running inside the lab's
 // host node, as `ip netns exec` does. It returns only on failure.
 func Exec(lab, node string, argv []string) error {
-	if err := topologies.CheckLabName(lab); err != nil {
+	if err := labfile.CheckLabName(lab); err != nil {
 		return err
 	}
-	if err := topologies.CheckNodeName(node); err != nil {
+	if err := labfile.CheckNodeName(node); err != nil {
 		return err
 	}
 	if NeedsHolder() {

@@ -13,13 +13,14 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // The token bucket in front of a host's TAP bills the slower of its link
 // and its CPU: Ethernet framing at the link rate, ATM cells at the cell
 // stream rate, or a slow host's copy rate with its per-packet cost as octets.
 func TestWireOf(t *testing.T) {
-	lab, err := topologies.Parse("w.yaml", []byte(`name: w
+	lab, err := labfile.Parse("w.yaml", []byte(`name: w
 topology:
   nodes:
     e1: {kind: host, ipv4: 10.0.0.1/24}

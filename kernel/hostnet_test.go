@@ -17,7 +17,7 @@ import (
 
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/netstat"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // needRoot skips a test that makes namespaces without root; under CI a
@@ -206,7 +206,7 @@ func BenchmarkHostCounters(b *testing.B) {
 // whole of Stats with the hosts' kernel counters.
 func BenchmarkLabStats(b *testing.B) {
 	needRoot(b)
-	lab, err := topologies.Parse("bs.yaml", []byte(fmt.Sprintf(`name: bs%d
+	lab, err := labfile.Parse("bs.yaml", []byte(fmt.Sprintf(`name: bs%d
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 func twoHostLab(t *testing.T) *topologies.Lab {
 	t.Helper()
-	lab, err := topologies.Parse("names.yaml", []byte("name: names\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n    sw1: {kind: switch}\n"+
+	lab, err := labfile.Parse("names.yaml", []byte("name: names\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n    sw1: {kind: switch}\n"+
 		"  links:\n    - endpoints: [\"h1:eth0\", \"sw1:p1\"]\n    - endpoints: [\"h2:eth0\", \"sw1:p2\"]\n"))
 	if err != nil {
 		t.Fatal(err)

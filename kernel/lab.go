@@ -18,6 +18,7 @@ import (
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // RunDir holds each running lab's control socket: /run/atmlab for root,
@@ -190,7 +191,7 @@ func (k *Lab) Namespaces() []string { return k.namespaces }
 // nothing is touched. For a normal user it stops the lab's holder instead,
 // and whatever the user started in it (rootless.go).
 func Down(name string) ([]string, error) {
-	if err := topologies.CheckLabName(name); err != nil {
+	if err := labfile.CheckLabName(name); err != nil {
 		return nil, err
 	}
 	if NeedsHolder() {

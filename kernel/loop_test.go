@@ -22,7 +22,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // fakeTAPs stands in for two hosts' TAPs with SOCK_SEQPACKET socketpairs,
@@ -37,7 +37,7 @@ func fakeTAPs(t testing.TB, lab string) (*Loop, *devices.Network, [2]int) {
 // TAPs with IFF_VNET_HDR (AttachVNet): every frame carries a VNetHdr.
 func fakeTAPsWith(t testing.TB, lab string, vnet bool) (*Loop, *devices.Network, [2]int) {
 	t.Helper()
-	l, err := topologies.Parse("loop.yaml", []byte(lab))
+	l, err := labfile.Parse("loop.yaml", []byte(lab))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 var atmlab string // the binary a student runs, built once
@@ -141,7 +141,7 @@ func TestLessonFoldersAreComplete(t *testing.T) {
 				}
 			}
 			l := readLesson(t, dir)
-			lab, err := topologies.Load(filepath.Join(dir, l.Lab))
+			lab, err := labfile.Load(filepath.Join(dir, l.Lab))
 			if err != nil {
 				t.Fatalf("lab file: %v", err)
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/theory"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // atmCoreLab is ../topologies/testdata/atm-core.yaml (h1, four routers
@@ -22,7 +22,7 @@ func atmCoreLab(keys string) string { return keyedLab("atm-core", keys) }
 // coreCeiling is theory's ceiling of a stream from h1 to h2 over the core.
 func coreCeiling(t *testing.T, lab, test string, size int) float64 {
 	t.Helper()
-	l, err := topologies.Parse("core.yaml", []byte(strings.ReplaceAll(lab, "NAME", "core")))
+	l, err := labfile.Parse("core.yaml", []byte(strings.ReplaceAll(lab, "NAME", "core")))
 	if err != nil {
 		t.Fatal(err)
 	}

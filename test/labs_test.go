@@ -16,7 +16,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // seedLab runs a shipped lab in quick mode, as CI and `make demo` do, and
@@ -28,7 +28,7 @@ func seedLab(t *testing.T, name string) []labrun.Record {
 	t.Helper()
 	requireRoot(t, "iperf3", "iperf")
 	file := filepath.Join("..", "topologies", name+".yaml")
-	lab, err := topologies.Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestSeedCERNET(t *testing.T) {
 	aal34 := figure(t, recs, "aal34", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
 	// s1 copies each 9166-octet Ethernet frame (9124 + UDP, IP and Ethernet
 	// headers) at its copy rate, 77 Mbit/s.
-	lab, err := topologies.Load(filepath.Join("..", "topologies", "cernet-atm.yaml"))
+	lab, err := labfile.Load(filepath.Join("..", "topologies", "cernet-atm.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

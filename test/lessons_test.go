@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // lessonRun runs a lesson's lab in real time as a student with root does
@@ -43,7 +43,7 @@ func lessonRun(t *testing.T, dir string) []labrun.Record {
 		t.Fatal(err)
 	}
 	file := filepath.Join(base, l.Lab)
-	lab, err := topologies.Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-package topologies
+package topologies_test
 
 import (
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"testing"
 
 	"github.com/atmlab/atmlab/internal/labtest"
@@ -9,7 +11,7 @@ import (
 // A host's TCP buffers are sized for its own link's rate over the lab's
 // round trip, both directions' delays and the cable's propagation counted.
 func TestTCPBufferMaxFillsTheLinkOverTheRoundTrip(t *testing.T) {
-	lab, err := Parse("wan.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-switch", "wan"), "topology.links[0].ethernet.rate", "10G", "topology.links[1].impair", "{delay: 10ms}")))
+	lab, err := labfile.Parse("wan.yaml", []byte(labtest.Set(labtest.Lab("two-hosts-switch", "wan"), "topology.links[0].ethernet.rate", "10G", "topology.links[1].impair", "{delay: 10ms}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,18 +32,18 @@ func TestTCPBufferMaxFillsTheLinkOverTheRoundTrip(t *testing.T) {
 // of seconds is capped.
 func TestTCPBufferMaxLeavesShortPathsAndCapsLongOnes(t *testing.T) {
 	lan := labtest.Set(labtest.Lab("two-hosts", "lan"), "topology.links[0].ethernet.rate", "10G")
-	lab, err := Parse("lan.yaml", []byte(lan))
+	lab, err := labfile.Parse("lan.yaml", []byte(lan))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := lab.TCPBufferMax("h1"); got != 0 {
 		t.Errorf("no delay: %d, want 0", got)
 	}
-	lab, err = Parse("far.yaml", []byte(labtest.Set(lan, "topology.links[0].impair", "{delay: 1s}")))
+	lab, err = labfile.Parse("far.yaml", []byte(labtest.Set(lan, "topology.links[0].impair", "{delay: 1s}")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lab.TCPBufferMax("h1"); got != MaxTCPBuffer {
-		t.Errorf("10G over 2 s: %d, want the cap %d", got, MaxTCPBuffer)
+	if got := lab.TCPBufferMax("h1"); got != topologies.MaxTCPBuffer {
+		t.Errorf("10G over 2 s: %d, want the cap %d", got, topologies.MaxTCPBuffer)
 	}
 }

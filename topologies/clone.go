@@ -7,24 +7,24 @@ import (
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// clone returns a copy of the lab that shares nothing a variant or a
+// Clone returns a copy of the lab that shares nothing a variant or a
 // caller changes (lab run's --quick shrinks a variant's experiments), so
 // that every variant is made from one resolved lab as written. Its
-// variants and sweep, which no variant changes, are shared: copying them
+// variants, sweep and Source, which no variant changes, are shared: copying them
 // for each variant would make memory grow with their square. Nodes, links
 // and experiments, the bulk of a big lab, are copied field by field (a
 // reflective copy took half as long as resolving the lab again); the
 // study parts by deepCopy. TestVariantLabsShareNothing checks that no
 // field is missed.
-func (l *Lab) clone() *Lab {
+func (l *Lab) Clone() *Lab {
 	c := *l
 	c.nodeIndex, c.linkIndex, c.nodesIndexed, c.linksIdx = nil, nil, 0, 0 // they point into l
-	c.Nodes, c.Links, c.Experiments, c.Variants, c.Sweep = nil, nil, nil, nil, nil
+	c.Nodes, c.Links, c.Experiments, c.Variants, c.Sweep, c.Source = nil, nil, nil, nil, nil, nil
 	out := deepCopy(reflect.ValueOf(&c), map[ptrKey]reflect.Value{}).Interface().(*Lab)
 	out.Nodes = cloneAll(l.Nodes, (*Node).clone)
 	out.Links = cloneAll(l.Links, (*Link).clone)
 	out.Experiments = cloneAll(l.Experiments, (*study.Experiment).Clone)
-	out.Variants, out.Sweep = l.Variants, l.Sweep
+	out.Variants, out.Sweep, out.Source = l.Variants, l.Sweep, l.Source
 	return out
 }
 
@@ -78,7 +78,7 @@ type ptrKey struct {
 // deepCopy copies v: pointers, slices and maps are followed and copied (a
 // pointer met twice is copied once, so a finding's reference stays one of
 // the lab's references); a struct's unexported fields are copied as they
-// are (a reference's file, and the lab's raw tree, which is read only).
+// are (a reference's file).
 func deepCopy(v reflect.Value, seen map[ptrKey]reflect.Value) reflect.Value {
 	switch v.Kind() {
 	case reflect.Pointer:

@@ -3,7 +3,7 @@ package topologies
 import "github.com/atmlab/atmlab/emulator/units"
 
 // Defaults applied when a lab file does not say: their values here and
-// nowhere else (each kind's row in kinds.go applies its own), so that a
+// nowhere else (each kind's row in labfile/kinds.go applies its own), so that a
 // resolved lab (spec.json) holds every value the models are built with.
 const (
 	DefaultMTU  = 1500
@@ -48,23 +48,3 @@ const (
 
 // The models' constants these equal are checked in package devices
 // (TestDefaultsAreTheModels), which imports both.
-
-// linkDefaults gives each impairment pipe its medium's limit unless the
-// lab file set one: an ATM link's always (its cell link bounds the cells
-// in flight whatever else it does), an Ethernet direction's only when it
-// has an impairment, since a channel without one has no pipe to bound and
-// 0 says so (a hub's links never have one). It runs after every check, of
-// the lab as written and of a variant, which may add a delay.
-func linkDefaults(lab *Lab) {
-	for _, l := range lab.Links {
-		for _, im := range []*Impair{&l.AB.Impair, &l.BA.Impair} {
-			switch {
-			case im.Limit != 0:
-			case l.ATM != nil:
-				im.Limit = DefaultATMLimit
-			case !im.IsZero():
-				im.Limit = DefaultLimit
-			}
-		}
-	}
-}

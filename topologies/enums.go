@@ -23,6 +23,8 @@ const (
 	KindHub       Kind = "hub"
 	KindATMSwitch Kind = "atm-switch"
 	KindRouter    Kind = "router"
+	// KindWire is a wire: two Ethernet links joined store and forward.
+	KindWire Kind = "wire"
 )
 
 // PHY names an ATM physical layer (package phy's table).

@@ -9,17 +9,17 @@ import (
 	"testing"
 )
 
-// The lab-file package parses and resolves without the models: of the
-// project's packages it imports only value packages (the cell codec,
-// units, the PHY table), never a device package (emulator, atm, ether,
-// router, ...), which package devices builds from a resolved lab. Its
-// own rooms (topologies/...) are the lab file's floor too.
+// The lab-file packages (topologies and every package under it) read and
+// resolve a lab without the models: of the project's other packages they
+// import only value packages (the cell codec, units, the PHY table), never
+// a device package (emulator, atm, ether, router, ...), which package
+// devices builds from a resolved lab.
 func TestImportsNoDevice(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

@@ -1,12 +1,14 @@
-// Package topologies reads lab files (docs/design.md, "Lab files") and
-// resolves them into typed, fully defaulted, fully checked labs: Decode,
-// then Resolve, with no model imported (TestImportsNoDevice). Package
-// devices builds the emulated network of a resolved lab; package kernel
-// runs it on Linux.
+// Package topologies is the resolved lab (docs/design.md, "Lab files"):
+// its nodes, links and typed values, every default applied and every PVC
+// planned, as package labfile makes it from a lab file and spec.json
+// holds it, with no model imported (TestImportsNoDevice). Package devices
+// builds the emulated network of a resolved lab; package kernel runs it
+// on Linux.
 package topologies
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -36,9 +38,9 @@ type Lab struct {
 	ToolUses    []study.ToolUse     // the tools the study names, checked by the harness (labrun.CheckTools)
 	Warnings    []*labyaml.Error    // what is valid but likely a mistake: loops of switches
 
-	// raw is the file's decoded YAML tree and the lab as written, resolved
-	// once: WithVariant copies that lab for each variant.
-	raw *Raw
+	// Source is the lab file's tree the lab was resolved from, which
+	// makes its variants (WithVariant); nil for a lab read from spec.json.
+	Source Source `json:"-"`
 
 	// Indexes by name and endpoint, so that validation stays linear; they
 	// catch up with whatever was appended to Nodes and Links since.
@@ -114,6 +116,23 @@ func (a ATMAddr) String() string {
 	return fmt.Sprintf("%s:%d:%d", a.Port, a.VPI, a.VCI)
 }
 
+// VC is a permanent virtual circuit at a host's ATM interface: its VPI and
+// VCI and, on a PVC the lab planned between two hosts, the address at its
+// far end (so that the adapter answers ATMARP for it).
+type VC struct {
+	VPI, VCI int
+	Peer     netip.Addr `json:",omitzero"`
+	// Native marks a PVC of the native AAL API: SDUs with no IP and no
+	// encapsulation (atm: native: true on both hosts' links).
+	Native bool `json:",omitzero"`
+}
+
+// CrossConnect is one direction of an atm-switch's translation: cells in
+// on In leave on Out (a whole VP where In.VCI is -1).
+type CrossConnect struct {
+	In, Out ATMAddr
+}
+
 // Interface is a host's or router's interface.
 type Interface struct {
 	Name string
@@ -183,9 +202,6 @@ func (l *Lab) Node(name string) *Node {
 	return l.nodeIndex[name]
 }
 
-// addNode appends a node.
-func (l *Lab) addNode(n *Node) { l.Nodes = append(l.Nodes, n) }
-
 // LinkOf returns the link that has endpoint e (the first, if two share
 // it), or nil.
 func (l *Lab) LinkOf(e Endpoint) *Link {
@@ -201,6 +217,14 @@ func (l *Lab) LinkOf(e Endpoint) *Link {
 		}
 	}
 	return l.linkIndex[e]
+}
+
+// CheckReferences is the step after Resolve that reads the file system:
+// each reference's result file must be a regular file under the lab
+// file's directory, of at most study.MaxReferenceBytes. All problems come
+// back at once, joined, each an *labyaml.Error.
+func (l *Lab) CheckReferences() error {
+	return errors.Join(study.FileErrors(l.File, l.References)...)
 }
 
 // Interface returns the interface named name, or nil.

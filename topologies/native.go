@@ -1,11 +1,6 @@
 package topologies
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/atmlab/atmlab/topologies/labyaml"
-)
+import "fmt"
 
 // NativeEnd is one end of a native AAL PVC: the host's interface and its
 // VC there (each end has its own VPI/VCI of the one PVC).
@@ -45,25 +40,4 @@ func (l *Lab) NativePVC(from, to string) (a, b NativeEnd, err error) {
 		return a, b, fmt.Errorf("no native PVC from %s to %s: give both hosts' ATM links native: true", from, to)
 	}
 	return a, b, nil
-}
-
-// checkNative checks the experiments that name a native AAL test: atmlab's
-// tool measures them, over a native PVC between their hosts.
-func checkNative(lab *Lab) []error {
-	var errs []error
-	for i, e := range lab.Experiments {
-		for _, t := range e.Tests {
-			if !strings.HasPrefix(t, "AAL") {
-				continue
-			}
-			key := fmt.Sprintf("experiments[%d].tests", i)
-			if e.Tool != "atmlab" {
-				errs = append(errs, &labyaml.Error{File: lab.File, Line: e.Line, Key: key, Msg: fmt.Sprintf("%s is atmlab's own test of the native AAL API; %s has none: leave out tool: %s", t, e.Tool, e.Tool)})
-			} else if _, _, err := lab.NativePVC(e.From, e.To); err != nil {
-				errs = append(errs, &labyaml.Error{File: lab.File, Line: e.Line, Key: key, Msg: fmt.Sprintf("%s: %v", t, err)})
-			}
-			break
-		}
-	}
-	return errs
 }

@@ -1,8 +1,10 @@
-package topologies
+package topologies_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"path/filepath"
 	"testing"
 )
@@ -17,7 +19,7 @@ func TestSpecJSON(t *testing.T) {
 	for _, file := range files {
 		var out [2][]byte
 		for i := range out {
-			lab, err := Load(file)
+			lab, err := labfile.Load(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -26,7 +28,7 @@ func TestSpecJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out[i], err = SpecJSON(names, labs); err != nil {
+			if out[i], err = topologies.SpecJSON(names, labs); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
 		}
@@ -39,15 +41,15 @@ func TestSpecJSON(t *testing.T) {
 				Lab     struct {
 					Name  string
 					Nodes []struct {
-						Kind       Kind
-						Interfaces []struct{ VCs []VC }
-						ATMSwitch  *struct{ Cross []CrossConnect }
+						Kind       topologies.Kind
+						Interfaces []struct{ VCs []topologies.VC }
+						ATMSwitch  *struct{ Cross []topologies.CrossConnect }
 					}
 				}
 			}
 		}
-		names := (&Lab{}).Measured()
-		if lab, _ := Load(file); lab != nil {
+		names := (&topologies.Lab{}).Measured()
+		if lab, _ := labfile.Load(file); lab != nil {
 			names = lab.Measured()
 		}
 		if err := json.Unmarshal(out[0], &spec); err != nil || len(spec.Variants) != len(names) || spec.Variants[0].Variant != names[0] {
@@ -60,13 +62,13 @@ func TestSpecJSON(t *testing.T) {
 		// VCs, every atm-switch cross-connects.
 		for _, n := range spec.Variants[0].Lab.Nodes {
 			switch n.Kind {
-			case KindHost:
+			case topologies.KindHost:
 				for _, i := range n.Interfaces {
 					if len(i.VCs) == 0 {
 						t.Errorf("cernet-atm: a host interface without VCs in spec.json")
 					}
 				}
-			case KindATMSwitch:
+			case topologies.KindATMSwitch:
 				if n.ATMSwitch == nil || len(n.ATMSwitch.Cross) == 0 {
 					t.Errorf("cernet-atm: an atm-switch without cross-connects in spec.json")
 				}
@@ -84,7 +86,7 @@ func TestReadSpec(t *testing.T) {
 		t.Fatal(files, err)
 	}
 	for _, file := range files {
-		lab, err := Load(file)
+		lab, err := labfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,63 +95,29 @@ func TestReadSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := SpecJSON(names, labs)
+		b, err := topologies.SpecJSON(names, labs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := ReadSpec(b)
+		spec, err := topologies.ReadSpec(b)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		var again []*Lab
+		var again []*topologies.Lab
 		for i, v := range spec.Variants {
 			if v.Name != names[i] || spec.Lab(names[i]) != v.Lab {
 				t.Fatalf("%s: variant %d is %q, want %q", file, i, v.Name, names[i])
 			}
 			again = append(again, v.Lab)
 		}
-		b2, err := SpecJSON(names, again)
+		b2, err := topologies.SpecJSON(names, again)
 		if err != nil || !bytes.Equal(b, b2) {
 			t.Errorf("%s: spec.json read back writes different bytes (%v)", file, err)
 		}
 	}
 	for _, bad := range []string{``, `{"variants": []}`, `{"variants": [{"variant": "base"}]}`, `{"variants": [{"variant": "base", "lab": {"Nodes": 3}}]}`, `{"labs": []}`} {
-		if _, err := ReadSpec([]byte(bad)); err == nil {
+		if _, err := topologies.ReadSpec([]byte(bad)); err == nil {
 			t.Errorf("ReadSpec(%q) = nil error", bad)
 		}
-	}
-}
-
-// spec.json grows with the variants, not their square: the lab file's
-// variants and sweep are in the first lab only.
-func TestSpecJSONHoldsVariantsOnce(t *testing.T) {
-	lab, err := Parse("grid.yaml", sweepLab1000())
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := func(n int) int {
-		names := lab.Measured()[:n]
-		labs, err := lab.ResolveVariants(names)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := SpecJSON(names, labs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, err := ReadSpec(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range spec.Variants {
-			if held := len(v.Lab.Variants) > 0 || v.Lab.Sweep != nil; held != (i == 0) {
-				t.Fatalf("%d points: lab %d holds the variants and sweep: %v", n, i, held)
-			}
-		}
-		return len(b)
-	}
-	one, all := size(1), size(1000)
-	if each := (all - one) / 999; each > 16<<10 { // a 3-node lab is about 4 KB; with the variants in each, 2 MB
-		t.Errorf("a 1000-point grid's spec.json is %d bytes, %d a point after the first", all, each)
 	}
 }

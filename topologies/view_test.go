@@ -1,12 +1,14 @@
-package topologies
+package topologies_test
 
 import (
 	"encoding/json"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"testing"
 )
 
 func TestSpec(t *testing.T) {
-	lab, err := Parse("spec.yaml", []byte(`name: spec
+	lab, err := labfile.Parse("spec.yaml", []byte(`name: spec
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}
@@ -33,11 +35,11 @@ topology:
 	if len(s.Nodes) != 6 || len(s.Links) != 4 {
 		t.Fatalf("view has %d nodes, %d links; want 6, 4", len(s.Nodes), len(s.Links))
 	}
-	kinds := map[string]Kind{}
+	kinds := map[string]topologies.Kind{}
 	for _, n := range s.Nodes {
 		kinds[n.Name] = n.Kind
 	}
-	if kinds["sw1"] != KindSwitch || kinds["atm1"] != KindATMSwitch || kinds["h1"] != KindHost {
+	if kinds["sw1"] != topologies.KindSwitch || kinds["atm1"] != topologies.KindATMSwitch || kinds["h1"] != topologies.KindHost {
 		t.Errorf("kinds %v", kinds)
 	}
 	l := s.Links[0]

@@ -12,6 +12,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/lesson"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Result is one file checked.
@@ -32,7 +33,7 @@ func File(path string) *Result {
 		r.Lesson, r.Err = lesson.Load(path)
 		return r
 	}
-	if r.Lab, r.Err = topologies.Load(path); r.Err == nil {
+	if r.Lab, r.Err = labfile.Load(path); r.Err == nil {
 		r.Err = errors.Join(labrun.CheckTools(r.Lab), r.Lab.CheckVariants(r.Lab.Measured()))
 	}
 	return r

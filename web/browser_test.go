@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/atmlab/atmlab/internal/headless"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // run runs a browser action or fails the test.
@@ -92,7 +92,7 @@ func TestBrowserEveryKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(headless.New(t), 2*time.Minute)
 	defer cancel()
 	for _, file := range []string{"../topologies/praktikum.yaml", "../topologies/gns3-mpls.yaml", "../topologies/cernet-atm.yaml"} {
-		lab, err := topologies.Load(file)
+		lab, err := labfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestBrowserEveryKind(t *testing.T) {
 // its kind, so a kind the page has no panel for, a wire, still shows
 // what it counts.
 func TestBrowserNodeCounters(t *testing.T) {
-	lab, err := topologies.Parse("w.yaml", []byte(`name: w
+	lab, err := labfile.Parse("w.yaml", []byte(`name: w
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/internal/webguard"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
@@ -63,7 +64,7 @@ func (f *fake) Set(_ context.Context, endpoint, direction string, c settings.Cha
 func (f *fake) snapshots() int { f.mu.Lock(); defer f.mu.Unlock(); return f.stats }
 
 func sw100() topologies.View {
-	lab, err := topologies.Parse("sw100.yaml", []byte(labtest.Lab("two-hosts-switch", "sw100")))
+	lab, err := labfile.Parse("sw100.yaml", []byte(labtest.Lab("two-hosts-switch", "sw100")))
 	if err != nil {
 		panic(err)
 	}

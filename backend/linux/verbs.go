@@ -19,6 +19,7 @@ import (
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // NeedsLinux is the error of a verb that builds namespaces and TAPs on a
@@ -136,7 +137,7 @@ func Remove(arg string, w io.Writer, format string) error {
 	name := arg
 	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
 		if _, err := os.Stat(name); err == nil {
-			lab, err := topologies.Load(name)
+			lab, err := labfile.Load(name)
 			if err != nil {
 				return err
 			}

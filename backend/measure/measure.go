@@ -17,7 +17,7 @@ import (
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/validate"
 )
 
@@ -53,7 +53,7 @@ func (l *Lab) Load() (err error) {
 			return err
 		}
 	}
-	if l.Lab, err = topologies.Load(l.File); err != nil {
+	if l.Lab, err = labfile.Load(l.File); err != nil {
 		return err
 	}
 	if !linux.InHolder() { // a holder's child runs this command again

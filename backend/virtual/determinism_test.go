@@ -15,7 +15,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/vhost"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 const sw100 = `
@@ -37,7 +37,7 @@ topology:
 // build parses and builds a lab and its virtual hosts.
 func build(t *testing.T, text string) *Lab {
 	t.Helper()
-	lab, err := topologies.Parse("test.yaml", []byte(text))
+	lab, err := labfile.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // lab parses a lab file's text.
 func lab(t testing.TB, text string) *topologies.Lab {
 	t.Helper()
-	l, err := topologies.Parse("test.yaml", []byte(text))
+	l, err := labfile.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

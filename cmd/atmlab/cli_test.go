@@ -18,6 +18,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/complete"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // fakeLabs makes ls, inspect and completion see the labs in views as
@@ -26,7 +27,7 @@ import (
 func fakeLabs(t *testing.T, views ...topologies.View) {
 	t.Helper()
 	if len(views) == 0 {
-		lab, err := topologies.Load("../../topologies/sw100.yaml")
+		lab, err := labfile.Load("../../topologies/sw100.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestMakefileStampsVersionAndCommit(t *testing.T) {
 func TestCompletionOffersRunningLabsHostsAndLinkEnds(t *testing.T) {
 	other := topologies.View{Lab: "atm1", Nodes: []topologies.ViewNode{{Name: "a", Kind: topologies.KindHost}}}
 	fakeLabs(t)
-	lab, _ := topologies.Load("../../topologies/sw100.yaml")
+	lab, _ := labfile.Load("../../topologies/sw100.yaml")
 	fakeLabs(t, lab.View(), other)
 	for _, c := range []struct {
 		words []string

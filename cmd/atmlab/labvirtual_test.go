@@ -21,6 +21,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 var virtualLab = labtest.Set(labtest.Lab("two-hosts-switch", "vlab", `experiments:
@@ -164,7 +165,7 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out 
 // points three at a time, each on its own netstack lab, writes the same
 // results.jsonl and results.csv, timestamps aside, as one at a time.
 func TestVirtualPointsSideBySideSameBytes(t *testing.T) {
-	lab, err := topologies.Parse("side.yaml", []byte(`name: side
+	lab, err := labfile.Parse("side.yaml", []byte(`name: side
 seed: 7
 topology:
   nodes:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // seedLabs are the lab files the seed labs' studies rest on (docs/seed-labs.md).
@@ -27,7 +27,7 @@ const seedPointDuration = 200 * time.Millisecond
 // results.jsonl lines without their wall-clock timestamps.
 func virtualFigures(t *testing.T, file string) []string {
 	t.Helper()
-	lab, err := topologies.Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/validate"
 	"github.com/atmlab/atmlab/web"
 )
@@ -32,7 +32,7 @@ func newUp(opts *options) *cobra.Command {
 			if err := view.Check(); err != nil {
 				return err
 			}
-			lab, err := topologies.Load(a[0])
+			lab, err := labfile.Load(a[0])
 			if err != nil {
 				return err
 			}

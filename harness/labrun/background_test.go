@@ -9,7 +9,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // bgEnv is a lab whose measured client prints a result after 1.5 s and
@@ -50,7 +50,7 @@ const threeOnSwitch = `topology:
 // (it measured the path alone: Task III read as Task II). A load that
 // ends after the duration, while the point's client finishes, is no error.
 func TestMeasureBackground(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte(`name: m
+	lab, err := labfile.Parse("m.yaml", []byte(`name: m
 `+threeOnSwitch+`experiments:
   - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM}}
 `))
@@ -96,7 +96,7 @@ func TestBackgroundLoadSockBuf(t *testing.T) {
 		key  string
 		want int
 	}{{", sockbuf: 65535", 65535}, {"", 0}} {
-		lab, err := topologies.Parse("m.yaml", []byte(`name: m
+		lab, err := labfile.Parse("m.yaml", []byte(`name: m
 `+threeOnSwitch+`experiments:
   - {name: t3, from: a3, to: a4, tests: [TCP_STREAM], sockbufs: [65535], duration: 1s, background: {from: a2, to: a4, test: TCP_STREAM`+tc.key+`}}
 `))

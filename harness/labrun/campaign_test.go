@@ -16,7 +16,7 @@ import (
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // fakeHostEnv is set in the test binary run as a lab's host command.
@@ -99,7 +99,7 @@ variants:
 // measures it in real time through env.
 func campaign(t *testing.T, quick bool, s Shard, env *fakeEnv) (*Campaign, *strings.Builder) {
 	t.Helper()
-	lab, err := topologies.Parse("c.yaml", []byte(campaignLab))
+	lab, err := labfile.Parse("c.yaml", []byte(campaignLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestCampaignShards(t *testing.T) {
 // A perf server that exits before it says it listens fails the run at
 // once, naming the host; no point is measured.
 func TestCampaignServerNotReady(t *testing.T) {
-	lab, err := topologies.Parse("m.yaml", []byte(strings.ReplaceAll(strings.ReplaceAll(campaignLab, "h2", "mute"), "10.0.0.2", "10.0.0.3")))
+	lab, err := labfile.Parse("m.yaml", []byte(strings.ReplaceAll(strings.ReplaceAll(campaignLab, "h2", "mute"), "10.0.0.2", "10.0.0.3")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // queryEnv is a lab whose emulator answers from a list, one per query;
@@ -55,7 +56,7 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 // streamLab is two hosts on one link with one 100 ms TCP_STREAM point.
 func streamLab(t *testing.T) *topologies.Lab {
 	t.Helper()
-	lab, err := topologies.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
+	lab, err := labfile.Parse("m.yaml", []byte("name: m\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\nexperiments:\n  - {name: e, from: h1, to: h2, tests: [TCP_STREAM], duration: 100ms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Merged is what a merge of results folders found.
@@ -91,10 +92,10 @@ func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
 		}
 		shards[id.Shard] = d
 	}
-	src, err := ins[0].ReadFile(LabFile, topologies.MaxFileBytes)
+	src, err := ins[0].ReadFile(LabFile, labfile.MaxFileBytes)
 	var lab *topologies.Lab
 	if err == nil {
-		lab, err = topologies.Parse(ins[0].Join(LabFile), src)
+		lab, err = labfile.Parse(ins[0].Join(LabFile), src)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: the lab file lab run copied: %w", dirs[0], err)

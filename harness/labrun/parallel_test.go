@@ -11,13 +11,14 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // sideLab is a small lab with six points (one experiment, six sizes).
 func sideLab(t *testing.T) *topologies.Lab {
 	t.Helper()
-	lab, err := topologies.Parse("side.yaml", []byte(labtest.Lab("two-hosts", "side", `experiments:
+	lab, err := labfile.Parse("side.yaml", []byte(labtest.Lab("two-hosts", "side", `experiments:
   - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 128, 256, 512, 1024, 1472], duration: 1s}
 `)))
 	if err != nil {

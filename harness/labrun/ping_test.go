@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // pingEnv is a lab whose hosts' ping prints out and records its target.
@@ -44,7 +44,7 @@ func TestPingPaths(t *testing.T) {
 	if got := medianPing([]byte("ping: connect: Network is unreachable\n")); got != 0 {
 		t.Errorf("no replies: %v, want 0", got)
 	}
-	lab, err := topologies.Parse("p.yaml", []byte(`name: p
+	lab, err := labfile.Parse("p.yaml", []byte(`name: p
 topology:
   nodes:
     a2: {kind: host, ipv4: 10.0.0.2/24}

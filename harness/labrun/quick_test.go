@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 func TestQuicken(t *testing.T) {
@@ -26,7 +26,7 @@ variants:
 `
 	file := filepath.Join(t.TempDir(), "q.yaml")
 	os.WriteFile(file, []byte(src), 0o644)
-	lab, err := topologies.Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

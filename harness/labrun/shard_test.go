@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 func TestParseShard(t *testing.T) {
@@ -121,7 +121,7 @@ func TestShardKeying(t *testing.T) {
 
 // A runner measures its shard's points only.
 func TestShardPoints(t *testing.T) {
-	lab, err := topologies.Parse("s.yaml", []byte(`name: s
+	lab, err := labfile.Parse("s.yaml", []byte(`name: s
 topology:
   nodes: {h1: {kind: host, ipv4: 10.0.0.1/24}, h2: {kind: host, ipv4: 10.0.0.2/24}}
   links: [{endpoints: ["h1:eth0", "h2:eth0"]}]

@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A test from a host to itself runs over its loopback; between two hosts
 // it goes to the far host's address (theory's TestLoopbackPoint: the
 // loopback has no ceiling).
 func TestLoopbackTarget(t *testing.T) {
-	lab, err := topologies.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
+	lab, err := labfile.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
 	if err != nil {
 		t.Fatal(err)
 	}

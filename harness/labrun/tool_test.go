@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
@@ -92,7 +92,7 @@ func (badBox) Wrong() string { return "" }
 // against the tools here, at its line, as is virtual: on a tool that runs
 // in virtual time as it is.
 func TestCheckToolsNamesEveryBadToolAtItsLine(t *testing.T) {
-	lab, err := topologies.Parse("bad.yaml", []byte(`name: x
+	lab, err := labfile.Parse("bad.yaml", []byte(`name: x
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

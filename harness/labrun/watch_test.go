@@ -6,14 +6,14 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
 // TestRunnerWatch: the watcher sees each point before it is measured and
 // again with its result, then the end.
 func TestRunnerWatch(t *testing.T) {
-	lab, err := topologies.Parse("watch.yaml", []byte(labtest.Lab("two-hosts", "watch", `experiments:
+	lab, err := labfile.Parse("watch.yaml", []byte(labtest.Lab("two-hosts", "watch", `experiments:
   - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 1472], duration: 1s}
 `)))
 	if err != nil {

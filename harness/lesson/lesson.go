@@ -21,6 +21,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
@@ -217,7 +218,7 @@ func Parse(file string, data []byte) (*Lesson, error) {
 		return nil, errors.Join(d.Errs...)
 	}
 	if l.LabFile != "" {
-		lab, err := topologies.Load(l.LabFile)
+		lab, err := labfile.Load(l.LabFile)
 		if err != nil {
 			d.errorf(labNode, "lab", "%s does not validate: %v", l.LabFile, firstLine(err))
 		} else {

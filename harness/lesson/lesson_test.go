@@ -14,7 +14,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // measured485 and measured484 are what the fixture student's lab run
@@ -298,7 +298,7 @@ func TestRoundTripAndBandwidthDelayProduct(t *testing.T) {
 // goodput of 21.43 Mbit/s for 20.45 leaves the label out (or the FCS,
 // which is as long: both are named).
 func TestPredictionWithoutMPLSLabelIsNamed(t *testing.T) {
-	lab, err := topologies.Load("testdata/mpls.yaml")
+	lab, err := labfile.Load("testdata/mpls.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

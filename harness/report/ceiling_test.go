@@ -15,7 +15,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // valueAt is what a line drawn through xys shows at x.
@@ -53,7 +53,7 @@ func sweepRecords(variant string, sizes ...int) []labrun.Record {
 // OC-3c AAL5 LLC's step between 484 bytes (11 cells) and 485 (12) falls
 // within one byte, where no size was measured.
 func TestCeilingLineExactAtEveryByte(t *testing.T) {
-	lab, err := topologies.Parse("atm-sweep.yaml", []byte(sweepLab))
+	lab, err := labfile.Parse("atm-sweep.yaml", []byte(sweepLab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestPointAboveCeilingIsFlagged(t *testing.T) {
 // The sawtooth figure's title names the path (its hosts), the PHY, the
 // AAL, the encapsulation and the test; a variant's figure names its own.
 func TestFigureTitleNamesPathAndTest(t *testing.T) {
-	lab, err := topologies.Parse("atm-sweep.yaml", []byte(sweepLab))
+	lab, err := labfile.Parse("atm-sweep.yaml", []byte(sweepLab))
 	if err != nil {
 		t.Fatal(err)
 	}

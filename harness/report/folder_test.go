@@ -9,6 +9,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // hostileFolder is a results folder that renders, and a file outside it
@@ -69,7 +70,7 @@ func FuzzReadLabs(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	lab, err := topologies.Parse("sw100.yaml", src)
+	lab, err := labfile.Parse("sw100.yaml", src)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -9,12 +9,13 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A grid's report: a figure of each kind against each parameter and a
 // table of the points in grid order, each the best size's mean.
 func TestGridReport(t *testing.T) {
-	lab, err := topologies.Parse("g.yaml", []byte(`name: g
+	lab, err := labfile.Parse("g.yaml", []byte(`name: g
 topology:
   nodes: {h1: {kind: host, ipv4: 10.0.0.1/24}, h2: {kind: host, ipv4: 10.0.0.2/24}}
   links: [{endpoints: ["h1:eth0", "h2:eth0"]}]

@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // folderLabs is what a results folder says of its labs: for findings,
@@ -47,13 +48,13 @@ func readLabs(dir *results.Folder) (folderLabs, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return folderLabs{}, err
 	}
-	src, err := dir.ReadFile(labrun.LabFile, topologies.MaxFileBytes)
+	src, err := dir.ReadFile(labrun.LabFile, labfile.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return folderLabs{}, nil
 	} else if err != nil {
 		return folderLabs{}, err
 	}
-	lab, err := topologies.Parse(dir.Join(labrun.LabFile), src)
+	lab, err := labfile.Parse(dir.Join(labrun.LabFile), src)
 	if err != nil {
 		return folderLabs{}, fmt.Errorf("%s does not load, so the report would lack its findings, figures and theory: fix it, or remove it to render the results alone: %w", dir.Join(labrun.LabFile), err)
 	}

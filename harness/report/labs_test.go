@@ -11,6 +11,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // quickFolder writes what lab run --quick leaves of a seed lab, with a
@@ -22,7 +23,7 @@ func quickFolder(t *testing.T, file, root string, spec bool) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lab, err := topologies.Load(file)
+	lab, err := labfile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

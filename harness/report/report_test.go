@@ -12,7 +12,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/results"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A results folder with repetitions, an errored point and hardware figures
@@ -95,7 +95,7 @@ func TestTheoryLine(t *testing.T) {
 			Ceiling: 131e6, Result: perf.Result{Test: perf.UDPStream, ThroughputBps: 131e6}})
 	}
 	ss := group(recs)
-	lab, err := topologies.Load(filepath.Join(dir, "lab.yaml"))
+	lab, err := labfile.Load(filepath.Join(dir, "lab.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

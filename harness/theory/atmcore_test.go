@@ -8,7 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A label inside LLC/SNAP costs a cell where it crosses a cell boundary:
@@ -44,7 +44,7 @@ func TestATMCorePathCeiling(t *testing.T) {
 		{"", 0, "h1 → h2 over 1 Gbit/s Ethernet; OC-3c, AAL5, LLC/SNAP"},
 		{"mpls: true,", 1, "h1 → h2 over 1 Gbit/s Ethernet; OC-3c, AAL5, LLC/SNAP, MPLS"},
 	} {
-		lab, err := topologies.Parse("core.yaml", []byte(strings.NewReplacer("NAME", "core", "KEYS", tc.keys).Replace(string(b))))
+		lab, err := labfile.Parse("core.yaml", []byte(strings.NewReplacer("NAME", "core", "KEYS", tc.keys).Replace(string(b))))
 		if err != nil {
 			t.Fatal(err)
 		}

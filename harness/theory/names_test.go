@@ -3,14 +3,14 @@ package theory
 import (
 	"testing"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A path is named by its hosts and what its links are, as a student reads
 // them: the PHY, AAL and encapsulation of an ATM link, an Ethernet link's
 // rate (both where they differ).
 func TestPathName(t *testing.T) {
-	lab, err := topologies.Parse("p.yaml", []byte(`name: p
+	lab, err := labfile.Parse("p.yaml", []byte(`name: p
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/perf"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A native AAL stream's ceiling is the SDU's octets over its own cells at
@@ -23,7 +23,7 @@ func TestNativeCeilingIsTheSDUsCells(t *testing.T) {
 		{"aal5", perf.AAL5Stream, 952, 20},
 		{"aal34", perf.AAL34Stream, 9160, 209},
 	} {
-		lab, err := topologies.Parse("n.yaml", []byte(`name: n
+		lab, err := labfile.Parse("n.yaml", []byte(`name: n
 topology:
   nodes:
     h1: {kind: host, ipv4: 10.0.0.1/24}

@@ -9,7 +9,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // An SCTP stream's packets are IP 20 + common header 12 + DATA chunk
@@ -58,7 +58,7 @@ func TestSCTPCeilingCountsChunkHeadersAndPadding(t *testing.T) {
 // A lab's SCTP_STREAM has the path's SCTP ceiling: two hosts on 100 Mbit/s
 // Ethernet at MTU 1500 carry 1452 of every 1538 octets.
 func TestSCTPStreamHasAPathCeiling(t *testing.T) {
-	lab, err := topologies.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
+	lab, err := labfile.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // Figures from docs/reference.md §6.
@@ -133,7 +133,7 @@ func TestMPLSCeiling(t *testing.T) {
 // A test from a host to itself runs over its loopback and has no ceiling
 // (labrun's TestLoopbackTarget: it goes to 127.0.0.1).
 func TestLoopbackPoint(t *testing.T) {
-	lab, err := topologies.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
+	lab, err := labfile.Parse("l.yaml", []byte(labtest.Lab("two-hosts", "l")))
 	if err != nil {
 		t.Fatal(err)
 	}

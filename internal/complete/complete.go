@@ -15,6 +15,7 @@ import (
 
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // SetKeys are the settings atmlab set takes.
@@ -91,7 +92,7 @@ func (l Labs) names(_ []string, prefix string) []string {
 
 // view asks the running lab named lab for its topology, or nil.
 func (l Labs) view(lab string) *topologies.View {
-	if topologies.CheckLabName(lab) != nil {
+	if labfile.CheckLabName(lab) != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)

@@ -14,7 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // root is the repository's root, or the test stops.
@@ -148,7 +148,7 @@ func TestManualLabFilesValidate(t *testing.T) {
 
 // validate checks a lab file as `atmlab validate` does.
 func validate(file string, data []byte) error {
-	lab, err := topologies.Parse(file, data)
+	lab, err := labfile.Parse(file, data)
 	if err != nil {
 		return err
 	}

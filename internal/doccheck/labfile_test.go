@@ -14,17 +14,30 @@ import (
 )
 
 // decoderKeys reads the keys the lab file's decoder accepts from its
-// source (package topologies): every allowed key of a mapping (its field
+// source (package topologies and the packages under it: the decoder, the
+// kinds' table, the study): every allowed key of a mapping (its field
 // tables), each kind's keys (the kinds table), the keys a sweep steps
 // through, and the kinds' names. Reading the source, not decoding
 // examples, finds a key no example uses.
 func decoderKeys(t *testing.T, dir string) (keys, kinds map[string]string) {
 	t.Helper()
 	fset := token.NewFileSet()
-	// The decoder's rooms: topologies and its study package, which decodes
-	// the study's sections.
+	// The lab file's rooms: topologies and every package under it.
+	var dirs []string
+	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
+		if err == nil && e.IsDir() && e.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if err == nil && e.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pkgs := map[string]*ast.Package{}
-	for _, d := range []string{dir, filepath.Join(dir, "study")} {
+	for _, d := range dirs {
 		ps, err := parser.ParseDir(fset, d, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/internal/labtest"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // bases lists the shared labs, from the files themselves.
@@ -38,7 +38,7 @@ func TestSharedLabsResolve(t *testing.T) {
 		if !strings.Contains(string(text), "\nname: "+base+"\n") {
 			t.Errorf("testdata/%s.yaml: its name is not %s", base, base)
 		}
-		if _, err := topologies.Parse(base+".yaml", []byte(labtest.Lab(base, "x"))); err != nil {
+		if _, err := labfile.Parse(base+".yaml", []byte(labtest.Lab(base, "x"))); err != nil {
 			t.Errorf("shared lab %s: %v", base, err)
 		}
 		if !strings.Contains(string(doc), " "+base) {
@@ -55,7 +55,7 @@ func TestLabNameSectionsAndSet(t *testing.T) {
 		"experiments:\n  - {name: s, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460]}",
 		"variants:\n  - {name: slow, set: [{link: \"h1:eth0\", rate: 10M}]}\n")
 	lab = labtest.Set(lab, "topology.links[0].impair", "{delay: 10ms}", "seed", "7")
-	l, err := topologies.Parse("far.yaml", []byte(lab))
+	l, err := labfile.Parse("far.yaml", []byte(lab))
 	if err != nil {
 		t.Fatalf("Parse(%s): %v", lab, err)
 	}

@@ -1,8 +1,9 @@
-package topologies
+package labfile
 
 import (
 	_ "embed"
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"slices"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ var congestionControls = []string{"bbr", "bic", "cdg", "cubic", "dctcp", "highsp
 // checkSysctl refuses what `up` could not write in the host's namespace: a
 // host-wide key (net.core.rmem_max), an unknown one, an interface the host
 // lacks, or an unknown congestion control.
-func (d *decoder) checkSysctl(n *Node, s Sysctl) {
+func (d *decoder) checkSysctl(n *topologies.Node, s topologies.Sysctl) {
 	at, key := &yaml.Node{Line: s.Line}, "topology.nodes."+n.Name+".sysctls."+s.Key
 	parts := strings.Split(s.Key, ".")
 	known := slices.ContainsFunc(nsSysctls, func(p string) bool {

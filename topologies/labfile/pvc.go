@@ -1,28 +1,11 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
-	"net/netip"
+	"github.com/atmlab/atmlab/topologies"
 
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
-
-// VC is a permanent virtual circuit at a host's ATM interface: its VPI and
-// VCI and, on a PVC the lab planned between two hosts, the address at its
-// far end (so that the adapter answers ATMARP for it).
-type VC struct {
-	VPI, VCI int
-	Peer     netip.Addr `json:",omitzero"`
-	// Native marks a PVC of the native AAL API: SDUs with no IP and no
-	// encapsulation (atm: native: true on both hosts' links).
-	Native bool `json:",omitzero"`
-}
-
-// CrossConnect is one direction of an atm-switch's translation: cells in
-// on In leave on Out (a whole VP where In.VCI is -1).
-type CrossConnect struct {
-	In, Out ATMAddr
-}
 
 // planPVCs decides every PVC of the lab: each host or router ATM interface's VCs
 // (Interface.VCs) and each atm-switch's cross-connects (ATMSwitch.Cross).
@@ -32,8 +15,8 @@ type CrossConnect struct {
 // switch hops, each link handing out VCIs from its atm.vci upwards on its
 // atm.vpi. It runs on a checked lab (and again after a variant), so what
 // it finds is what only planning can: a link out of VCIs.
-func planPVCs(lab *Lab) []error {
-	p := &pvcPlan{lab: lab, nextVCI: map[*Link]int{}}
+func planPVCs(lab *topologies.Lab) []error {
+	p := &pvcPlan{lab: lab, nextVCI: map[*topologies.Link]int{}}
 	explicit := false
 	for _, n := range lab.Nodes {
 		for _, i := range n.Interfaces {
@@ -44,21 +27,21 @@ func planPVCs(lab *Lab) []error {
 			explicit = explicit || len(n.ATMSwitch.Mappings) > 0
 		}
 	}
-	var links []*Link
+	var links []*topologies.Link
 	for _, l := range lab.Links {
 		if l.ATM == nil {
 			continue
 		}
 		links = append(links, l)
 		if p.isHost(l.A) && p.isHost(l.B) { // a point-to-point PVC
-			vc := VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI}
-			p.iface(l.A).VCs, p.iface(l.B).VCs = []VC{vc}, []VC{vc}
+			vc := topologies.VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI}
+			p.iface(l.A).VCs, p.iface(l.B).VCs = []topologies.VC{vc}, []topologies.VC{vc}
 			if l.ATM.Native && p.isNativeHost(l.A) && p.isNativeHost(l.B) { // the native one beside it, on the next VCI
 				if l.ATM.VCI == 65535 {
 					return []error{&labyaml.Error{File: lab.File, Line: l.Line, Key: "topology.links",
 						Msg: fmt.Sprintf("link %s-%s: native: true takes the VCI after vci: %d, and 65535 is the last: give a lower vci:", l.A, l.B, l.ATM.VCI)}}
 				}
-				nv := VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI + 1, Native: true}
+				nv := topologies.VC{VPI: l.ATM.VPI, VCI: l.ATM.VCI + 1, Native: true}
 				na, nb := nv, nv
 				na.Peer, nb.Peer = p.iface(l.B).IPv4.Addr(), p.iface(l.A).IPv4.Addr()
 				p.iface(l.A).VCs = append(p.iface(l.A).VCs, na)
@@ -83,18 +66,22 @@ func planPVCs(lab *Lab) []error {
 }
 
 type pvcPlan struct {
-	lab     *Lab
-	nextVCI map[*Link]int
+	lab     *topologies.Lab
+	nextVCI map[*topologies.Link]int
 }
 
 // isHost reports whether e ends PVCs: a host's or a router's interface.
-func (p *pvcPlan) isHost(e Endpoint) bool   { return endsCLIP(p.lab, e) }
-func (p *pvcPlan) isSwitch(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindATMSwitch }
+func (p *pvcPlan) isHost(e topologies.Endpoint) bool { return endsCLIP(p.lab, e) }
+func (p *pvcPlan) isSwitch(e topologies.Endpoint) bool {
+	return p.lab.Node(e.Node).Kind == topologies.KindATMSwitch
+}
 
 // isNativeHost reports whether e is a host's interface: only hosts run
 // programs that use the native AAL API.
-func (p *pvcPlan) isNativeHost(e Endpoint) bool { return p.lab.Node(e.Node).Kind == KindHost }
-func (p *pvcPlan) iface(e Endpoint) *Interface {
+func (p *pvcPlan) isNativeHost(e topologies.Endpoint) bool {
+	return p.lab.Node(e.Node).Kind == topologies.KindHost
+}
+func (p *pvcPlan) iface(e topologies.Endpoint) *topologies.Interface {
 	return p.lab.Node(e.Node).Interface(e.Port)
 }
 
@@ -105,19 +92,19 @@ func (p *pvcPlan) mapped() {
 			continue
 		}
 		for _, m := range node.ATMSwitch.Mappings {
-			node.ATMSwitch.Cross = append(node.ATMSwitch.Cross, CrossConnect{m.From, m.To}, CrossConnect{m.To, m.From})
+			node.ATMSwitch.Cross = append(node.ATMSwitch.Cross, topologies.CrossConnect{In: m.From, Out: m.To}, topologies.CrossConnect{In: m.To, Out: m.From})
 		}
 	}
 	for e := range p.hostEnds() {
 		l := p.lab.LinkOf(e)
-		p.iface(e).VCs = []VC{{VPI: l.ATM.VPI, VCI: l.ATM.VCI}}
+		p.iface(e).VCs = []topologies.VC{{VPI: l.ATM.VPI, VCI: l.ATM.VCI}}
 	}
 }
 
 // hostEnds returns the host interfaces attached to atm-switches and the
 // switch end of each.
-func (p *pvcPlan) hostEnds() map[Endpoint]Endpoint {
-	ends := map[Endpoint]Endpoint{} // host end -> switch end
+func (p *pvcPlan) hostEnds() map[topologies.Endpoint]topologies.Endpoint {
+	ends := map[topologies.Endpoint]topologies.Endpoint{} // host end -> switch end
 	for _, l := range p.lab.Links {
 		if l.ATM == nil {
 			continue
@@ -133,13 +120,13 @@ func (p *pvcPlan) hostEnds() map[Endpoint]Endpoint {
 
 // auto plans a duplex PVC between every two addressed hosts the switches
 // join (planPVCs).
-func (p *pvcPlan) auto(links []*Link) error {
+func (p *pvcPlan) auto(links []*topologies.Link) error {
 	ends := p.hostEnds()
-	var hosts []Endpoint
+	var hosts []topologies.Endpoint
 	for _, node := range p.lab.Nodes {
 		for _, i := range node.Interfaces {
-			if _, ok := ends[Endpoint{node.Name, i.Name}]; ok {
-				hosts = append(hosts, Endpoint{node.Name, i.Name})
+			if _, ok := ends[topologies.Endpoint{Node: node.Name, Port: i.Name}]; ok {
+				hosts = append(hosts, topologies.Endpoint{Node: node.Name, Port: i.Name})
 			}
 		}
 	}
@@ -169,12 +156,12 @@ func (p *pvcPlan) auto(links []*Link) error {
 
 // plan plans one duplex PVC between host ends h1 and h2 along path (the
 // switch-to-switch links between their switches), a native one if native.
-func (p *pvcPlan) plan(h1, h2 Endpoint, ends map[Endpoint]Endpoint, path []*Link, native bool) error {
+func (p *pvcPlan) plan(h1, h2 topologies.Endpoint, ends map[topologies.Endpoint]topologies.Endpoint, path []*topologies.Link, native bool) error {
 	a1, a2 := p.iface(h1).IPv4, p.iface(h2).IPv4
 	l1, l2 := p.lab.LinkOf(h1), p.lab.LinkOf(h2)
 	// hops: h1's link, the switch-to-switch links, h2's link.
-	hops := append(append([]*Link{l1}, path...), l2)
-	vc := make([]VC, len(hops))
+	hops := append(append([]*topologies.Link{l1}, path...), l2)
+	vc := make([]topologies.VC, len(hops))
 	for k, l := range hops {
 		vci := p.nextVCI[l]
 		if vci == 0 {
@@ -185,7 +172,7 @@ func (p *pvcPlan) plan(h1, h2 Endpoint, ends map[Endpoint]Endpoint, path []*Link
 				Msg: fmt.Sprintf("link %s-%s has run out of VCIs for automatic PVCs: give the switches mappings:, or split the lab", l.A, l.B)}
 		}
 		p.nextVCI[l] = vci + 1
-		vc[k] = VC{VPI: l.ATM.VPI, VCI: vci}
+		vc[k] = topologies.VC{VPI: l.ATM.VPI, VCI: vci}
 	}
 	// At each switch the PVC enters on hop k and leaves on hop k+1.
 	at := ends[h1]
@@ -193,9 +180,9 @@ func (p *pvcPlan) plan(h1, h2 Endpoint, ends map[Endpoint]Endpoint, path []*Link
 		in := at
 		out := switchEnd(hops[k+1], at.Node)
 		sw := p.lab.Node(at.Node).ATMSwitch
-		ia := ATMAddr{Port: in.Port, VPI: vc[k].VPI, VCI: vc[k].VCI}
-		oa := ATMAddr{Port: out.Port, VPI: vc[k+1].VPI, VCI: vc[k+1].VCI}
-		sw.Cross = append(sw.Cross, CrossConnect{ia, oa}, CrossConnect{oa, ia})
+		ia := topologies.ATMAddr{Port: in.Port, VPI: vc[k].VPI, VCI: vc[k].VCI}
+		oa := topologies.ATMAddr{Port: out.Port, VPI: vc[k+1].VPI, VCI: vc[k+1].VCI}
+		sw.Cross = append(sw.Cross, topologies.CrossConnect{In: ia, Out: oa}, topologies.CrossConnect{In: oa, Out: ia})
 		if k+2 < len(hops) {
 			at = otherEnd(hops[k+1], out)
 		}
@@ -209,14 +196,14 @@ func (p *pvcPlan) plan(h1, h2 Endpoint, ends map[Endpoint]Endpoint, path []*Link
 }
 
 // switchEnd returns link l's endpoint on switch node sw.
-func switchEnd(l *Link, sw string) Endpoint {
+func switchEnd(l *topologies.Link, sw string) topologies.Endpoint {
 	if l.A.Node == sw {
 		return l.A
 	}
 	return l.B
 }
 
-func otherEnd(l *Link, e Endpoint) Endpoint {
+func otherEnd(l *topologies.Link, e topologies.Endpoint) topologies.Endpoint {
 	if l.A == e {
 		return l.B
 	}
@@ -225,15 +212,15 @@ func otherEnd(l *Link, e Endpoint) Endpoint {
 
 // path returns the switch-to-switch links from switch port from to switch
 // port to (breadth first: fewest hops), or nil if none join them.
-func (p *pvcPlan) path(from, to Endpoint, links []*Link) []*Link {
+func (p *pvcPlan) path(from, to topologies.Endpoint, links []*topologies.Link) []*topologies.Link {
 	if from.Node == to.Node {
-		return []*Link{}
+		return []*topologies.Link{}
 	}
-	var trunks []*Link
+	var trunks []*topologies.Link
 	for _, l := range links {
 		if p.isSwitch(l.A) && p.isSwitch(l.B) {
 			trunks = append(trunks, l)
 		}
 	}
-	return ShortestPath(trunks, from.Node, to.Node)
+	return topologies.ShortestPath(trunks, from.Node, to.Node)
 }

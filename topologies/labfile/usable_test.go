@@ -1,4 +1,4 @@
-package topologies
+package labfile
 
 import (
 	"strings"

@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"slices"
 	"strings"
 
@@ -13,30 +14,30 @@ import (
 // only its nodes must satisfy.
 // Package devices has the matching table of what builds each kind.
 var kinds = []kindSpec{
-	{kind: KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}, media: ethernetAndATM},
-	{kind: KindSwitch, keys: []string{"buffer", "ageing", "cpu"}, defaults: func(n *Node) {
+	{kind: topologies.KindHost, keys: []string{"ipv4", "mtu", "interfaces", "routes", "sysctls", "cpu"}, media: ethernetAndATM},
+	{kind: topologies.KindSwitch, keys: []string{"buffer", "ageing", "cpu"}, defaults: func(n *topologies.Node) {
 		if n.Buffer == 0 {
-			n.Buffer = DefaultSwitchBuffer
+			n.Buffer = topologies.DefaultSwitchBuffer
 		}
 	}},
-	{kind: KindHub, keys: []string{"repeater"}, defaults: func(n *Node) {
+	{kind: topologies.KindHub, keys: []string{"repeater"}, defaults: func(n *topologies.Node) {
 		if n.Repeater == "" {
-			n.Repeater = DefaultRepeater
+			n.Repeater = topologies.DefaultRepeater
 		}
 	}},
-	{kind: KindATMSwitch, keys: []string{"queue", "discard", "mappings"}, media: atmOnly,
-		start: func(n *Node) { n.ATMSwitch = &ATMSwitch{} },
-		defaults: func(n *Node) {
+	{kind: topologies.KindATMSwitch, keys: []string{"queue", "discard", "mappings"}, media: atmOnly,
+		start: func(n *topologies.Node) { n.ATMSwitch = &topologies.ATMSwitch{} },
+		defaults: func(n *topologies.Node) {
 			if n.ATMSwitch.Queue == 0 {
-				n.ATMSwitch.Queue = DefaultATMSwitchQueue
+				n.ATMSwitch.Queue = topologies.DefaultATMSwitchQueue
 			}
 			if n.ATMSwitch.Discard == "" {
-				n.ATMSwitch.Discard = DefaultDiscard
+				n.ATMSwitch.Discard = topologies.DefaultDiscard
 			}
 		}},
-	{kind: KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"}, media: ethernetAndATM,
-		start: func(n *Node) { n.Router = &Router{} },
-		check: func(d *decoder, lab *Lab, n *Node) {
+	{kind: topologies.KindRouter, keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"}, media: ethernetAndATM,
+		start: func(n *topologies.Node) { n.Router = &topologies.Router{} },
+		check: func(d *decoder, lab *topologies.Lab, n *topologies.Node) {
 			for _, i := range n.Interfaces {
 				if !i.IPv4.IsValid() {
 					d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name+".interfaces", "router interface %s needs an address: interfaces: {%s: {ipv4: 10.1.0.254/24}}", i.Name, i.Name)
@@ -45,7 +46,7 @@ var kinds = []kindSpec{
 			}
 			d.checkRouterSubnets(n)
 		}},
-	{kind: KindWire, check: func(d *decoder, lab *Lab, n *Node) {
+	{kind: topologies.KindWire, check: func(d *decoder, lab *topologies.Lab, n *topologies.Node) {
 		var lines []int
 		for _, l := range lab.Links {
 			if l.A.Node == n.Name || l.B.Node == n.Name {
@@ -61,19 +62,16 @@ var kinds = []kindSpec{
 	}},
 }
 
-// KindWire is a wire: two Ethernet links joined store and forward.
-const KindWire Kind = "wire"
-
 // kindSpec is one kind's row of the table.
 type kindSpec struct {
-	kind     Kind
-	keys     []string    // accepted besides kind
-	media    media       // the links its ports take
-	start    func(*Node) // makes the kind's configuration before its keys are decoded; nil for none
-	defaults func(*Node) // fills what the file left out; nil for nothing
+	kind     topologies.Kind
+	keys     []string               // accepted besides kind
+	media    media                  // the links its ports take
+	start    func(*topologies.Node) // makes the kind's configuration before its keys are decoded; nil for none
+	defaults func(*topologies.Node) // fills what the file left out; nil for nothing
 	// check validates a node of the kind against the lab's links, once
 	// every link is read; nil for nothing beyond the shared checks.
-	check func(d *decoder, lab *Lab, n *Node)
+	check func(d *decoder, lab *topologies.Lab, n *topologies.Node)
 }
 
 // media are the links a kind's ports take.
@@ -110,7 +108,7 @@ func plural(k string) string {
 }
 
 // kindOf returns k's row.
-func kindOf(k Kind) (kindSpec, bool) {
+func kindOf(k topologies.Kind) (kindSpec, bool) {
 	i := slices.IndexFunc(kinds, func(s kindSpec) bool { return s.kind == k })
 	if i < 0 {
 		return kindSpec{}, false
@@ -136,14 +134,14 @@ func kindList() string {
 
 // kindDefaults fills what a node of its kind needs and the lab file left
 // out; decoding and a variant that changes a node's kind both call it.
-func kindDefaults(n *Node) {
+func kindDefaults(n *topologies.Node) {
 	if s, ok := kindOf(n.Kind); ok && s.defaults != nil {
 		s.defaults(n)
 	}
 }
 
 // takesInterfaces reports whether nodes of kind k have named interfaces.
-func takesInterfaces(k Kind) bool {
+func takesInterfaces(k topologies.Kind) bool {
 	s, ok := kindOf(k)
 	return ok && s.hasInterfaces()
 }
@@ -151,7 +149,7 @@ func takesInterfaces(k Kind) bool {
 // endsCLIP reports whether e is an interface of a kind that ends ATM links
 // in an adapter running Classical IP (a host or a router): the ends of
 // PVCs, where an atm-switch only relays them.
-func endsCLIP(lab *Lab, e Endpoint) bool {
+func endsCLIP(lab *topologies.Lab, e topologies.Endpoint) bool {
 	n := lab.Node(e.Node)
 	if n == nil {
 		return false
@@ -163,9 +161,9 @@ func endsCLIP(lab *Lab, e Endpoint) bool {
 // checkMPLSOverATM refuses an MPLS router's interface on a VC-mux ATM link:
 // a VC-mux PVC carries one protocol, told by the IP version nibble, so a
 // labelled packet needs LLC/SNAP's EtherType 0x8847 (RFC 2684 routed PDUs).
-func (d *decoder) checkMPLSOverATM(lab *Lab, n *Node, i *Interface) {
-	l := lab.LinkOf(Endpoint{n.Name, i.Name})
-	if !n.MPLS || l == nil || l.ATM == nil || l.ATM.Encap != VCMux {
+func (d *decoder) checkMPLSOverATM(lab *topologies.Lab, n *topologies.Node, i *topologies.Interface) {
+	l := lab.LinkOf(topologies.Endpoint{Node: n.Name, Port: i.Name})
+	if !n.MPLS || l == nil || l.ATM == nil || l.ATM.Encap != topologies.VCMux {
 		return
 	}
 	d.Errorf(&yaml.Node{Line: l.Line}, "topology.links", "%s:%s is an MPLS router's interface on a VC-mux ATM link, which carries IP only; labelled packets need LLC/SNAP: atm: {encap: llc}", n.Name, i.Name)

@@ -1,8 +1,13 @@
-package topologies
+// Package labfile reads lab files (docs/design.md, "Lab files") into
+// resolved labs (package topologies): Decode, then Resolve, every problem
+// an *labyaml.Error at its line; the variants and sweeps a lab file
+// describes are resolved from its tree held in memory (Raw).
+package labfile
 
 import (
 	"errors"
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"io"
 	"math"
 	"net/netip"
@@ -26,7 +31,7 @@ import (
 
 // Load reads and validates a lab file. All problems come back at once, joined,
 // each an *labyaml.Error.
-func Load(path string) (*Lab, error) {
+func Load(path string) (*topologies.Lab, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read lab file: %w", err)
@@ -42,20 +47,12 @@ func Load(path string) (*Lab, error) {
 // Parse validates a lab file's contents (file names it in errors): Decode,
 // Resolve as written, then the separate step that reads the file system,
 // CheckReferences.
-func Parse(file string, data []byte) (*Lab, error) {
+func Parse(file string, data []byte) (*topologies.Lab, error) {
 	raw, err := Decode(file, data)
 	if err != nil {
 		return nil, err
 	}
-	return decode(raw, func(l *Lab) []error { return study.FileErrors(l.File, l.References) })
-}
-
-// CheckReferences is the step after Resolve that reads the file system:
-// each reference's result file must be a regular file under the lab
-// file's directory, of at most study.MaxReferenceBytes. All problems come
-// back at once, joined, each an *labyaml.Error.
-func (l *Lab) CheckReferences() error {
-	return errors.Join(study.FileErrors(l.File, l.References)...)
+	return decode(raw, func(l *topologies.Lab) []error { return study.FileErrors(l.File, l.References) })
 }
 
 // Raw is a lab file's YAML tree, held in memory: Resolve makes a lab of
@@ -67,7 +64,7 @@ type Raw struct {
 	// The lab as written, resolved once (before link defaults): every lab
 	// made of the tree, a variant's too, is a copy of it (resolved).
 	once     sync.Once
-	base     *Lab
+	base     *topologies.Lab
 	baseErrs []error
 }
 
@@ -98,9 +95,9 @@ func Decode(file string, data []byte) (*Raw, error) {
 // variant's name ("base" too) is the lab that variant measures (WithVariant).
 // All problems come back at once, joined, each an *labyaml.Error. It touches no
 // file system: reference files are checked by CheckReferences.
-func Resolve(raw *Raw, variant string) (*Lab, error) {
+func Resolve(raw *Raw, variant string) (*topologies.Lab, error) {
 	if variant != "" {
-		lab, errs := raw.variant(variant)
+		lab, errs := raw.Variant(variant)
 		if errs != nil {
 			return nil, errors.Join(errs...)
 		}
@@ -112,7 +109,7 @@ func Resolve(raw *Raw, variant string) (*Lab, error) {
 // decode makes a lab of a lab file's YAML tree (its top mapping); more,
 // if not nil, is a further step's problems (the reference files'), so that
 // every problem comes back at once.
-func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
+func decode(raw *Raw, more func(*topologies.Lab) []error) (*topologies.Lab, error) {
 	lab, errs := raw.resolved()
 	if more != nil {
 		errs = append(errs, more(lab)...)
@@ -126,10 +123,10 @@ func decode(raw *Raw, more func(*Lab) []error) (*Lab, error) {
 
 // resolve decodes, checks and plans the lab as written; the lab comes back
 // with the problems, as far as it was decoded.
-func resolve(raw *Raw) (*Lab, []error) {
+func resolve(raw *Raw) (*topologies.Lab, []error) {
 	resolves.Add(1)
 	d := &decoder{labyaml.Decoder{File: raw.File}}
-	lab := &Lab{File: raw.File, raw: raw}
+	lab := &topologies.Lab{File: raw.File, Source: raw}
 	d.lab(raw.tree, lab)
 	if len(d.Errs) == 0 {
 		d.Errs = planPVCs(lab)
@@ -174,7 +171,7 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
 var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
-func (d *decoder) lab(n *yaml.Node, lab *Lab) {
+func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
 	var nodesNode, linksNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
 	d.Mapping(n, "", []labyaml.Field{
 		{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
@@ -220,13 +217,13 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 		File: lab.File,
 		Host: func(name string) (string, bool) {
 			n := lab.Node(name)
-			if n == nil || n.Kind != KindHost {
+			if n == nil || n.Kind != topologies.KindHost {
 				return "", false
 			}
 			return n.Address(), true
 		},
 		Variant: func(name string) bool {
-			return slices.ContainsFunc(lab.Variants, func(va *Variant) bool { return va.Name == name })
+			return slices.ContainsFunc(lab.Variants, func(va *topologies.Variant) bool { return va.Name == name })
 		},
 	}
 	if expNode != nil {
@@ -255,7 +252,7 @@ func (d *decoder) lab(n *yaml.Node, lab *Lab) {
 	lab.Findings, lab.Grades, lab.Figures, lab.ToolUses = st.Findings, st.Grades, st.Figures, st.ToolUses
 }
 
-func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
+func (d *decoder) nodes(n *yaml.Node, lab *topologies.Lab) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, "topology.nodes", "want a mapping of node names to nodes, got %s", labyaml.KindName(n))
 		return
@@ -274,13 +271,13 @@ func (d *decoder) nodes(n *yaml.Node, lab *Lab) {
 			d.Errorf(k, key, "node defined twice; rename one")
 			continue
 		}
-		node := &Node{Name: k.Value, Line: k.Line}
-		lab.addNode(node)
+		node := &topologies.Node{Name: k.Value, Line: k.Line}
+		lab.Nodes = append(lab.Nodes, node)
 		d.node(key, v, node)
 	}
 }
 
-func (d *decoder) node(path string, n *yaml.Node, node *Node) {
+func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "want a mapping such as {kind: host, ipv4: 10.0.0.1/24}, got %s", labyaml.KindName(n))
 		return
@@ -288,7 +285,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 	// Find the kind first: it decides which keys apply.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "kind" {
-			node.Kind = Kind(n.Content[i+1].Value)
+			node.Kind = topologies.Kind(n.Content[i+1].Value)
 		}
 	}
 	spec, ok := kindOf(node.Kind)
@@ -328,7 +325,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 					continue
 				}
 				if s, ok := d.Scalar(key+"."+k.Value, val); ok {
-					node.Sysctls = append(node.Sysctls, Sysctl{Key: k.Value, Value: s, Line: k.Line})
+					node.Sysctls = append(node.Sysctls, topologies.Sysctl{Key: k.Value, Value: s, Line: k.Line})
 				}
 			}
 		}},
@@ -337,8 +334,8 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		"queue":  {Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
 		"discard": {Name: "discard", Required: false, Decode: func(key string, v *yaml.Node) {
 			if s, ok := d.Scalar(key, v); ok {
-				switch s := Discard(s); s {
-				case DiscardNone, DiscardPPD, DiscardEPD:
+				switch s := topologies.Discard(s); s {
+				case topologies.DiscardNone, topologies.DiscardPPD, topologies.DiscardEPD:
 					node.ATMSwitch.Discard = s
 				default:
 					d.Errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
@@ -361,11 +358,11 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		"cost": {Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
 		"repeater": {Name: "repeater", Required: false, Decode: func(key string, v *yaml.Node) {
 			if s, ok := d.Scalar(key, v); ok {
-				if s := Repeater(s); s != Class1 && s != Class2 {
+				if s := topologies.Repeater(s); s != topologies.Class1 && s != topologies.Class2 {
 					d.Errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
 					return
 				}
-				node.Repeater = Repeater(s)
+				node.Repeater = topologies.Repeater(s)
 			}
 		}},
 	}
@@ -379,7 +376,7 @@ func (d *decoder) node(path string, n *yaml.Node, node *Node) {
 		if ipv4.IsValid() || mtu != 0 {
 			eth0 := node.Interface("eth0")
 			if eth0 == nil {
-				eth0 = &Interface{Name: "eth0", Line: ipv4Line}
+				eth0 = &topologies.Interface{Name: "eth0", Line: ipv4Line}
 				node.Interfaces = append(node.Interfaces, eth0)
 			} else if ipv4.IsValid() && eth0.IPv4.IsValid() {
 				d.Errorf(n, path+".ipv4", "eth0's address is given twice (ipv4: and interfaces.eth0.ipv4); keep one")
@@ -407,8 +404,8 @@ func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
 
 // routerCost decodes a software router's cost: {ip, push, swap, pop,
 // per_byte, cpu: own|shared, queue}.
-func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
-	var c RouterCost
+func (d *decoder) routerCost(key string, v *yaml.Node) topologies.RouterCost {
+	var c topologies.RouterCost
 	var cpu string
 	d.Mapping(v, key, []labyaml.Field{
 		{Name: "ip", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.IP) }},
@@ -421,15 +418,15 @@ func (d *decoder) routerCost(key string, v *yaml.Node) RouterCost {
 	})
 	c.SharedCPU = cpu == "shared"
 	if c.Queue == 0 {
-		c.Queue = DefaultRouterQueue
+		c.Queue = topologies.DefaultRouterQueue
 	}
 	return c
 }
 
 // frameCPU decodes a host's or a software switch's processing limit:
 // cpu: {per_packet, per_byte | rate, queue}.
-func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
-	c := &FrameCPU{}
+func (d *decoder) frameCPU(key string, v *yaml.Node) *topologies.FrameCPU {
+	c := &topologies.FrameCPU{}
 	d.Mapping(v, key, []labyaml.Field{
 		{Name: "per_packet", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerPacket) }},
 		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
@@ -443,7 +440,7 @@ func (d *decoder) frameCPU(key string, v *yaml.Node) *FrameCPU {
 		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	if c.Queue == 0 {
-		c.Queue = DefaultCPUQueue
+		c.Queue = topologies.DefaultCPUQueue
 	}
 	return c
 }
@@ -461,7 +458,7 @@ func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {
 	return p
 }
 
-func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
+func (d *decoder) interfaces(path string, n *yaml.Node, node *topologies.Node) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "want a mapping such as {eth0: {ipv4: 10.0.0.1/24}}")
 		return
@@ -477,7 +474,7 @@ func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
 			d.Errorf(k, key, "interface defined twice")
 			continue
 		}
-		iface := &Interface{Name: k.Value, Line: k.Line}
+		iface := &topologies.Interface{Name: k.Value, Line: k.Line}
 		node.Interfaces = append(node.Interfaces, iface)
 		d.Mapping(v, key, []labyaml.Field{
 			{Name: "ipv4", Required: false, Decode: func(key string, v *yaml.Node) { iface.IPv4 = d.address(key, v, node.Kind) }},
@@ -486,14 +483,14 @@ func (d *decoder) interfaces(path string, n *yaml.Node, node *Node) {
 	}
 }
 
-func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
+func (d *decoder) routes(path string, n *yaml.Node, node *topologies.Node) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, path, "want a list such as [{to: 10.2.0.0/16, via: 10.1.0.254}]")
 		return
 	}
 	for i, v := range n.Content {
 		key := fmt.Sprintf("%s[%d]", path, i)
-		var r Route
+		var r topologies.Route
 		d.Mapping(v, key, []labyaml.Field{
 			{Name: "to", Required: true, Decode: func(key string, v *yaml.Node) {
 				if s, ok := d.Scalar(key, v); ok {
@@ -527,7 +524,7 @@ func (d *decoder) routes(path string, n *yaml.Node, node *Node) {
 }
 
 // mappings decodes an atm-switch's PVCs, GNS3's "port:vpi:vci" pairs.
-func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
+func (d *decoder) mappings(path string, n *yaml.Node, sw *topologies.ATMSwitch) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "want a mapping such as {\"p1:0:100\": \"p2:0:200\"} (port:vpi:vci, both ways) or {\"p1:1\": \"p2:2\"} (a whole VP)")
 		return
@@ -548,20 +545,20 @@ func (d *decoder) mappings(path string, n *yaml.Node, sw *ATMSwitch) {
 			d.Errorf(k, key, "map a VC (port:vpi:vci) to a VC, or a VP (port:vpi) to a VP")
 			continue
 		}
-		sw.Mappings = append(sw.Mappings, Mapping{From: from, To: to, Line: k.Line})
+		sw.Mappings = append(sw.Mappings, topologies.Mapping{From: from, To: to, Line: k.Line})
 	}
 }
 
-func (d *decoder) atmAddr(key string, v *yaml.Node) (ATMAddr, bool) {
+func (d *decoder) atmAddr(key string, v *yaml.Node) (topologies.ATMAddr, bool) {
 	parts := strings.Split(v.Value, ":")
-	bad := func() (ATMAddr, bool) {
+	bad := func() (topologies.ATMAddr, bool) {
 		d.Errorf(v, key, "%q: write port:vpi:vci (VPI 0-255, VCI 32-65535) or port:vpi", v.Value)
-		return ATMAddr{}, false
+		return topologies.ATMAddr{}, false
 	}
 	if len(parts) < 2 || len(parts) > 3 || !ifnameRE.MatchString(parts[0]) {
 		return bad()
 	}
-	a := ATMAddr{Port: parts[0], VCI: -1}
+	a := topologies.ATMAddr{Port: parts[0], VCI: -1}
 	var err error
 	if a.VPI, err = strconv.Atoi(parts[1]); err != nil || a.VPI < 0 || a.VPI > 255 {
 		return bad()

@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,39 @@ func BenchmarkValidateNodes(b *testing.B) {
 				validate(b, data)
 			}
 		})
+	}
+}
+
+// spec.json grows with the variants, not their square: the lab file's
+// variants and sweep are in the first lab only.
+func TestSpecJSONHoldsVariantsOnce(t *testing.T) {
+	lab, err := Parse("grid.yaml", sweepLab1000())
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(n int) int {
+		names := lab.Measured()[:n]
+		labs, err := lab.ResolveVariants(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := topologies.SpecJSON(names, labs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := topologies.ReadSpec(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range spec.Variants {
+			if held := len(v.Lab.Variants) > 0 || v.Lab.Sweep != nil; held != (i == 0) {
+				t.Fatalf("%d points: lab %d holds the variants and sweep: %v", n, i, held)
+			}
+		}
+		return len(b)
+	}
+	one, all := size(1), size(1000)
+	if each := (all - one) / 999; each > 16<<10 { // a 3-node lab is about 4 KB; with the variants in each, 2 MB
+		t.Errorf("a 1000-point grid's spec.json is %d bytes, %d a point after the first", all, each)
 	}
 }

@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"errors"
+	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 func TestLoadShipped(t *testing.T) {
-	lab, err := Load("sw100.yaml")
+	lab, err := Load("../sw100.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ topology:
 	if l.BA.Impair.Delay != 5*time.Millisecond || l.BA.Impair.Loss != 0 {
 		t.Fatalf("BA impair = %+v (a direction's impair replaces the link's)", l.BA.Impair)
 	}
-	if lab.Links[1].AB.Rate != DefaultRate {
+	if lab.Links[1].AB.Rate != topologies.DefaultRate {
 		t.Fatalf("default rate = %v", lab.Links[1].AB.Rate)
 	}
 	a := lab.Node("a")
@@ -339,10 +340,10 @@ variants:
 		t.Fatal("WithVariant changed the base lab")
 	}
 	hub, err := lab.WithVariant("hub")
-	if err != nil || hub.Node("sw1").Kind != KindHub || hub.Node("sw1").Repeater != "class2" {
+	if err != nil || hub.Node("sw1").Kind != topologies.KindHub || hub.Node("sw1").Repeater != "class2" {
 		t.Fatalf("hub variant: %v %+v", err, hub.Node("sw1"))
 	}
-	if base, err := lab.WithVariant("base"); err != nil || base.Node("sw1").Kind != KindSwitch {
+	if base, err := lab.WithVariant("base"); err != nil || base.Node("sw1").Kind != topologies.KindSwitch {
 		t.Fatalf("base: %v", err)
 	}
 	// A hub whose links disagree on the rate is no lab: the variant says so.

@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"testing"
 
 	"github.com/atmlab/atmlab/cells"
@@ -9,12 +10,12 @@ import (
 // An ATM link's layers come back as the models' values.
 func TestATMLayers(t *testing.T) {
 	for _, tc := range []struct {
-		a     ATM
+		a     topologies.ATM
 		aal   cells.AAL
 		encap cells.Encap
 	}{
-		{ATM{PHY: "oc3", AAL: AAL5, Encap: LLC}, cells.AAL5, cells.LLC},
-		{ATM{PHY: "oc12", AAL: AAL34, Encap: VCMux}, cells.AAL34, cells.VCMux},
+		{topologies.ATM{PHY: "oc3", AAL: topologies.AAL5, Encap: topologies.LLC}, cells.AAL5, cells.LLC},
+		{topologies.ATM{PHY: "oc12", AAL: topologies.AAL34, Encap: topologies.VCMux}, cells.AAL34, cells.VCMux},
 	} {
 		p, aal, encap := tc.a.Layers()
 		if p.Name != string(tc.a.PHY) || p.LineRate == 0 || aal != tc.aal || encap != tc.encap {

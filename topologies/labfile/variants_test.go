@@ -1,8 +1,9 @@
-package topologies
+package labfile
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,13 +20,13 @@ import (
 // file's tree, every variant included, resolved again, then the variant
 // applied. It is kept as the oracle the copy of the resolved lab as
 // written is checked against.
-func variantFromScratch(raw *Raw, name string) (*Lab, []error) {
+func variantFromScratch(raw *Raw, name string) (*topologies.Lab, []error) {
 	fresh, errs := resolve(raw)
 	if len(errs) > 0 {
 		return nil, []error{labyaml.JoinByLine(errs)}
 	}
 	if name != "base" {
-		if errs := fresh.apply(name); errs != nil {
+		if errs := apply(fresh, name); errs != nil {
 			return nil, errs
 		}
 	}
@@ -38,7 +39,7 @@ func variantFromScratch(raw *Raw, name string) (*Lab, []error) {
 // of thing a variant may change, some of them wrongly.
 func oracleLabs(t *testing.T) map[string][]byte {
 	t.Helper()
-	files, err := filepath.Glob("*.yaml")
+	files, err := filepath.Glob("../*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatal(files, err)
 	}
@@ -55,11 +56,11 @@ func oracleLabs(t *testing.T) map[string][]byte {
 	return labs
 }
 
-// comparable zeroes what two equal labs may differ in: the lookup
-// indexes, built as they were used.
-func comparable(l *Lab) *Lab {
+// comparable drops what two equal labs may differ in, the lookup
+// indexes built as they were used: a clone has none.
+func comparable(l *topologies.Lab) *topologies.Lab {
 	if l != nil {
-		l.nodeIndex, l.linkIndex, l.nodesIndexed, l.linksIdx = nil, nil, 0, 0
+		return l.Clone()
 	}
 	return l
 }
@@ -74,8 +75,8 @@ func TestVariantsAsFromScratch(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		for _, name := range append([]string{"base"}, lab.Measured()...) {
-			got, gotErrs := lab.withVariant(name)
-			want, wantErrs := variantFromScratch(lab.raw, name)
+			got, gotErrs := lab.Source.Variant(name)
+			want, wantErrs := variantFromScratch(lab.Source.(*Raw), name)
 			if fmt.Sprint(gotErrs) != fmt.Sprint(wantErrs) {
 				t.Errorf("%s, variant %s: problems\n%v\nwant\n%v", file, name, gotErrs, wantErrs)
 				continue
@@ -121,9 +122,15 @@ func TestVariantsResolveTheFileOnce(t *testing.T) {
 	}
 }
 
+// ptrKey is a pointer's identity: its type and address.
+type ptrKey struct {
+	t reflect.Type
+	p uintptr
+}
+
 // refs records where every pointer, slice and map reachable through
-// exported fields points, by path; a lab's variants and sweep are left
-// out (they are shared, read only).
+// exported fields points, by path; a lab's variants, sweep and source
+// are left out (they are shared, read only).
 func refs(v reflect.Value, path string, into map[ptrKey]string) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Map:
@@ -160,7 +167,7 @@ func refs(v reflect.Value, path string, into map[ptrKey]string) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
-			if f.IsExported() && !(v.Type() == reflect.TypeFor[Lab]() && (f.Name == "Variants" || f.Name == "Sweep")) {
+			if f.IsExported() && !(v.Type() == reflect.TypeFor[topologies.Lab]() && (f.Name == "Variants" || f.Name == "Sweep" || f.Name == "Source")) {
 				refs(v.Field(i), path+"."+f.Name, into)
 			}
 		}
@@ -182,9 +189,9 @@ func TestVariantLabsShareNothing(t *testing.T) {
 		// seen holds addresses, not pointers: the labs stay reachable so
 		// the collector cannot free one and hand its memory to a later
 		// variant, which would read as sharing.
-		alive := []*Lab{lab}
+		alive := []*topologies.Lab{lab}
 		for _, name := range append([]string{"base"}, lab.Measured()...) {
-			v, errs := lab.withVariant(name)
+			v, errs := lab.Source.Variant(name)
 			if errs != nil {
 				continue // a bad variant (nodes.yaml's): no lab
 			}
@@ -283,7 +290,7 @@ func TestExperimentPointsAreBounded(t *testing.T) {
 // fails with the same problems.
 func FuzzVariantsAsFromScratch(f *testing.F) {
 	for _, name := range []string{"whatif.yaml", "praktikum.yaml", "gns3-mpls.yaml", "atm-sweep.yaml"} {
-		data, err := os.ReadFile(name)
+		data, err := os.ReadFile(filepath.Join("..", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -297,8 +304,8 @@ func FuzzVariantsAsFromScratch(f *testing.F) {
 			return
 		}
 		for _, name := range append([]string{"base"}, lab.Measured()...) {
-			got, gotErrs := lab.withVariant(name)
-			want, wantErrs := variantFromScratch(lab.raw, name)
+			got, gotErrs := lab.Source.Variant(name)
+			want, wantErrs := variantFromScratch(lab.Source.(*Raw), name)
 			if fmt.Sprint(gotErrs) != fmt.Sprint(wantErrs) || !reflect.DeepEqual(comparable(got), comparable(want)) {
 				t.Fatalf("variant %s: %v, want %v; or the labs differ", name, gotErrs, wantErrs)
 			}

@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"math"
 	"net/netip"
 	"slices"
@@ -15,7 +16,7 @@ import (
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 
-func (d *decoder) links(n *yaml.Node, lab *Lab) {
+func (d *decoder) links(n *yaml.Node, lab *topologies.Lab) {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, "topology.links", "want a list of links, each with endpoints: [\"h1:eth0\", \"sw1:p1\"]")
 		return
@@ -29,9 +30,9 @@ func (d *decoder) links(n *yaml.Node, lab *Lab) {
 	}
 }
 
-func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
-	l := &Link{Line: n.Line, AB: Direction{Rate: DefaultRate}, BA: Direction{Rate: DefaultRate}}
-	var both Impair
+func (d *decoder) link(path string, n *yaml.Node, lab *topologies.Lab) {
+	l := &topologies.Link{Line: n.Line, AB: topologies.Direction{Rate: topologies.DefaultRate}, BA: topologies.Direction{Rate: topologies.DefaultRate}}
+	var both topologies.Impair
 	var dirs *yaml.Node
 	var dirsKey string
 	d.Mapping(n, path, []labyaml.Field{
@@ -43,7 +44,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			for j, e := range v.Content {
 				ep, ok := d.endpoint(fmt.Sprintf("%s[%d]", key, j), e, lab)
 				if ok {
-					*([]*Endpoint{&l.A, &l.B}[j]) = ep
+					*([]*topologies.Endpoint{&l.A, &l.B}[j]) = ep
 				}
 			}
 		}},
@@ -66,12 +67,16 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 			})
 		}},
 		{Name: "atm", Required: false, Decode: func(key string, v *yaml.Node) {
-			a := &ATM{PHY: DefaultPHY, AAL: DefaultAAL, Encap: DefaultEncap, VCI: DefaultVCI}
+			a := &topologies.ATM{PHY: topologies.DefaultPHY, AAL: topologies.DefaultAAL, Encap: topologies.DefaultEncap, VCI: topologies.DefaultVCI}
 			l.ATM = a
 			d.Mapping(v, key, []labyaml.Field{
 				{Name: "phy", Required: false, Decode: func(key string, v *yaml.Node) { d.phy(key, v, &a.PHY) }},
-				{Name: "aal", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &a.AAL, AAL5, AAL34) }},
-				{Name: "encap", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &a.Encap, LLC, VCMux) }},
+				{Name: "aal", Required: false, Decode: func(key string, v *yaml.Node) {
+					labyaml.OneOf(&d.Decoder, key, v, &a.AAL, topologies.AAL5, topologies.AAL34)
+				}},
+				{Name: "encap", Required: false, Decode: func(key string, v *yaml.Node) {
+					labyaml.OneOf(&d.Decoder, key, v, &a.Encap, topologies.LLC, topologies.VCMux)
+				}},
 				{Name: "vpi", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 0, 255, &a.VPI) }},
 				{Name: "vci", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 32, 65535, &a.VCI) }},
 				{Name: "native", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &a.Native) }},
@@ -104,7 +109,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 		d.directions(dirsKey, dirs, l)
 	}
 	if l.ATM != nil {
-		for _, im := range []Impair{l.AB.Impair, l.BA.Impair} {
+		for _, im := range []topologies.Impair{l.AB.Impair, l.BA.Impair} {
 			if im.Rate != 0 {
 				d.Errorf(n, path+".impair", "an ATM link's impairments are per cell: delay, jitter, loss (the cell loss ratio) and limit (cells in flight); rate is for Ethernet links")
 				break
@@ -120,7 +125,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *Lab) {
 }
 
 // directions decodes per-direction overrides keyed by the sending endpoint.
-func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
+func (d *decoder) directions(path string, n *yaml.Node, l *topologies.Link) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "want a mapping from a sending endpoint to {rate:, impair:}, such as {\"h1:eth0\": {rate: 10M}}")
 		return
@@ -128,7 +133,7 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := path + "." + k.Value
-		var dir *Direction
+		var dir *topologies.Direction
 		switch k.Value {
 		case l.A.String():
 			dir = &l.AB
@@ -140,12 +145,12 @@ func (d *decoder) directions(path string, n *yaml.Node, l *Link) {
 		}
 		d.Mapping(v, key, []labyaml.Field{
 			{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &dir.Rate) }},
-			{Name: "impair", Required: false, Decode: func(key string, v *yaml.Node) { dir.Impair = Impair{}; d.impair(key, v, &dir.Impair) }},
+			{Name: "impair", Required: false, Decode: func(key string, v *yaml.Node) { dir.Impair = topologies.Impair{}; d.impair(key, v, &dir.Impair) }},
 		})
 	}
 }
 
-func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
+func (d *decoder) impair(path string, n *yaml.Node, im *topologies.Impair) {
 	d.Mapping(n, path, []labyaml.Field{
 		{Name: "delay", Required: false, Decode: func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseDelay, &im.Delay) }},
 		{Name: "jitter", Required: false, Decode: func(key string, v *yaml.Node) { setting(d, key, v, settings.ParseJitter, &im.Jitter) }},
@@ -155,15 +160,15 @@ func (d *decoder) impair(path string, n *yaml.Node, im *Impair) {
 	})
 }
 
-func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) {
+func (d *decoder) endpoint(key string, v *yaml.Node, lab *topologies.Lab) (topologies.Endpoint, bool) {
 	s, ok := d.Scalar(key, v)
 	if !ok {
-		return Endpoint{}, false
+		return topologies.Endpoint{}, false
 	}
 	node, port, found := strings.Cut(s, ":")
 	if !found || node == "" || port == "" {
 		d.Errorf(v, key, "%q: write node:interface, such as h1:eth0 or sw1:p1", s)
-		return Endpoint{}, false
+		return topologies.Endpoint{}, false
 	}
 	n := lab.Node(node)
 	if n == nil {
@@ -172,23 +177,23 @@ func (d *decoder) endpoint(key string, v *yaml.Node, lab *Lab) (Endpoint, bool) 
 			names = append(names, n.Name)
 		}
 		d.Errorf(v, key, "%q: no node named %s (nodes: %s)", s, node, strings.Join(names, ", "))
-		return Endpoint{}, false
+		return topologies.Endpoint{}, false
 	}
 	if !ifnameRE.MatchString(port) {
 		d.Errorf(v, key, "%q: bad interface or port name %q", s, port)
-		return Endpoint{}, false
+		return topologies.Endpoint{}, false
 	}
-	return Endpoint{node, port}, true
+	return topologies.Endpoint{Node: node, Port: port}, true
 }
 
 // check validates what spans nodes and links: endpoints used once,
 // interfaces linked, addresses unique, gateways on a connected subnet,
 // kinds and links that fit together.
-func (d *decoder) check(lab *Lab) {
-	used := map[Endpoint]int{}
-	hubFirst := map[string]*Link{}
+func (d *decoder) check(lab *topologies.Lab) {
+	used := map[topologies.Endpoint]int{}
+	hubFirst := map[string]*topologies.Link{}
 	for _, l := range lab.Links {
-		ends := []Endpoint{l.A, l.B}
+		ends := []topologies.Endpoint{l.A, l.B}
 		if l.A == l.B {
 			d.Errorf(&yaml.Node{Line: l.Line}, "topology.links", "a link cannot join a port to itself: both its ends are %s; join two different ports", l.A)
 			ends = ends[:1]
@@ -202,7 +207,7 @@ func (d *decoder) check(lab *Lab) {
 			node := lab.Node(e.Node)
 			if takesInterfaces(node.Kind) {
 				if node.Interface(e.Port) == nil {
-					node.Interfaces = append(node.Interfaces, &Interface{Name: e.Port, Line: l.Line})
+					node.Interfaces = append(node.Interfaces, &topologies.Interface{Name: e.Port, Line: l.Line})
 				}
 			}
 		}
@@ -215,12 +220,12 @@ func (d *decoder) check(lab *Lab) {
 		}
 		for _, i := range n.Interfaces {
 			if i.MTU == 0 {
-				i.MTU = DefaultMTU
-				if l := lab.LinkOf(Endpoint{n.Name, i.Name}); l != nil && l.ATM != nil {
-					i.MTU = DefaultATMMTU
+				i.MTU = topologies.DefaultMTU
+				if l := lab.LinkOf(topologies.Endpoint{Node: n.Name, Port: i.Name}); l != nil && l.ATM != nil {
+					i.MTU = topologies.DefaultATMMTU
 				}
 			}
-			if l := lab.LinkOf(Endpoint{n.Name, i.Name}); l != nil && l.ATM != nil && i.MTU > maxATMMTU {
+			if l := lab.LinkOf(topologies.Endpoint{Node: n.Name, Port: i.Name}); l != nil && l.ATM != nil && i.MTU > maxATMMTU {
 				d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "MTU %d on %s's ATM link: an AAL SDU holds at most 65535 octets, %d of IP with LLC/SNAP", i.MTU, i.Name, maxATMMTU)
 			}
 		}
@@ -229,7 +234,7 @@ func (d *decoder) check(lab *Lab) {
 	for _, n := range lab.Nodes {
 		for _, i := range n.Interfaces {
 			where := n.Name + ":" + i.Name
-			if _, ok := used[Endpoint{n.Name, i.Name}]; !ok {
+			if _, ok := used[topologies.Endpoint{Node: n.Name, Port: i.Name}]; !ok {
 				d.Errorf(&yaml.Node{Line: i.Line}, "topology.nodes."+n.Name, "interface %s has no link; add one to topology.links or remove it", i.Name)
 			}
 			if !i.IPv4.IsValid() {
@@ -244,7 +249,7 @@ func (d *decoder) check(lab *Lab) {
 			d.checkSysctl(n, s)
 		}
 		for _, r := range n.Routes {
-			onLink := slices.ContainsFunc(n.Interfaces, func(i *Interface) bool {
+			onLink := slices.ContainsFunc(n.Interfaces, func(i *topologies.Interface) bool {
 				return i.IPv4.IsValid() && i.IPv4.Masked().Contains(r.Via)
 			})
 			if !onLink {
@@ -265,10 +270,10 @@ func (d *decoder) check(lab *Lab) {
 // order, with an address in the subnet of the host's first interface that
 // has one. Routers' addresses are indexed by subnet, one table per prefix
 // length the hosts use, so that this stays linear.
-func defaultRoutes(lab *Lab) {
+func defaultRoutes(lab *topologies.Lab) {
 	var routerAddrs []netip.Addr
 	for _, r := range lab.Nodes {
-		if r.Kind != KindRouter {
+		if r.Kind != topologies.KindRouter {
 			continue
 		}
 		for _, ri := range r.Interfaces {
@@ -279,7 +284,7 @@ func defaultRoutes(lab *Lab) {
 	}
 	bySubnet := map[int]map[netip.Prefix]netip.Addr{} // prefix length -> subnet -> first router address
 	for _, h := range lab.Nodes {
-		if h.Kind != KindHost || len(h.Routes) > 0 {
+		if h.Kind != topologies.KindHost || len(h.Routes) > 0 {
 			continue
 		}
 		for _, hi := range h.Interfaces {
@@ -299,7 +304,7 @@ func defaultRoutes(lab *Lab) {
 				bySubnet[bits] = table
 			}
 			if via, ok := table[hi.IPv4.Masked()]; ok {
-				h.Routes = append(h.Routes, Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: via, Line: hi.Line})
+				h.Routes = append(h.Routes, topologies.Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: via, Line: hi.Line})
 				break
 			}
 		}
@@ -309,14 +314,14 @@ func defaultRoutes(lab *Lab) {
 // checkHubLink validates a link to a hub: one shared medium has one rate, no
 // per-link impairments, and hubs are not cascaded in this version. first
 // holds each hub's first link, which later ones are compared with.
-func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
+func (d *decoder) checkHubLink(lab *topologies.Lab, l *topologies.Link, first map[string]*topologies.Link) {
 	a, b := lab.Node(l.A.Node), lab.Node(l.B.Node)
-	if a.Kind != KindHub && b.Kind != KindHub {
+	if a.Kind != topologies.KindHub && b.Kind != topologies.KindHub {
 		return
 	}
 	at := &yaml.Node{Line: l.Line}
 	switch {
-	case a.Kind == KindHub && b.Kind == KindHub:
+	case a.Kind == topologies.KindHub && b.Kind == topologies.KindHub:
 		d.Errorf(at, "topology.links", "%s joins two hubs; cascaded hubs are not modelled yet", l.A)
 	case l.ATM != nil:
 		d.Errorf(at, "topology.links", "a hub carries Ethernet, not ATM")
@@ -324,7 +329,7 @@ func (d *decoder) checkHubLink(lab *Lab, l *Link, first map[string]*Link) {
 		d.Errorf(at, "topology.links", "a link to a hub is half of a shared medium: no per-direction rate and no impair: (put impairments on a switch link)")
 	}
 	hub := a
-	if b.Kind == KindHub {
+	if b.Kind == topologies.KindHub {
 		hub = b
 	}
 	if o, ok := first[hub.Name]; !ok {
@@ -346,9 +351,9 @@ const maxATMMTU = 65535 - 8
 // checkATMLink validates what an ATM link may join: the kinds whose row
 // says they take ATM links (hosts, by Classical IP over ATM, and
 // atm-switches); an atm-switch takes nothing else.
-func (d *decoder) checkATMLink(lab *Lab, l *Link) {
+func (d *decoder) checkATMLink(lab *topologies.Lab, l *topologies.Link) {
 	at := &yaml.Node{Line: l.Line}
-	for _, e := range []Endpoint{l.A, l.B} {
+	for _, e := range []topologies.Endpoint{l.A, l.B} {
 		kind := lab.Node(e.Node).Kind
 		k, _ := kindOf(kind)
 		switch {
@@ -362,13 +367,13 @@ func (d *decoder) checkATMLink(lab *Lab, l *Link) {
 
 // checkMappings validates an atm-switch's PVCs: each names a linked port of
 // the switch, and no incoming VC or VP is mapped twice.
-func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
-	seen := map[ATMAddr]int{}
+func (d *decoder) checkMappings(n *topologies.Node, used map[topologies.Endpoint]int) {
+	seen := map[topologies.ATMAddr]int{}
 	for _, m := range n.ATMSwitch.Mappings {
 		at := &yaml.Node{Line: m.Line}
 		key := "topology.nodes." + n.Name + ".mappings"
-		for _, a := range []ATMAddr{m.From, m.To} {
-			if _, ok := used[Endpoint{n.Name, a.Port}]; !ok {
+		for _, a := range []topologies.ATMAddr{m.From, m.To} {
+			if _, ok := used[topologies.Endpoint{Node: n.Name, Port: a.Port}]; !ok {
 				d.Errorf(at, key, "%s: port %s of %s has no link", a, a.Port, n.Name)
 			}
 			if prev, ok := seen[a]; ok {
@@ -384,7 +389,7 @@ func (d *decoder) checkMappings(n *Node, used map[Endpoint]int) {
 
 // phy reads a PHY's name, an alias (oc3c, stm1, ...) as the table's name,
 // so that a resolved lab names it one way.
-func (d *decoder) phy(key string, v *yaml.Node, into *PHY) {
+func (d *decoder) phy(key string, v *yaml.Node, into *topologies.PHY) {
 	c := *v
 	if v.Kind == yaml.ScalarNode {
 		c.Value = phy.Canonical(v.Value)
@@ -393,10 +398,10 @@ func (d *decoder) phy(key string, v *yaml.Node, into *PHY) {
 }
 
 // phyNames lists the PHYs a link may name, sorted.
-func phyNames() []PHY {
-	var n []PHY
+func phyNames() []topologies.PHY {
+	var n []topologies.PHY
 	for _, s := range phy.Names() {
-		n = append(n, PHY(s))
+		n = append(n, topologies.PHY(s))
 	}
 	return n
 }

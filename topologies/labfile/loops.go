@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -19,17 +20,17 @@ const maxLoopWarnings = 10
 // circles the loop forever, a storm. A link closes a loop when its ends are
 // already joined by the links before it; the loop is that link and the
 // path of earlier links between its ends.
-func loopWarnings(lab *Lab) []*labyaml.Error {
+func loopWarnings(lab *topologies.Lab) []*labyaml.Error {
 	bridges := func(name string) bool {
 		n := lab.Node(name)
-		return n != nil && (n.Kind == KindSwitch || n.Kind == KindHub)
+		return n != nil && (n.Kind == topologies.KindSwitch || n.Kind == topologies.KindHub)
 	}
 	parent := unionFind{} // over the bridges
 	find := parent.find
-	var forest []*Link // links that joined two parts
+	var forest []*topologies.Link // links that joined two parts
 	var out []*labyaml.Error
 	more := 0
-	warn := func(l *Link, format string, args ...any) {
+	warn := func(l *topologies.Link, format string, args ...any) {
 		if len(out) == maxLoopWarnings {
 			more++
 			return
@@ -57,7 +58,7 @@ func loopWarnings(lab *Lab) []*labyaml.Error {
 		}
 		// The path from b back to a through the forest.
 		nodes, lines := []string{b}, []string{}
-		path := ShortestPath(forest, a, b)
+		path := topologies.ShortestPath(forest, a, b)
 		for i, x := len(path)-1, b; i >= 0; i-- {
 			x = path[i].Other(x)
 			nodes = append(nodes, x)
@@ -81,13 +82,16 @@ func loopWarnings(lab *Lab) []*labyaml.Error {
 // segments. Without mappings every two hosts that atm-switches join share a
 // PVC (as Build sets them up); with mappings a PVC is followed from each
 // host through the switches' cross-connects.
-func (d *decoder) checkPVCs(lab *Lab) {
+func (d *decoder) checkPVCs(lab *topologies.Lab) {
 	type end struct {
-		host Endpoint
-		link *Link
+		host topologies.Endpoint
+		link *topologies.Link
 	}
-	isSwitch := func(e Endpoint) bool { n := lab.Node(e.Node); return n != nil && n.Kind == KindATMSwitch }
-	isHost := func(e Endpoint) bool { return endsCLIP(lab, e) } // a host or a router
+	isSwitch := func(e topologies.Endpoint) bool {
+		n := lab.Node(e.Node)
+		return n != nil && n.Kind == topologies.KindATMSwitch
+	}
+	isHost := func(e topologies.Endpoint) bool { return endsCLIP(lab, e) } // a host or a router
 	mismatch := func(a, b end) {
 		if a.link.ATM.AAL != b.link.ATM.AAL || a.link.ATM.Encap != b.link.ATM.Encap {
 			d.Errorf(&yaml.Node{Line: b.link.Line}, "topology.links", "%s and %s share a PVC but their links' aal/encap differ (%s/%s on line %d, %s/%s); make them equal",
@@ -111,7 +115,7 @@ func (d *decoder) checkPVCs(lab *Lab) {
 			if l.ATM == nil {
 				continue
 			}
-			for _, pair := range [][2]Endpoint{{l.A, l.B}, {l.B, l.A}} {
+			for _, pair := range [][2]topologies.Endpoint{{l.A, l.B}, {l.B, l.A}} {
 				h, sw := pair[0], pair[1]
 				if !isHost(h) || !isSwitch(sw) || !lab.Node(h.Node).Interface(h.Port).IPv4.IsValid() {
 					continue
@@ -129,9 +133,9 @@ func (d *decoder) checkPVCs(lab *Lab) {
 	// Cross-connects: switch, port, VPI and VCI (-1 for a VP) to the far side.
 	type hop struct {
 		sw string
-		a  ATMAddr
+		a  topologies.ATMAddr
 	}
-	xc := map[hop]ATMAddr{}
+	xc := map[hop]topologies.ATMAddr{}
 	steps := 0
 	for _, n := range lab.Nodes {
 		if n.ATMSwitch == nil {
@@ -146,17 +150,17 @@ func (d *decoder) checkPVCs(lab *Lab) {
 		if l.ATM == nil {
 			continue
 		}
-		for _, pair := range [][2]Endpoint{{l.A, l.B}, {l.B, l.A}} {
+		for _, pair := range [][2]topologies.Endpoint{{l.A, l.B}, {l.B, l.A}} {
 			h, at := pair[0], pair[1]
 			if !isHost(h) || !isSwitch(at) {
 				continue
 			}
 			vpi, vci := l.ATM.VPI, l.ATM.VCI
 			for range steps + 1 { // a PVC crosses each cross-connect at most once
-				to, vc := xc[hop{at.Node, ATMAddr{at.Port, vpi, vci}}]
+				to, vc := xc[hop{at.Node, topologies.ATMAddr{Port: at.Port, VPI: vpi, VCI: vci}}]
 				vp := false
 				if !vc {
-					to, vp = xc[hop{at.Node, ATMAddr{at.Port, vpi, -1}}]
+					to, vp = xc[hop{at.Node, topologies.ATMAddr{Port: at.Port, VPI: vpi, VCI: -1}}]
 				}
 				if !vc && !vp {
 					break // not cross-connected: no PVC
@@ -165,7 +169,7 @@ func (d *decoder) checkPVCs(lab *Lab) {
 				if vc {
 					vci = to.VCI
 				}
-				out := Endpoint{at.Node, to.Port}
+				out := topologies.Endpoint{Node: at.Node, Port: to.Port}
 				next := lab.LinkOf(out)
 				if next == nil || next.ATM == nil {
 					break

@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
 )
@@ -47,15 +48,15 @@ func TestResolveDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits := func(lab *Lab, delayed string) {
+	limits := func(lab *topologies.Lab, delayed string) {
 		t.Helper()
 		for _, l := range lab.Links {
 			want := 0
 			switch {
 			case l.ATM != nil:
-				want = DefaultATMLimit
+				want = topologies.DefaultATMLimit
 			case l.A.Node == "d1" || l.A.Node == delayed:
-				want = DefaultLimit
+				want = topologies.DefaultLimit
 			}
 			if l.AB.Impair.Limit != want || l.BA.Impair.Limit != want {
 				t.Errorf("link %s-%s: limits %d and %d, want %d", l.A, l.B, l.AB.Impair.Limit, l.BA.Impair.Limit, want)
@@ -63,20 +64,20 @@ func TestResolveDefaults(t *testing.T) {
 		}
 	}
 	limits(lab, "")
-	if c := lab.Node("h1").CPU; c == nil || c.Queue != DefaultCPUQueue {
-		t.Errorf("h1's cpu %+v, want queue %d", c, DefaultCPUQueue)
+	if c := lab.Node("h1").CPU; c == nil || c.Queue != topologies.DefaultCPUQueue {
+		t.Errorf("h1's cpu %+v, want queue %d", c, topologies.DefaultCPUQueue)
 	}
-	if q := lab.Node("r1").Router.Cost.Queue; q != DefaultRouterQueue {
-		t.Errorf("r1's cost queue %d, want %d", q, DefaultRouterQueue)
+	if q := lab.Node("r1").Router.Cost.Queue; q != topologies.DefaultRouterQueue {
+		t.Errorf("r1's cost queue %d, want %d", q, topologies.DefaultRouterQueue)
 	}
-	if s := lab.Node("atm1").ATMSwitch; s.Queue != DefaultATMSwitchQueue || s.Discard != DefaultDiscard {
-		t.Errorf("atm1 %+v, want queue %d, discard %s", s, DefaultATMSwitchQueue, DefaultDiscard)
+	if s := lab.Node("atm1").ATMSwitch; s.Queue != topologies.DefaultATMSwitchQueue || s.Discard != topologies.DefaultDiscard {
+		t.Errorf("atm1 %+v, want queue %d, discard %s", s, topologies.DefaultATMSwitchQueue, topologies.DefaultDiscard)
 	}
-	if n := lab.Node("sw1"); n.Buffer != DefaultSwitchBuffer {
-		t.Errorf("sw1's buffer %v, want %v", n.Buffer, DefaultSwitchBuffer)
+	if n := lab.Node("sw1"); n.Buffer != topologies.DefaultSwitchBuffer {
+		t.Errorf("sw1's buffer %v, want %v", n.Buffer, topologies.DefaultSwitchBuffer)
 	}
-	if n := lab.Node("hub1"); n.Repeater != DefaultRepeater {
-		t.Errorf("hub1's repeater %q, want %q", n.Repeater, DefaultRepeater)
+	if n := lab.Node("hub1"); n.Repeater != topologies.DefaultRepeater {
+		t.Errorf("hub1's repeater %q, want %q", n.Repeater, topologies.DefaultRepeater)
 	}
 	labs, err := lab.ResolveVariants([]string{"base", "hubbed", "slow"})
 	if err != nil {
@@ -84,13 +85,13 @@ func TestResolveDefaults(t *testing.T) {
 	}
 	limits(labs[1], "")
 	limits(labs[2], "h1")
-	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != DefaultCPUQueue {
-		t.Errorf("slow: h2's cpu %+v, want queue %d", c, DefaultCPUQueue)
+	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != topologies.DefaultCPUQueue {
+		t.Errorf("slow: h2's cpu %+v, want queue %d", c, topologies.DefaultCPUQueue)
 	}
-	if q := labs[2].Node("r1").Router.Cost.Queue; q != DefaultRouterQueue {
-		t.Errorf("slow: r1's cost queue %d, want %d", q, DefaultRouterQueue)
+	if q := labs[2].Node("r1").Router.Cost.Queue; q != topologies.DefaultRouterQueue {
+		t.Errorf("slow: r1's cost queue %d, want %d", q, topologies.DefaultRouterQueue)
 	}
-	spec, err := SpecJSON([]string{"base", "hubbed", "slow"}, labs)
+	spec, err := topologies.SpecJSON([]string{"base", "hubbed", "slow"}, labs)
 	if err != nil {
 		t.Fatal(err)
 	}

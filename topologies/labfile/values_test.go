@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,7 +174,7 @@ func nodesLab(n int, more string) []byte {
 
 // Loops of switches and hubs are valid but warned about, naming the loop.
 func TestLoopWarnings(t *testing.T) {
-	lab := func(links string) *Lab {
+	lab := func(links string) *topologies.Lab {
 		t.Helper()
 		l, err := Parse("loop.yaml", []byte("name: x\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    sw1: {kind: switch}\n    sw2: {kind: switch}\n    sw3: {kind: switch}\n    hub1: {kind: hub}\n  links:\n    - {endpoints: [\"h1:eth0\", \"sw1:p1\"]}\n"+links))
 		if err != nil {
@@ -270,7 +271,7 @@ func TestResolveVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	labs, err := lab.ResolveVariants(lab.Measured())
-	if err != nil || len(labs) != 2 || labs[0].LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc3" || labs[1].LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc12" {
+	if err != nil || len(labs) != 2 || labs[0].LinkOf(topologies.Endpoint{Node: "h2", Port: "eth0"}).ATM.PHY != "oc3" || labs[1].LinkOf(topologies.Endpoint{Node: "h2", Port: "eth0"}).ATM.PHY != "oc12" {
 		t.Fatalf("ResolveVariants of a good lab: %v %v", labs, err)
 	}
 
@@ -295,10 +296,10 @@ func TestWithVariantInMemory(t *testing.T) {
 	}
 	os.WriteFile(file, []byte("not: a lab\n"), 0o644)
 	v, err := lab.WithVariant("fast")
-	if err != nil || v.File != file || v.LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc12" || lab.LinkOf(Endpoint{"h2", "eth0"}).ATM.PHY != "oc3" {
+	if err != nil || v.File != file || v.LinkOf(topologies.Endpoint{Node: "h2", Port: "eth0"}).ATM.PHY != "oc12" || lab.LinkOf(topologies.Endpoint{Node: "h2", Port: "eth0"}).ATM.PHY != "oc3" {
 		t.Fatalf("WithVariant after the file changed: %v", err)
 	}
-	if _, err := (&Lab{Name: "code"}).WithVariant("base"); err == nil || !strings.Contains(err.Error(), "not read from a lab file") {
+	if _, err := (&topologies.Lab{Name: "code"}).WithVariant("base"); err == nil || !strings.Contains(err.Error(), "not read from a lab file") {
 		t.Errorf("WithVariant of a lab made in code: %v", err)
 	}
 }
@@ -317,8 +318,8 @@ func TestPHYAliases(t *testing.T) {
 	if err != nil || len(labs) != 2 {
 		t.Fatalf("ResolveVariants: %v %v", labs, err)
 	}
-	h1, h2 := Endpoint{"h1", "eth0"}, Endpoint{"h2", "eth0"}
-	if got := []PHY{labs[0].LinkOf(h1).ATM.PHY, labs[0].LinkOf(h2).ATM.PHY, labs[1].LinkOf(h2).ATM.PHY}; !slices.Equal(got, []PHY{"oc3", "oc3", "oc12"}) {
+	h1, h2 := topologies.Endpoint{Node: "h1", Port: "eth0"}, topologies.Endpoint{Node: "h2", Port: "eth0"}
+	if got := []topologies.PHY{labs[0].LinkOf(h1).ATM.PHY, labs[0].LinkOf(h2).ATM.PHY, labs[1].LinkOf(h2).ATM.PHY}; !slices.Equal(got, []topologies.PHY{"oc3", "oc3", "oc12"}) {
 		t.Errorf("PHYs %v, want [oc3 oc3 oc12]", got)
 	}
 	_, err = Parse("a.yaml", []byte(strings.Replace(atmLab("", ""), "atm: {phy: oc3}}", "atm: {phy: oc48c}}", 1)))

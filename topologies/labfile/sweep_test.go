@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +51,7 @@ func TestSweepGrid(t *testing.T) {
 	if lab.Sweep == nil || len(lab.Sweep.Params) != 3 || lab.Sweep.Line != 17 {
 		t.Fatalf("Sweep = %+v", lab.Sweep)
 	}
-	for i, p := range []Param{{"rate", "rate", 17, []string{"10M", "100M", "1G"}}, {"delay", "delay", 18, []string{"0s", "5ms"}}, {"kind", "kind", 19, []string{"switch", "hub"}}} {
+	for i, p := range []topologies.Param{{Name: "rate", Key: "rate", Line: 17, Values: []string{"10M", "100M", "1G"}}, {Name: "delay", Key: "delay", Line: 18, Values: []string{"0s", "5ms"}}, {Name: "kind", Key: "kind", Line: 19, Values: []string{"switch", "hub"}}} {
 		if got := lab.Sweep.Params[i]; got.Name != p.Name || got.Key != p.Key || got.Line != p.Line || !slices.Equal(got.Values, p.Values) {
 			t.Errorf("param %d = %+v, want %+v", i, *got, p)
 		}
@@ -62,9 +63,9 @@ func TestSweepGrid(t *testing.T) {
 		t.Errorf("GridOf(far) = %q, want nil", g)
 	}
 	// A point sets every target of each parameter.
-	v := lab.Variants[slices.IndexFunc(lab.Variants, func(v *Variant) bool { return v.Name == "rate=100M,delay=5ms,kind=hub" })]
+	v := lab.Variants[slices.IndexFunc(lab.Variants, func(v *topologies.Variant) bool { return v.Name == "rate=100M,delay=5ms,kind=hub" })]
 	if len(v.Set) != 4 || v.Set[0].Link != "h1:eth0" || v.Set[1].Link != "sw2:p1" || v.Set[1].Rate != 100*units.Mbps ||
-		*v.Set[2].Delay != 5*time.Millisecond || v.Set[3].Node != "sw1" || v.Set[3].Kind != KindHub {
+		*v.Set[2].Delay != 5*time.Millisecond || v.Set[3].Node != "sw1" || v.Set[3].Kind != topologies.KindHub {
 		t.Fatalf("Set = %+v", v.Set)
 	}
 }
@@ -91,7 +92,7 @@ func TestSweepWithVariant(t *testing.T) {
 	l0, l1, l2 := vl.Links[0], vl.Links[1], vl.Links[2]
 	if l0.AB.Rate != 10*units.Mbps || l0.BA.Rate != 10*units.Mbps || l1.AB.Rate != 10*units.Mbps || l2.AB.Rate != units.Gbps ||
 		l2.AB.Impair.Delay != 5*time.Millisecond || l2.BA.Impair.Delay != 5*time.Millisecond || l0.AB.Impair.Delay != 0 ||
-		vl.Node("sw1").Kind != KindHub || vl.Node("sw1").Repeater != "class2" {
+		vl.Node("sw1").Kind != topologies.KindHub || vl.Node("sw1").Repeater != "class2" {
 		t.Fatalf("point built as %+v %+v %+v, sw1 %+v", l0, l1, l2, vl.Node("sw1"))
 	}
 }
@@ -219,7 +220,7 @@ func FuzzSweep(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh.apply(v.Name)
+			apply(fresh, v.Name)
 		}
 		if grid != want || want > MaxGridPoints {
 			t.Fatalf("%d points, want %d", grid, want)

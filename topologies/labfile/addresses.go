@@ -1,7 +1,8 @@
-package topologies
+package labfile
 
 import (
 	"fmt"
+	"github.com/atmlab/atmlab/topologies"
 	"net/netip"
 	"slices"
 
@@ -11,7 +12,7 @@ import (
 // address decodes an interface's address, address/prefix length, and
 // refuses what no interface can use: a host's or router's address must be
 // one unicast address it can send from and be reached at (addressProblem).
-func (d *decoder) address(key string, v *yaml.Node, kind Kind) netip.Prefix {
+func (d *decoder) address(key string, v *yaml.Node, kind topologies.Kind) netip.Prefix {
 	p := d.prefix(key, v)
 	if p.IsValid() {
 		if msg := addressProblem(p, kind); msg != "" {
@@ -34,7 +35,7 @@ var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
 // not forward (RFC 3927). A host may use link-local addresses on its own
 // segment, as hosts without DHCP do. 240/4, reserved but routed by
 // Linux, is left alone.
-func addressProblem(p netip.Prefix, kind Kind) string {
+func addressProblem(p netip.Prefix, kind topologies.Kind) string {
 	a := p.Addr()
 	const fix = "give a unicast address such as 10.0.0.1/24"
 	switch {
@@ -48,7 +49,7 @@ func addressProblem(p netip.Prefix, kind Kind) string {
 		return "224.0.0.0/4 is multicast: a group's address, not an interface's; " + fix
 	case a == limitedBroadcast:
 		return "255.255.255.255 is the limited broadcast address; " + fix
-	case kind == KindRouter && a.IsLinkLocalUnicast():
+	case kind == topologies.KindRouter && a.IsLinkLocalUnicast():
 		return "169.254.0.0/16 is link-local, which routers do not forward (RFC 3927); give the router a subnet such as 10.0.0.254/24"
 	case p.Bits() <= 30 && a == p.Masked().Addr():
 		return fmt.Sprintf("the network address of subnet %s, no interface's; give one from %s to %s", p.Masked(), p.Masked().Addr().Next(), broadcast(p).Prev())
@@ -72,20 +73,20 @@ func broadcast(p netip.Prefix) netip.Addr {
 // address there. Prefixes nest or are apart, so, sorted by first address
 // (the wider first), each overlaps an earlier one only if it overlaps the
 // one that reaches furthest.
-func (d *decoder) checkRouterSubnets(n *Node) {
-	var ifs []*Interface
+func (d *decoder) checkRouterSubnets(n *topologies.Node) {
+	var ifs []*topologies.Interface
 	for _, i := range n.Interfaces {
 		if i.IPv4.IsValid() {
 			ifs = append(ifs, i)
 		}
 	}
-	slices.SortFunc(ifs, func(a, b *Interface) int {
+	slices.SortFunc(ifs, func(a, b *topologies.Interface) int {
 		if c := a.IPv4.Masked().Addr().Compare(b.IPv4.Masked().Addr()); c != 0 {
 			return c
 		}
 		return a.IPv4.Bits() - b.IPv4.Bits()
 	})
-	var widest *Interface
+	var widest *topologies.Interface
 	for _, i := range ifs {
 		if widest != nil && widest.IPv4.Masked().Overlaps(i.IPv4.Masked()) {
 			first, second := widest, i

@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := lab.Node("w1"); w.Kind != KindWire || len(w.Interfaces) != 0 {
+	if w := lab.Node("w1"); w.Kind != topologies.KindWire || len(w.Interfaces) != 0 {
 		t.Errorf("w1 = %+v", w)
 	}
 	_, err = Parse("bad.yaml", []byte(`name: bad

@@ -1,6 +1,7 @@
-package topologies
+package labfile
 
 import (
+	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 // atmCore is testdata/atm-core.yaml with keys on every router.
 func atmCore(t *testing.T, keys string) string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/atm-core.yaml")
+	b, err := os.ReadFile("../testdata/atm-core.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +29,8 @@ func TestRouterOnATMLinkAccepted(t *testing.T) {
 			t.Fatalf("%q: %v", keys, err)
 		}
 		i := lab.Node("r2").Interface("atm0")
-		if i.MTU != DefaultATMMTU {
-			t.Errorf("r2:atm0's MTU %d, want %d (RFC 2225)", i.MTU, DefaultATMMTU)
+		if i.MTU != topologies.DefaultATMMTU {
+			t.Errorf("r2:atm0's MTU %d, want %d (RFC 2225)", i.MTU, topologies.DefaultATMMTU)
 		}
 		var peers []string
 		for _, vc := range i.VCs {
