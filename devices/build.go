@@ -1,9 +1,10 @@
 // Package devices builds a resolved lab's emulated network (Build) from the
 // models in emulator/..., and changes it while it runs (Network.Set).
-// Resolve (package topologies) has checked and planned everything, so
+// Resolve (package topologies/labfile) has checked and planned everything, so
 // building cannot fail on input. Each device kind is a unit in its own
-// file (host.go, switch.go, hub.go, atmswitch.go, router.go), registered
-// in kinds.go's table; the rest of the package and its users handle
+// file (host.go, switch.go, hub.go, atmswitch.go, router.go, wire.go),
+// each the unit of a row of the one table of kinds (topologies/kinds),
+// registered in kinds.go; the rest of the package and its users handle
 // nodes as Devices and never name a kind.
 package devices
 
@@ -15,6 +16,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/wireshark"
 )
 
@@ -96,14 +98,18 @@ func Build(lab *topologies.Lab, s *sched.Scheduler) *Network {
 		byKind[node.Kind] = append(byKind[node.Kind], node)
 	}
 	built := map[topologies.Kind][]Device{}
-	for _, k := range kinds {
-		nodes := byKind[k.kind]
-		devs := k.unit.build(b, nodes)
+	for _, k := range kinds.Table {
+		u, ok := kindUnits[k.Kind]
+		if !ok {
+			continue // a kind without a unit: its nodes panic below
+		}
+		nodes := byKind[k.Kind]
+		devs := u.build(b, nodes)
 		for i, d := range devs {
 			n.byName[nodes[i].Name] = d
 		}
-		built[k.kind] = devs
-		delete(byKind, k.kind)
+		built[k.Kind] = devs
+		delete(byKind, k.Kind)
 	}
 	for kind, nodes := range byKind {
 		panic(fmt.Sprintf("devices: %s:%d: node %s: kind %s has no unit in the kinds table (a programming fault: Resolve admits only kinds Build makes)", lab.File, nodes[0].Line, nodes[0].Name, kind))
@@ -121,9 +127,9 @@ func Build(lab *topologies.Lab, s *sched.Scheduler) *Network {
 			b.atmLink(l)
 		}
 	}
-	for _, k := range kinds {
-		if f, ok := k.unit.(finisher); ok {
-			f.finish(b, built[k.kind])
+	for _, k := range kinds.Table {
+		if f, ok := kindUnits[k.Kind].(finisher); ok {
+			f.finish(b, built[k.Kind])
 		}
 	}
 	return n

@@ -10,19 +10,18 @@ import (
 	"github.com/atmlab/atmlab/topologies"
 )
 
-// kinds is the registry of device kinds: each lab-file kind and the unit
-// (its own file) that builds it. Build walks it in this order; nothing
-// else in the package names a kind. A new kind is a file and a line here.
-var kinds = []struct {
-	kind topologies.Kind
-	unit unit
-}{
-	{topologies.KindHost, hostUnit{}},
-	{topologies.KindSwitch, switchUnit{}},
-	{topologies.KindHub, hubUnit{}},
-	{topologies.KindATMSwitch, atmSwitchUnit{}},
-	{topologies.KindRouter, routerUnit{}},
-	{topologies.KindWire, wireUnit{}},
+// kindUnits gives each kind of the one table of kinds (topologies/kinds) the
+// unit, in its own file, that builds its nodes: the build half of the
+// kind's row. Build walks the table in its order; nothing else in the
+// package names a kind. A new kind is a row there and a file and a line
+// here (TestEveryKindHasAUnit).
+var kindUnits = map[topologies.Kind]unit{
+	topologies.KindHost:      hostUnit{},
+	topologies.KindSwitch:    switchUnit{},
+	topologies.KindHub:       hubUnit{},
+	topologies.KindATMSwitch: atmSwitchUnit{},
+	topologies.KindRouter:    routerUnit{},
+	topologies.KindWire:      wireUnit{},
 }
 
 // unit is one device kind: it builds the lab's nodes of its kind.

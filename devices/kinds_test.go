@@ -8,6 +8,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
@@ -37,5 +38,18 @@ topology:
 	lab.Node("r1").Routes[0].Via = netip.MustParseAddr("10.7.0.1") // what Resolve refuses
 	if msg := panics(lab); !strings.Contains(msg, "r.yaml:5: router r1: gateway 10.7.0.1 is on none of its subnets (a programming fault") {
 		t.Errorf("an unchecked gateway: %s", msg)
+	}
+}
+
+// Every row of the one table of kinds has its unit here, and no unit
+// builds a kind the table lacks.
+func TestEveryKindHasAUnit(t *testing.T) {
+	for _, k := range kinds.Table {
+		if kindUnits[k.Kind] == nil {
+			t.Errorf("kind %s has no unit in kindUnits", k.Kind)
+		}
+	}
+	if len(kindUnits) != len(kinds.Table) {
+		t.Errorf("%d units for the table's %d kinds", len(kindUnits), len(kinds.Table))
 	}
 }

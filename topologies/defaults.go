@@ -3,7 +3,7 @@ package topologies
 import "github.com/atmlab/atmlab/emulator/units"
 
 // Defaults applied when a lab file does not say: their values here and
-// nowhere else (each kind's row in labfile/kinds.go applies its own), so that a
+// nowhere else (each kind's row in package kinds applies its own), so that a
 // resolved lab (spec.json) holds every value the models are built with.
 const (
 	DefaultMTU  = 1500

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
@@ -256,41 +255,6 @@ func (n *Node) Address() string {
 		}
 	}
 	return ""
-}
-
-// ShortestPath returns the fewest links from node from to node to among
-// links, in order from from (breadth first, ties to the earlier link), or
-// nil if none join them or from is to. PVC planning, the loop check and
-// the lessons' paths all walk a lab with it.
-func ShortestPath(links []*Link, from, to string) []*Link {
-	if from == to {
-		return nil
-	}
-	prev := map[string]*Link{from: nil}
-	queue := []string{from}
-	for len(queue) > 0 && prev[to] == nil {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, l := range links {
-			next := l.Other(cur)
-			if next == "" {
-				continue
-			}
-			if _, seen := prev[next]; !seen {
-				prev[next] = l
-				queue = append(queue, next)
-			}
-		}
-	}
-	if prev[to] == nil {
-		return nil
-	}
-	var path []*Link
-	for n := to; n != from; n = prev[n].Other(n) {
-		path = append(path, prev[n])
-	}
-	slices.Reverse(path)
-	return path
 }
 
 // Other returns the node at the far end of l from node n, "" if n ends

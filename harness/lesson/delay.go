@@ -9,6 +9,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/theory"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/plan"
 )
 
 // hop is one link of a path, in the direction the path crosses it.
@@ -21,7 +22,7 @@ type hop struct {
 // route is the fewest links from one node to another (breadth first, in
 // the lab's link order).
 func route(lab *topologies.Lab, from, to string) ([]hop, error) {
-	path := topologies.ShortestPath(lab.Links, from, to)
+	path := plan.ShortestPath(lab.Links, from, to)
 	if path == nil {
 		return nil, fmt.Errorf("no path from %s to %s in lab %s", from, to, lab.Name)
 	}

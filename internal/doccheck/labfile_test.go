@@ -107,7 +107,7 @@ func decoderKeys(t *testing.T, dir string) (keys, kinds map[string]string) {
 						}
 					}
 				case *ast.KeyValueExpr:
-					if id, ok := n.Key.(*ast.Ident); ok && id.Name == "keys" {
+					if id, ok := n.Key.(*ast.Ident); ok && (id.Name == "keys" || id.Name == "Keys") {
 						strings(n.Value, keys)
 					}
 				case *ast.ValueSpec:

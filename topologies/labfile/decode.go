@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"io"
 	"math"
 	"net/netip"
@@ -129,10 +131,10 @@ func resolve(raw *Raw) (*topologies.Lab, []error) {
 	lab := &topologies.Lab{File: raw.File, Source: raw}
 	d.lab(raw.tree, lab)
 	if len(d.Errs) == 0 {
-		d.Errs = planPVCs(lab)
+		d.Errs = plan.PVCs(lab)
 	}
 	if len(d.Errs) == 0 {
-		d.Errs = checkNative(lab)
+		d.Errs = plan.CheckNative(lab)
 	}
 	return lab, d.Errs
 }
@@ -288,17 +290,17 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 			node.Kind = topologies.Kind(n.Content[i+1].Value)
 		}
 	}
-	spec, ok := kindOf(node.Kind)
+	spec, ok := kinds.Of(node.Kind)
 	if !ok {
 		if node.Kind == "" {
-			d.Errorf(n, path+".kind", "missing; say kind: %s", kindList())
+			d.Errorf(n, path+".kind", "missing; say kind: %s", kinds.List())
 		} else {
-			d.Errorf(n, path+".kind", "unknown kind %q; use %s", node.Kind, kindList())
+			d.Errorf(n, path+".kind", "unknown kind %q; use %s", node.Kind, kinds.List())
 		}
 		return
 	}
-	if spec.start != nil {
-		spec.start(node)
+	if spec.Start != nil {
+		spec.Start(node)
 	}
 	var ipv4 netip.Prefix
 	var ipv4Line int
@@ -366,13 +368,13 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 			}
 		}},
 	}
-	for _, k := range spec.keys {
+	for _, k := range spec.Keys {
 		fields = append(fields, all[k])
 	}
 	d.Mapping(n, path, fields)
 
-	kindDefaults(node)
-	if spec.hasInterfaces() {
+	kinds.ApplyDefaults(node)
+	if spec.HasInterfaces() {
 		if ipv4.IsValid() || mtu != 0 {
 			eth0 := node.Interface("eth0")
 			if eth0 == nil {

@@ -3,6 +3,8 @@ package labfile
 import (
 	"fmt"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"math"
 	"net/netip"
 	"slices"
@@ -205,7 +207,7 @@ func (d *decoder) check(lab *topologies.Lab) {
 			}
 			used[e] = l.Line
 			node := lab.Node(e.Node)
-			if takesInterfaces(node.Kind) {
+			if kinds.TakesInterfaces(node.Kind) {
 				if node.Interface(e.Port) == nil {
 					node.Interfaces = append(node.Interfaces, &topologies.Interface{Name: e.Port, Line: l.Line})
 				}
@@ -256,59 +258,13 @@ func (d *decoder) check(lab *topologies.Lab) {
 				d.Errorf(&yaml.Node{Line: r.Line}, "topology.nodes."+n.Name+".routes", "gateway %s is on none of %s's subnets", r.Via, n.Name)
 			}
 		}
-		if k, _ := kindOf(n.Kind); k.check != nil {
-			k.check(d, lab, n)
+		if k, _ := kinds.Of(n.Kind); k.Check != nil {
+			k.Check(&d.Decoder, lab, n)
 		}
 	}
-	d.checkPVCs(lab)
-	defaultRoutes(lab)
-	lab.Warnings = loopWarnings(lab)
-}
-
-// defaultRoutes gives a host without routes a default route through a
-// router on one of its subnets, if there is one: the first router, in file
-// order, with an address in the subnet of the host's first interface that
-// has one. Routers' addresses are indexed by subnet, one table per prefix
-// length the hosts use, so that this stays linear.
-func defaultRoutes(lab *topologies.Lab) {
-	var routerAddrs []netip.Addr
-	for _, r := range lab.Nodes {
-		if r.Kind != topologies.KindRouter {
-			continue
-		}
-		for _, ri := range r.Interfaces {
-			if ri.IPv4.IsValid() {
-				routerAddrs = append(routerAddrs, ri.IPv4.Addr())
-			}
-		}
-	}
-	bySubnet := map[int]map[netip.Prefix]netip.Addr{} // prefix length -> subnet -> first router address
-	for _, h := range lab.Nodes {
-		if h.Kind != topologies.KindHost || len(h.Routes) > 0 {
-			continue
-		}
-		for _, hi := range h.Interfaces {
-			if !hi.IPv4.IsValid() {
-				continue
-			}
-			bits := hi.IPv4.Bits()
-			table, ok := bySubnet[bits]
-			if !ok {
-				table = map[netip.Prefix]netip.Addr{}
-				for _, a := range routerAddrs {
-					p := netip.PrefixFrom(a, bits).Masked()
-					if _, dup := table[p]; !dup {
-						table[p] = a
-					}
-				}
-				bySubnet[bits] = table
-			}
-			if via, ok := table[hi.IPv4.Masked()]; ok {
-				h.Routes = append(h.Routes, topologies.Route{To: netip.MustParsePrefix("0.0.0.0/0"), Via: via, Line: hi.Line})
-				break
-			}
-		}
-	}
+	d.Errs = append(d.Errs, plan.CheckPVCs(lab)...)
+	plan.DefaultRoutes(lab)
+	lab.Warnings = plan.Loops(lab)
 }
 
 // checkHubLink validates a link to a hub: one shared medium has one rate, no
@@ -355,12 +311,12 @@ func (d *decoder) checkATMLink(lab *topologies.Lab, l *topologies.Link) {
 	at := &yaml.Node{Line: l.Line}
 	for _, e := range []topologies.Endpoint{l.A, l.B} {
 		kind := lab.Node(e.Node).Kind
-		k, _ := kindOf(kind)
+		k, _ := kinds.Of(kind)
 		switch {
-		case l.ATM == nil && k.media == atmOnly:
+		case l.ATM == nil && k.Media == kinds.ATMOnly:
 			d.Errorf(at, "topology.links", "%s is an %s port: give the link atm: {phy: oc3, ...} instead of ethernet:", e, kind)
-		case l.ATM != nil && k.media == ethernetOnly:
-			d.Errorf(at, "topology.links", "an ATM link joins %s; %s is a %s", atmKinds(), e, kind)
+		case l.ATM != nil && k.Media == kinds.EthernetOnly:
+			d.Errorf(at, "topology.links", "an ATM link joins %s; %s is a %s", kinds.ATMKinds(), e, kind)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"regexp"
 	"slices"
 	"strings"
@@ -186,7 +188,7 @@ func apply(lab *topologies.Lab, name string) []error {
 					return []error{&labyaml.Error{File: lab.File, Line: o.Line, Key: "variants", Msg: fmt.Sprintf("%s is a %s; only a switch and a hub stand in for each other", n.Name, n.Kind)}}
 				}
 				n.Kind = o.Kind
-				kindDefaults(n)
+				kinds.ApplyDefaults(n)
 			}
 			if o.MPLS != nil {
 				n.MPLS = *o.MPLS
@@ -242,13 +244,13 @@ func apply(lab *topologies.Lab, name string) []error {
 	for _, n := range lab.Nodes {
 		if n.Kind == topologies.KindRouter { // mpls: or encap: may have changed
 			for _, i := range n.Interfaces {
-				d.checkMPLSOverATM(lab, n, i)
+				kinds.CheckMPLSOverATM(&d.Decoder, lab, n, i)
 			}
 		}
 	}
-	d.checkPVCs(lab)
+	d.Errs = append(d.Errs, plan.CheckPVCs(lab)...)
 	if d.Errs == nil {
-		d.Errs = planPVCs(lab)
+		d.Errs = plan.PVCs(lab)
 	}
 	return d.Errs
 }

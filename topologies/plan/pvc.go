@@ -1,13 +1,14 @@
-package labfile
+package plan
 
 import (
 	"fmt"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
-// planPVCs decides every PVC of the lab: each host or router ATM interface's VCs
+// PVCs decides every PVC of the lab: each host or router ATM interface's VCs
 // (Interface.VCs) and each atm-switch's cross-connects (ATMSwitch.Cross).
 // The mappings a lab gives are installed both ways, and each host then has
 // its link's VPI/VCI as its one PVC; a lab that gives none gets a duplex PVC
@@ -15,7 +16,7 @@ import (
 // switch hops, each link handing out VCIs from its atm.vci upwards on its
 // atm.vpi. It runs on a checked lab (and again after a variant), so what
 // it finds is what only planning can: a link out of VCIs.
-func planPVCs(lab *topologies.Lab) []error {
+func PVCs(lab *topologies.Lab) []error {
 	p := &pvcPlan{lab: lab, nextVCI: map[*topologies.Link]int{}}
 	explicit := false
 	for _, n := range lab.Nodes {
@@ -71,7 +72,7 @@ type pvcPlan struct {
 }
 
 // isHost reports whether e ends PVCs: a host's or a router's interface.
-func (p *pvcPlan) isHost(e topologies.Endpoint) bool { return endsCLIP(p.lab, e) }
+func (p *pvcPlan) isHost(e topologies.Endpoint) bool { return kinds.EndsCLIP(p.lab, e) }
 func (p *pvcPlan) isSwitch(e topologies.Endpoint) bool {
 	return p.lab.Node(e.Node).Kind == topologies.KindATMSwitch
 }
@@ -119,7 +120,7 @@ func (p *pvcPlan) hostEnds() map[topologies.Endpoint]topologies.Endpoint {
 }
 
 // auto plans a duplex PVC between every two addressed hosts the switches
-// join (planPVCs).
+// join (PVCs).
 func (p *pvcPlan) auto(links []*topologies.Link) error {
 	ends := p.hostEnds()
 	var hosts []topologies.Endpoint
@@ -222,5 +223,5 @@ func (p *pvcPlan) path(from, to topologies.Endpoint, links []*topologies.Link) [
 			trunks = append(trunks, l)
 		}
 	}
-	return topologies.ShortestPath(trunks, from.Node, to.Node)
+	return ShortestPath(trunks, from.Node, to.Node)
 }

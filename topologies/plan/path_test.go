@@ -1,7 +1,8 @@
-package topologies_test
+package plan_test
 
 import (
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"slices"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // from the start; nothing when no links join the two or they are one node.
 func TestShortestPathFewestLinksEarlierFirst(t *testing.T) {
 	link := func(a, b string, line int) *topologies.Link {
-		return &topologies.Link{A: topologies.Endpoint{a, "p"}, B: topologies.Endpoint{b, "p"}, Line: line}
+		return &topologies.Link{A: topologies.Endpoint{Node: a, Port: "p"}, B: topologies.Endpoint{Node: b, Port: "p"}, Line: line}
 	}
 	// a ring a-b-c-d-a, and a spur d-e; c is two links from a either way.
 	ab, bc, cd, da, de := link("a", "b", 1), link("b", "c", 2), link("d", "c", 3), link("d", "a", 4), link("e", "d", 5)
@@ -29,7 +30,7 @@ func TestShortestPathFewestLinksEarlierFirst(t *testing.T) {
 		{"a", "c", []int{1, 2}}, {"c", "a", []int{2, 1}}, {"e", "b", []int{5, 3, 2}}, {"a", "d", []int{4}},
 		{"a", "a", nil}, {"a", "z", nil},
 	} {
-		if got := lines(topologies.ShortestPath(links, c.from, c.to)); !slices.Equal(got, c.want) {
+		if got := lines(plan.ShortestPath(links, c.from, c.to)); !slices.Equal(got, c.want) {
 			t.Errorf("ShortestPath(%s, %s) = lines %v, want %v", c.from, c.to, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package labfile
+package plan
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
-// checkNative checks the experiments that name a native AAL test: atmlab's
+// CheckNative checks the experiments that name a native AAL test: atmlab's
 // tool measures them, over a native PVC between their hosts.
-func checkNative(lab *topologies.Lab) []error {
+func CheckNative(lab *topologies.Lab) []error {
 	var errs []error
 	for i, e := range lab.Experiments {
 		for _, t := range e.Tests {
