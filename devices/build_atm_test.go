@@ -2,9 +2,6 @@ package devices
 
 import (
 	"encoding/binary"
-	"github.com/atmlab/atmlab/internal/labtest"
-	. "github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/labfile"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,6 +11,9 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/internal/labtest"
+	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 const asxLab = `

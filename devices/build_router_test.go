@@ -2,8 +2,6 @@ package devices
 
 import (
 	"encoding/binary"
-	. "github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/labfile"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +10,8 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/router"
 	"github.com/atmlab/atmlab/emulator/sched"
+	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // chainLab is ../topologies/testdata/chain.yaml (h1, five routers, h2) with keys on

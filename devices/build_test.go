@@ -3,8 +3,6 @@ package devices
 import (
 	"encoding/json"
 	"fmt"
-	. "github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/labfile"
 	"maps"
 	"net/netip"
 	"os"
@@ -18,6 +16,8 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/internal/labtest"
+	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 var echoLab = labtest.Set(labtest.Lab("two-hosts-switch", "echo"), "topology.links[0].impair", "{delay: 10ms}")

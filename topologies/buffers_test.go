@@ -1,11 +1,11 @@
 package topologies_test
 
 import (
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/labfile"
 	"testing"
 
 	"github.com/atmlab/atmlab/internal/labtest"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // A host's TCP buffers are sized for its own link's rate over the lab's

@@ -3,10 +3,11 @@ package topologies_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/labfile"
 	"path/filepath"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // SpecJSON holds every variant's resolved lab, planned PVCs included, and

@@ -2,9 +2,10 @@ package topologies_test
 
 import (
 	"encoding/json"
+	"testing"
+
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labfile"
-	"testing"
 )
 
 func TestSpec(t *testing.T) {

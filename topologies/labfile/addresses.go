@@ -1,11 +1,12 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kinds"
 	"net/netip"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 )
 
 // address decodes an interface's address, address/prefix length, and

@@ -1,10 +1,11 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // atmCore is testdata/atm-core.yaml with keys on every router.

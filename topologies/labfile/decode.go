@@ -7,9 +7,6 @@ package labfile
 import (
 	"errors"
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kinds"
-	"github.com/atmlab/atmlab/topologies/plan"
 	"io"
 	"math"
 	"net/netip"
@@ -26,7 +23,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"github.com/atmlab/atmlab/topologies/settings"
 	"github.com/atmlab/atmlab/topologies/study"
 )

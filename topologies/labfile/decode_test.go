@@ -2,7 +2,6 @@ package labfile
 
 import (
 	"errors"
-	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/study"
 )

@@ -1,9 +1,10 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // defaultsLab leaves every defaulted value out: Ethernet links with and

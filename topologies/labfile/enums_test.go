@@ -1,10 +1,10 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
 	"testing"
 
 	"github.com/atmlab/atmlab/cells"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // An ATM link's layers come back as the models' values.

@@ -2,9 +2,6 @@ package labfile
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kinds"
-	"github.com/atmlab/atmlab/topologies/plan"
 	"math"
 	"net/netip"
 	"slices"
@@ -14,7 +11,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/emulator/atm/phy"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"github.com/atmlab/atmlab/topologies/settings"
 )
 

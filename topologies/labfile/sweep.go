@@ -3,13 +3,13 @@ package labfile
 import (
 	"cmp"
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"regexp"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 

@@ -1,7 +1,6 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/topologies"
 )
 
 const sweepLab = `name: grid

@@ -2,9 +2,10 @@ package labfile
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // variantsLab is a 3-node lab (two hosts on a switch) with n named

@@ -3,13 +3,13 @@ package labfile
 import (
 	_ "embed"
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 

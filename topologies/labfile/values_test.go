@@ -2,7 +2,6 @@ package labfile
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 

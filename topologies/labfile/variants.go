@@ -3,9 +3,6 @@ package labfile
 import (
 	"cmp"
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/kinds"
-	"github.com/atmlab/atmlab/topologies/plan"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,7 +10,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
+	"github.com/atmlab/atmlab/topologies/plan"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 

@@ -3,7 +3,6 @@ package labfile
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/study"
 )

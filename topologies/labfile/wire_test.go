@@ -1,9 +1,10 @@
 package labfile
 
 import (
-	"github.com/atmlab/atmlab/topologies"
 	"strings"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
 )
 
 // A wire joins two Ethernet links: a third, or a missing one, is an error

@@ -2,9 +2,9 @@ package plan
 
 import (
 	"fmt"
-	"github.com/atmlab/atmlab/topologies"
 	"strings"
 
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 

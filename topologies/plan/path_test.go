@@ -1,10 +1,11 @@
 package plan_test
 
 import (
-	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/plan"
 	"slices"
 	"testing"
+
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/plan"
 )
 
 // ShortestPath takes the fewest links, the earlier link on a tie, in order

@@ -2,9 +2,9 @@ package plan
 
 import (
 	"fmt"
+
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/kinds"
-
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
