@@ -12,8 +12,8 @@ import (
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// iperf2Tool runs a TCP_STREAM point with iperf 2 (-y C, CSV reports), a
-// server per point. The figure is the server's: the bytes it received
+// iperf2Tool runs a TCP_STREAM point, or SCTP_STREAM's (--sctp), with
+// iperf 2 (-y C, CSV reports), a server per point. The figure is the server's: the bytes it received
 // over its interval; the client's, what it wrote, stands in if the server
 // printed none.
 type iperf2Tool struct{}
@@ -34,18 +34,26 @@ const reportWait = 2 * time.Second
 
 func (iperf2Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Experiment) (perf.Result, error) {
 	res := toolResult(h.Lab, p, e)
-	if p.Test != perf.TCPStream {
-		res.Error = "the iperf (2) driver runs TCP_STREAM only"
+	var sctp []string
+	switch p.Test {
+	case perf.TCPStream:
+	case perf.SCTPStream:
+		if res.Error = noSCTP("iperf", iperf2HasSCTP); res.Error != "" {
+			return res, nil
+		}
+		sctp, res.Implementation = []string{"--sctp"}, "kernel"
+	default:
+		res.Error = "the iperf (2) driver runs TCP_STREAM and SCTP_STREAM only"
 		return res, nil
 	}
 	port := strconv.Itoa(iperf2Port)
 	srv, err := h.startServer("iperf server", p.To, func(line string) bool { _, _, _, ok := iperf2CSV(line); return ok },
-		"iperf", "-s", "-p", port, "-y", "C")
+		append([]string{"iperf", "-s", "-p", port, "-y", "C"}, sctp...)...)
 	if err != nil {
 		return res, err
 	}
 	defer srv.stop()
-	args := []string{"iperf", "-c", res.Host, "-p", port, "-y", "C", "-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
+	args := append([]string{"iperf", "-c", res.Host, "-p", port, "-y", "C", "-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}, sctp...)
 	if p.Size > 0 {
 		args = append(args, "-l", strconv.Itoa(p.Size))
 	}

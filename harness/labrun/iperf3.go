@@ -32,9 +32,15 @@ func (t iperf3Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result,
 // Result (foldIperf3).
 func (iperf3Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Experiment) (perf.Result, error) {
 	res := toolResult(h.Lab, p, e)
-	if p.Test != perf.TCPStream && p.Test != perf.UDPStream {
+	if p.Test != perf.TCPStream && p.Test != perf.UDPStream && p.Test != perf.SCTPStream {
 		res.Error = "iperf3 has no " + p.Test
 		return res, nil
+	}
+	if p.Test == perf.SCTPStream {
+		if res.Error = noSCTP("iperf3", nil); res.Error != "" {
+			return res, nil
+		}
+		res.Implementation = "kernel"
 	}
 	var interval []string
 	if e.Interval > 0 {
@@ -48,8 +54,11 @@ func (iperf3Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Exper
 	defer srv.stop() // -1: it has served its one client; or it never had one
 	args := []string{"iperf3", "-c", res.Host, "-p", strconv.Itoa(iperf3Port), "-J", "--get-server-output",
 		"-t", strconv.Itoa(max(1, int(e.Duration.Seconds())))}
-	if p.Test == perf.UDPStream {
+	switch p.Test {
+	case perf.UDPStream:
 		args = append(args, "-u", "-b", "0")
+	case perf.SCTPStream:
+		args = append(args, "--sctp")
 	}
 	if p.Size > 0 {
 		args = append(args, "-l", strconv.Itoa(p.Size))
@@ -140,7 +149,7 @@ func foldIperf3(out []byte, err error, test string, every, win time.Duration, re
 	}
 	res.Elapsed = rep.End.SumSent.Seconds
 	switch test {
-	case perf.TCPStream:
+	case perf.TCPStream, perf.SCTPStream:
 		res.ThroughputBps, res.BytesReceived = rep.End.SumReceived.Bps, uint64(rep.End.SumReceived.Bytes)
 	case perf.UDPStream:
 		res.SendBps = rep.End.SumSent.Bps

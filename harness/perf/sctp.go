@@ -291,3 +291,7 @@ func sctpEcho(c sctpConn, spec Spec, limit time.Time, finished <-chan done) serv
 		rep.Bytes += uint64(spec.Request + spec.Response)
 	}
 }
+
+// KernelHasSCTP reports whether this host's kernel opens SCTP sockets:
+// what iperf's --sctp needs (atmlab perf falls back to pion without).
+func KernelHasSCTP() bool { return kernelHasSCTP() }
