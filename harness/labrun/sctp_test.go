@@ -7,12 +7,13 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 // sctpToolsLab asks iperf3 and iperf 2 for SCTP_STREAM.
 func sctpToolsLab(t *testing.T) *topologies.Lab {
 	t.Helper()
-	lab, err := topologies.Parse("s.yaml", []byte("name: s\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\n"+
+	lab, err := labfile.Parse("s.yaml", []byte("name: s\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24}\n    h2: {kind: host, ipv4: 10.0.0.2/24}\n  links:\n    - endpoints: [\"h1:eth0\", \"h2:eth0\"]\n"+
 		"experiments:\n  - {name: i3, from: h1, to: h2, tool: iperf3, tests: [SCTP_STREAM], duration: 1s}\n  - {name: i2, from: h1, to: h2, tool: iperf, tests: [SCTP_STREAM], duration: 1s}\n"))
 	if err != nil {
 		t.Fatal(err)
