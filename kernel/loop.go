@@ -92,9 +92,9 @@ type Loop struct {
 
 	// Owned by the loop goroutine; read them through Do.
 	Lateness    hist.Histogram
-	Wake        hist.Histogram  // how late the passes that released frames began (control.LoopStats.Wake)
-	now         time.Duration   // the pass's clock reading
-	lastBusy    time.Duration   // the pass clock of the last release or read
+	Wake        hist.Histogram // how late the passes that released frames began (control.LoopStats.Wake)
+	now         time.Duration  // the pass's clock reading
+	lastBusy    time.Duration  // the pass clock of the last release or read
 	lingerUntil time.Duration
 	lateDropped uint64 // wire frames dropped at release, later than ReleaseBound
 	nextID      uint64
