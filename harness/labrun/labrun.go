@@ -467,13 +467,15 @@ func target(lab *topologies.Lab, from, to string) string {
 	return lab.Node(to).Address()
 }
 
-// ceiling is the theoretical goodput of a point's path.
+// ceiling is the theoretical goodput of a point's path, for the packets
+// of the SCTP stack that measured it (pion's are shorter than a jumbo
+// path's MTU; the kernel's and the virtual model's fill it).
 func (r *Runner) ceiling(p Point, res perf.Result) (float64, bool) {
 	size := res.Spec.Message
 	if size == 0 {
 		size = p.Size
 	}
-	return theory.PathCeiling(r.Lab, p.From, p.To, p.Test, size)
+	return theory.StackCeiling(r.Lab, p.From, p.To, p.Test, size, res.Implementation)
 }
 
 // CSVHeader is the first line of results.csv, written once by whoever

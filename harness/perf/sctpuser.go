@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +31,10 @@ const pionStall = 30 * time.Second
 // for a kernel that has none.
 type pionSCTP struct{}
 
-func (pionSCTP) Name() string { return "pion/sctp " + pionVersion + " (userspace, raw IP 132)" }
+// PionImplementation is how a result's implementation names pion/sctp.
+const PionImplementation = "pion/sctp " + pionVersion + " (userspace, raw IP 132)"
+
+func (pionSCTP) Name() string { return PionImplementation }
 
 // pionPacket is pion's packet size on a path of the given MTU: the MTU
 // less the IPv4 header, at most pionMaxPacket.
@@ -236,9 +240,10 @@ func (c *pionConn) Close() error { return c.a.Close() }
 // SCTPPacketMTU is the IP MTU an SCTP implementation's packets use on a
 // path of pathMTU, for its ceiling: pion's packets stop at pionMaxPacket
 // (8212-octet IP packets on a 9000-octet path), the kernel's at the path
-// MTU.
+// MTU. A stream's sender is its client, so a pair of stacks ("pion/sctp
+// ... (client), kernel (server)") takes the client's.
 func SCTPPacketMTU(implementation string, pathMTU int) int {
-	if implementation == (pionSCTP{}).Name() {
+	if strings.HasPrefix(implementation, PionImplementation) {
 		return pionPacket(pathMTU) + 20
 	}
 	return pathMTU

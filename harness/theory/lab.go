@@ -96,6 +96,14 @@ func labelledCore(lab *topologies.Lab, l *topologies.Link) bool {
 // hosts of a lab: the lowest ceiling of their links (Ethernet or ATM) and
 // of the labelled links between MPLS routers, at the sender's MTU.
 func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64, bool) {
+	return StackCeiling(lab, from, to, test, size, "")
+}
+
+// StackCeiling is PathCeiling for the SCTP stack that measured the stream
+// (a result's implementation; "" for the kernel or the virtual model): its
+// packets are at most perf.SCTPPacketMTU of the sender's MTU, and a message
+// longer than one packet's DATA chunk pays every packet's headers.
+func StackCeiling(lab *topologies.Lab, from, to, test string, size int, implementation string) (float64, bool) {
 	if perf.IsAAL(test) {
 		return NativeCeiling(lab, from, to, test, size)
 	}
@@ -104,6 +112,9 @@ func PathCeiling(lab *topologies.Lab, from, to, test string, size int) (float64,
 		return 0, false // a loopback has no link to set a ceiling
 	}
 	mtu, links := PathLinks(lab, from, to)
+	if proto == "sctp" {
+		mtu = perf.SCTPPacketMTU(implementation, mtu)
+	}
 	best, found := 0.0, false
 	for _, pl := range links {
 		labels := 0

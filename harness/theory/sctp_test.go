@@ -70,6 +70,38 @@ func TestSCTPStreamHasAPathCeiling(t *testing.T) {
 	}
 }
 
+// pion's packets stop at 8192 octets of SCTP (8212 of IP) on a 9000-octet
+// path: an 8952-octet message is a full chunk of 8164 octets and one of
+// 788 (an 836-octet packet), both packets' headers paid: 8250 + 874 =
+// 9124 octets on the wire, 1 Gbit/s carrying 8952/9124 of it, 981.149
+// Mbit/s; the kernel's one 9000-octet packet keeps 990.485.
+func TestSCTPStackCeilingCountsPionsTwoPackets(t *testing.T) {
+	pion := perf.SCTPPacketMTU(perf.PionImplementation, 9000)
+	if got := SCTPPackets(pion, 8952); !equalInts(got, []int{8212, 836}) {
+		t.Errorf("pion's packets for 8952 octets at MTU 9000 = %v, want [8212 836]", got)
+	}
+	lab, err := labfile.Parse("l.yaml", []byte("name: l\ntopology:\n  nodes:\n    h1: {kind: host, ipv4: 10.0.0.1/24, mtu: 9000}\n    h2: {kind: host, ipv4: 10.0.0.2/24, mtu: 9000}\n  links:\n    - {endpoints: [\"h1:eth0\", \"h2:eth0\"], ethernet: {rate: 1G}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		implementation string
+		want           float64
+	}{
+		{perf.PionImplementation, 1e9 * 8952 / 9124},
+		{perf.PionImplementation + " (client), kernel (server)", 1e9 * 8952 / 9124},
+		{"kernel", 1e9 * 8952 / 9038},
+		{"", 1e9 * 8952 / 9038},
+	} {
+		if got, ok := StackCeiling(lab, "h1", "h2", perf.SCTPStream, 8952, tc.implementation); !ok || math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("StackCeiling(%q) = %.0f, %v, want %.0f", tc.implementation, got, ok, tc.want)
+		}
+	}
+	if got, _ := StackCeiling(lab, "h1", "h2", perf.TCPStream, 8952, perf.PionImplementation); got != 1e9*8948/9038 {
+		t.Errorf("a TCP stream's ceiling changed with an SCTP stack: %.0f", got)
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
