@@ -13,6 +13,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/internal/labtest"
 	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
@@ -58,7 +59,7 @@ func TestBuildATMAutoPVCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mtu := lab.Node("h1").Interface("eth0").MTU; mtu != DefaultATMMTU {
+	if mtu := lab.Node("h1").Interface("eth0").MTU; mtu != defaults.ATMMTU {
 		t.Errorf("h1's MTU on an ATM link = %d, want 9180", mtu)
 	}
 	if mtu := lab.Node("h2").Interface("eth0").MTU; mtu != 1500 {

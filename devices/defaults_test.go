@@ -6,7 +6,7 @@ import (
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/router"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 )
 
 // The lab file's defaults, which Resolve writes into a lab (and spec.json),
@@ -17,10 +17,10 @@ func TestDefaultsAreTheModels(t *testing.T) {
 		name        string
 		lab, models int
 	}{
-		{"Ethernet impairment limit", topologies.DefaultLimit, emulator.DefaultLimit},
-		{"ATM impairment limit", topologies.DefaultATMLimit, atm.DefaultLimit},
-		{"host CPU queue", topologies.DefaultCPUQueue, emulator.DefaultFrameQueue},
-		{"router CPU queue", topologies.DefaultRouterQueue, router.DefaultCPUQueue},
+		{"Ethernet impairment limit", defaults.Limit, emulator.DefaultLimit},
+		{"ATM impairment limit", defaults.ATMLimit, atm.DefaultLimit},
+		{"host CPU queue", defaults.CPUQueue, emulator.DefaultFrameQueue},
+		{"router CPU queue", defaults.RouterQueue, router.DefaultCPUQueue},
 	} {
 		if c.lab != c.models {
 			t.Errorf("%s: the lab file's default is %d, the model's %d", c.name, c.lab, c.models)

@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 )
 
 // hubUnit builds hubs: a shared half-duplex medium (CSMA/CD) with a
@@ -76,5 +77,5 @@ func hubRate(lab *topologies.Lab, hub string) units.BitRate {
 			return l.AB.Rate
 		}
 	}
-	return topologies.DefaultRate
+	return defaults.Rate
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/ether"
 	"github.com/atmlab/atmlab/emulator/sched"
-	. "github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
@@ -89,10 +89,10 @@ func buildSeeds() [][]byte {
 
 // The lab file's defaults are the models' own where a model has one.
 func TestDefaultsAgree(t *testing.T) {
-	if DefaultSwitchBuffer != ether.DefaultBuffer {
-		t.Errorf("a switch's default buffer: lab file %v, ether %v", DefaultSwitchBuffer, ether.DefaultBuffer)
+	if defaults.SwitchBuffer != ether.DefaultBuffer {
+		t.Errorf("a switch's default buffer: lab file %v, ether %v", defaults.SwitchBuffer, ether.DefaultBuffer)
 	}
-	if DefaultATMSwitchQueue != atm.DefaultSwitchQueue {
-		t.Errorf("an atm-switch's default queue: lab file %d, atm %d", DefaultATMSwitchQueue, atm.DefaultSwitchQueue)
+	if defaults.ATMSwitchQueue != atm.DefaultSwitchQueue {
+		t.Errorf("an atm-switch's default queue: lab file %d, atm %d", defaults.ATMSwitchQueue, atm.DefaultSwitchQueue)
 	}
 }

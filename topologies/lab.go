@@ -70,7 +70,7 @@ type Node struct {
 type FrameCPU struct {
 	PerPacket time.Duration
 	Copy      units.BitRate // a per-octet cost as a copy rate; 0: none
-	Queue     int           // frames waiting; DefaultCPUQueue unless given
+	Queue     int           // frames waiting; defaults.CPUQueue unless given
 }
 
 // Router is a router's configuration beyond its interfaces and routes.
@@ -84,12 +84,12 @@ type Router struct {
 type RouterCost struct {
 	IP, Push, Swap, Pop, PerByte time.Duration
 	SharedCPU                    bool // on the one CPU all such routers share, as in GNS3
-	Queue                        int  // packets waiting for the CPU; DefaultRouterQueue unless given
+	Queue                        int  // packets waiting for the CPU; defaults.RouterQueue unless given
 }
 
 // ATMSwitch is an atm-switch's configuration.
 type ATMSwitch struct {
-	Queue    int // output queue per port, cells; DefaultATMSwitchQueue unless given
+	Queue    int // output queue per port, cells; defaults.ATMSwitchQueue unless given
 	Discard  Discard
 	Mappings []Mapping
 	Cross    []CrossConnect // every translation the switch makes, planned by Resolve

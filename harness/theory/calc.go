@@ -12,7 +12,7 @@ import (
 	"github.com/atmlab/atmlab/cells"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/units"
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 )
 
 // InputError is a question calc cannot answer as asked (a flag's value,
@@ -68,7 +68,7 @@ func (c *Calc) resolve(fl CalcFlags) error {
 		return fmt.Errorf("--encap: %w", err)
 	}
 	if !fl.MTUGiven {
-		c.MTU = topologies.DefaultATMMTU
+		c.MTU = defaults.ATMMTU
 	}
 	if sdu := c.MTU + c.Encap.Overhead(); sdu > 65535 {
 		return fmt.Errorf("--mtu %d does not fit: with %v an AAL SDU of %d bytes is over 65535; give --mtu %d or less", c.MTU, c.Encap, sdu, 65535-c.Encap.Overhead())

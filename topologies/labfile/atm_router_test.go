@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 )
 
 // atmCore is testdata/atm-core.yaml with keys on every router.
@@ -30,8 +30,8 @@ func TestRouterOnATMLinkAccepted(t *testing.T) {
 			t.Fatalf("%q: %v", keys, err)
 		}
 		i := lab.Node("r2").Interface("atm0")
-		if i.MTU != topologies.DefaultATMMTU {
-			t.Errorf("r2:atm0's MTU %d, want %d (RFC 2225)", i.MTU, topologies.DefaultATMMTU)
+		if i.MTU != defaults.ATMMTU {
+			t.Errorf("r2:atm0's MTU %d, want %d (RFC 2225)", i.MTU, defaults.ATMMTU)
 		}
 		var peers []string
 		for _, vc := range i.VCs {

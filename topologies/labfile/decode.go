@@ -24,6 +24,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/plan"
@@ -420,7 +421,7 @@ func (d *decoder) routerCost(key string, v *yaml.Node) topologies.RouterCost {
 	})
 	c.SharedCPU = cpu == "shared"
 	if c.Queue == 0 {
-		c.Queue = topologies.DefaultRouterQueue
+		c.Queue = defaults.RouterQueue
 	}
 	return c
 }
@@ -442,7 +443,7 @@ func (d *decoder) frameCPU(key string, v *yaml.Node) *topologies.FrameCPU {
 		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
 	})
 	if c.Queue == 0 {
-		c.Queue = topologies.DefaultCPUQueue
+		c.Queue = defaults.CPUQueue
 	}
 	return c
 }

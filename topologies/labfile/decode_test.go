@@ -10,6 +10,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -67,7 +68,7 @@ topology:
 	if l.BA.Impair.Delay != 5*time.Millisecond || l.BA.Impair.Loss != 0 {
 		t.Fatalf("BA impair = %+v (a direction's impair replaces the link's)", l.BA.Impair)
 	}
-	if lab.Links[1].AB.Rate != topologies.DefaultRate {
+	if lab.Links[1].AB.Rate != defaults.Rate {
 		t.Fatalf("default rate = %v", lab.Links[1].AB.Rate)
 	}
 	a := lab.Node("a")

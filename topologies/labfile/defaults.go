@@ -1,6 +1,9 @@
 package labfile
 
-import "github.com/atmlab/atmlab/topologies"
+import (
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
+)
 
 // linkDefaults gives each impairment pipe its medium's limit unless the
 // lab file set one: an ATM link's always (its cell link bounds the cells
@@ -14,9 +17,9 @@ func linkDefaults(lab *topologies.Lab) {
 			switch {
 			case im.Limit != 0:
 			case l.ATM != nil:
-				im.Limit = topologies.DefaultATMLimit
+				im.Limit = defaults.ATMLimit
 			case !im.IsZero():
-				im.Limit = topologies.DefaultLimit
+				im.Limit = defaults.Limit
 			}
 		}
 	}

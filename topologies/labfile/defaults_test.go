@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 )
 
 // defaultsLab leaves every defaulted value out: Ethernet links with and
@@ -55,9 +56,9 @@ func TestResolveDefaults(t *testing.T) {
 			want := 0
 			switch {
 			case l.ATM != nil:
-				want = topologies.DefaultATMLimit
+				want = defaults.ATMLimit
 			case l.A.Node == "d1" || l.A.Node == delayed:
-				want = topologies.DefaultLimit
+				want = defaults.Limit
 			}
 			if l.AB.Impair.Limit != want || l.BA.Impair.Limit != want {
 				t.Errorf("link %s-%s: limits %d and %d, want %d", l.A, l.B, l.AB.Impair.Limit, l.BA.Impair.Limit, want)
@@ -65,20 +66,20 @@ func TestResolveDefaults(t *testing.T) {
 		}
 	}
 	limits(lab, "")
-	if c := lab.Node("h1").CPU; c == nil || c.Queue != topologies.DefaultCPUQueue {
-		t.Errorf("h1's cpu %+v, want queue %d", c, topologies.DefaultCPUQueue)
+	if c := lab.Node("h1").CPU; c == nil || c.Queue != defaults.CPUQueue {
+		t.Errorf("h1's cpu %+v, want queue %d", c, defaults.CPUQueue)
 	}
-	if q := lab.Node("r1").Router.Cost.Queue; q != topologies.DefaultRouterQueue {
-		t.Errorf("r1's cost queue %d, want %d", q, topologies.DefaultRouterQueue)
+	if q := lab.Node("r1").Router.Cost.Queue; q != defaults.RouterQueue {
+		t.Errorf("r1's cost queue %d, want %d", q, defaults.RouterQueue)
 	}
-	if s := lab.Node("atm1").ATMSwitch; s.Queue != topologies.DefaultATMSwitchQueue || s.Discard != topologies.DefaultDiscard {
-		t.Errorf("atm1 %+v, want queue %d, discard %s", s, topologies.DefaultATMSwitchQueue, topologies.DefaultDiscard)
+	if s := lab.Node("atm1").ATMSwitch; s.Queue != defaults.ATMSwitchQueue || s.Discard != defaults.Discard {
+		t.Errorf("atm1 %+v, want queue %d, discard %s", s, defaults.ATMSwitchQueue, defaults.Discard)
 	}
-	if n := lab.Node("sw1"); n.Buffer != topologies.DefaultSwitchBuffer {
-		t.Errorf("sw1's buffer %v, want %v", n.Buffer, topologies.DefaultSwitchBuffer)
+	if n := lab.Node("sw1"); n.Buffer != defaults.SwitchBuffer {
+		t.Errorf("sw1's buffer %v, want %v", n.Buffer, defaults.SwitchBuffer)
 	}
-	if n := lab.Node("hub1"); n.Repeater != topologies.DefaultRepeater {
-		t.Errorf("hub1's repeater %q, want %q", n.Repeater, topologies.DefaultRepeater)
+	if n := lab.Node("hub1"); n.Repeater != defaults.Repeater {
+		t.Errorf("hub1's repeater %q, want %q", n.Repeater, defaults.Repeater)
 	}
 	labs, err := lab.ResolveVariants([]string{"base", "hubbed", "slow"})
 	if err != nil {
@@ -86,11 +87,11 @@ func TestResolveDefaults(t *testing.T) {
 	}
 	limits(labs[1], "")
 	limits(labs[2], "h1")
-	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != topologies.DefaultCPUQueue {
-		t.Errorf("slow: h2's cpu %+v, want queue %d", c, topologies.DefaultCPUQueue)
+	if c := labs[2].Node("h2").CPU; c == nil || c.Queue != defaults.CPUQueue {
+		t.Errorf("slow: h2's cpu %+v, want queue %d", c, defaults.CPUQueue)
 	}
-	if q := labs[2].Node("r1").Router.Cost.Queue; q != topologies.DefaultRouterQueue {
-		t.Errorf("slow: r1's cost queue %d, want %d", q, topologies.DefaultRouterQueue)
+	if q := labs[2].Node("r1").Router.Cost.Queue; q != defaults.RouterQueue {
+		t.Errorf("slow: r1's cost queue %d, want %d", q, defaults.RouterQueue)
 	}
 	spec, err := topologies.SpecJSON([]string{"base", "hubbed", "slow"}, labs)
 	if err != nil {

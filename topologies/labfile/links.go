@@ -12,6 +12,7 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/atm/phy"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/plan"
@@ -33,7 +34,7 @@ func (d *decoder) links(n *yaml.Node, lab *topologies.Lab) {
 }
 
 func (d *decoder) link(path string, n *yaml.Node, lab *topologies.Lab) {
-	l := &topologies.Link{Line: n.Line, AB: topologies.Direction{Rate: topologies.DefaultRate}, BA: topologies.Direction{Rate: topologies.DefaultRate}}
+	l := &topologies.Link{Line: n.Line, AB: topologies.Direction{Rate: defaults.Rate}, BA: topologies.Direction{Rate: defaults.Rate}}
 	var both topologies.Impair
 	var dirs *yaml.Node
 	var dirsKey string
@@ -69,7 +70,7 @@ func (d *decoder) link(path string, n *yaml.Node, lab *topologies.Lab) {
 			})
 		}},
 		{Name: "atm", Required: false, Decode: func(key string, v *yaml.Node) {
-			a := &topologies.ATM{PHY: topologies.DefaultPHY, AAL: topologies.DefaultAAL, Encap: topologies.DefaultEncap, VCI: topologies.DefaultVCI}
+			a := &topologies.ATM{PHY: defaults.PHY, AAL: defaults.AAL, Encap: defaults.Encap, VCI: defaults.VCI}
 			l.ATM = a
 			d.Mapping(v, key, []labyaml.Field{
 				{Name: "phy", Required: false, Decode: func(key string, v *yaml.Node) { d.phy(key, v, &a.PHY) }},
@@ -222,9 +223,9 @@ func (d *decoder) check(lab *topologies.Lab) {
 		}
 		for _, i := range n.Interfaces {
 			if i.MTU == 0 {
-				i.MTU = topologies.DefaultMTU
+				i.MTU = defaults.MTU
 				if l := lab.LinkOf(topologies.Endpoint{Node: n.Name, Port: i.Name}); l != nil && l.ATM != nil {
-					i.MTU = topologies.DefaultATMMTU
+					i.MTU = defaults.ATMMTU
 				}
 			}
 			if l := lab.LinkOf(topologies.Endpoint{Node: n.Name, Port: i.Name}); l != nil && l.ATM != nil && i.MTU > maxATMMTU {
