@@ -1,15 +1,17 @@
 // Package kinds is the one table of node kinds (Table), in the order
 // errors list them: per kind, the keys a lab file's node of it takes
-// besides kind, the links its ports take, the configuration a node starts
-// with, its defaults and what only its nodes must satisfy, each kind's row
-// in a file of its own. The lab file's reader (labfile), the planning
+// besides kind (and the decoders of those only it takes), the links its
+// ports take, the configuration a node starts with, its defaults and what
+// only its nodes must satisfy, each kind's row in a file of its own. The lab file's reader (labfile), the planning
 // (plan) and the builder of the models (devices, which gives each row its
 // unit) all read this one table.
 package kinds
 
 import (
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
@@ -26,10 +28,21 @@ type Row struct {
 	Media    Media                  // the links its ports take
 	Start    func(*topologies.Node) // makes the kind's configuration before its keys are decoded; nil for none
 	Defaults func(*topologies.Node) // fills what the file left out; nil for nothing
+	// Decode gives the decoders of the keys only this kind takes, into n
+	// (after Start); the lab file's reader decodes the shared keys. nil
+	// for none.
+	Decode func(d *labyaml.Decoder, n *topologies.Node) []labyaml.Field
 	// Check validates a node of the kind against the lab's links, once
 	// every link is read; nil for nothing beyond the shared checks.
 	Check func(d *labyaml.Decoder, lab *topologies.Lab, n *topologies.Node)
 }
+
+// PortName is an interface's or a port's name: up to 15 letters, digits,
+// '_' and '.', starting with a letter (a Linux interface name).
+var PortName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
+
+// MaxCost is the most a CPU or a router may spend on a packet.
+const MaxCost = time.Second
 
 // Media are the links a kind's ports take.
 type Media uint8

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
@@ -14,6 +15,21 @@ import (
 // links; every interface has an address of a subnet of its own.
 var routerRow = Row{Kind: topologies.KindRouter, Keys: []string{"mpls", "interfaces", "routes", "ttl", "null", "cost"}, Media: EthernetAndATM,
 	Start: func(n *topologies.Node) { n.Router = &topologies.Router{} },
+	Decode: func(d *labyaml.Decoder, n *topologies.Node) []labyaml.Field {
+		return []labyaml.Field{
+			{Name: "ttl", Required: false, Decode: func(key string, v *yaml.Node) {
+				var m string
+				labyaml.OneOf(d, key, v, &m, "uniform", "pipe")
+				n.Router.PipeTTL = m == "pipe"
+			}},
+			{Name: "null", Required: false, Decode: func(key string, v *yaml.Node) {
+				var m string
+				labyaml.OneOf(d, key, v, &m, "implicit", "explicit")
+				n.Router.ExplicitNull = m == "explicit"
+			}},
+			{Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) { n.Router.Cost = DecodeRouterCost(d, key, v) }},
+		}
+	},
 	Check: func(d *labyaml.Decoder, lab *topologies.Lab, n *topologies.Node) {
 		for _, i := range n.Interfaces {
 			if !i.IPv4.IsValid() {
@@ -73,4 +89,25 @@ func checkRouterSubnets(d *labyaml.Decoder, n *topologies.Node) {
 			widest = i
 		}
 	}
+}
+
+// DecodeRouterCost decodes a software router's cost: {ip, push, swap, pop,
+// per_byte, cpu: own|shared, queue}, a node's or a variant's.
+func DecodeRouterCost(d *labyaml.Decoder, key string, v *yaml.Node) topologies.RouterCost {
+	var c topologies.RouterCost
+	var cpu string
+	d.Mapping(v, key, []labyaml.Field{
+		{Name: "ip", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.IP) }},
+		{Name: "push", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Push) }},
+		{Name: "swap", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Swap) }},
+		{Name: "pop", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Pop) }},
+		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerByte) }},
+		{Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(d, key, v, &cpu, "own", "shared") }},
+		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
+	})
+	c.SharedCPU = cpu == "shared"
+	if c.Queue == 0 {
+		c.Queue = defaults.RouterQueue
+	}
+	return c
 }

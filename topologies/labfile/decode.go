@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,7 +171,6 @@ func (d *decoder) duration(key string, v *yaml.Node, into *time.Duration) {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
 var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
-var ifnameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]{0,14}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
 	var nodesNode, linksNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
@@ -334,40 +332,13 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 		}},
 		"buffer": {Name: "buffer", Required: false, Decode: func(key string, v *yaml.Node) { d.buffer(key, v, &node.Buffer) }},
 		"ageing": {Name: "ageing", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
-		"queue":  {Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<24, &node.ATMSwitch.Queue) }},
-		"discard": {Name: "discard", Required: false, Decode: func(key string, v *yaml.Node) {
-			if s, ok := d.Scalar(key, v); ok {
-				switch s := topologies.Discard(s); s {
-				case topologies.DiscardNone, topologies.DiscardPPD, topologies.DiscardEPD:
-					node.ATMSwitch.Discard = s
-				default:
-					d.Errorf(v, key, "%q: use none, ppd (partial packet discard) or epd (early packet discard)", s)
-				}
-			}
-		}},
-		"mappings": {Name: "mappings", Required: false, Decode: func(key string, v *yaml.Node) { d.mappings(key, v, node.ATMSwitch) }},
-		"mpls":     {Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &node.MPLS) }},
-		"cpu":      {Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
-		"ttl": {Name: "ttl", Required: false, Decode: func(key string, v *yaml.Node) {
-			var m string
-			labyaml.OneOf(&d.Decoder, key, v, &m, "uniform", "pipe")
-			node.Router.PipeTTL = m == "pipe"
-		}},
-		"null": {Name: "null", Required: false, Decode: func(key string, v *yaml.Node) {
-			var m string
-			labyaml.OneOf(&d.Decoder, key, v, &m, "implicit", "explicit")
-			node.Router.ExplicitNull = m == "explicit"
-		}},
-		"cost": {Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) { node.Router.Cost = d.routerCost(key, v) }},
-		"repeater": {Name: "repeater", Required: false, Decode: func(key string, v *yaml.Node) {
-			if s, ok := d.Scalar(key, v); ok {
-				if s := topologies.Repeater(s); s != topologies.Class1 && s != topologies.Class2 {
-					d.Errorf(v, key, "%q: use class1 or class2 (802.3u repeater classes)", s)
-					return
-				}
-				node.Repeater = topologies.Repeater(s)
-			}
-		}},
+		"mpls":   {Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &node.MPLS) }},
+		"cpu":    {Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
+	}
+	if spec.Decode != nil {
+		for _, f := range spec.Decode(&d.Decoder, node) {
+			all[f.Name] = f
+		}
 	}
 	for _, k := range spec.Keys {
 		fields = append(fields, all[k])
@@ -403,27 +374,6 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 // buffer decodes a switch's output buffer per port.
 func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
 	setting(d, key, v, settings.ParseBuffer, into)
-}
-
-// routerCost decodes a software router's cost: {ip, push, swap, pop,
-// per_byte, cpu: own|shared, queue}.
-func (d *decoder) routerCost(key string, v *yaml.Node) topologies.RouterCost {
-	var c topologies.RouterCost
-	var cpu string
-	d.Mapping(v, key, []labyaml.Field{
-		{Name: "ip", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.IP) }},
-		{Name: "push", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Push) }},
-		{Name: "swap", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Swap) }},
-		{Name: "pop", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.Pop) }},
-		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerByte) }},
-		{Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { labyaml.OneOf(&d.Decoder, key, v, &cpu, "own", "shared") }},
-		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
-	})
-	c.SharedCPU = cpu == "shared"
-	if c.Queue == 0 {
-		c.Queue = defaults.RouterQueue
-	}
-	return c
 }
 
 // frameCPU decodes a host's or a software switch's processing limit:
@@ -469,7 +419,7 @@ func (d *decoder) interfaces(path string, n *yaml.Node, node *topologies.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := path + "." + k.Value
-		if !ifnameRE.MatchString(k.Value) {
+		if !kinds.PortName.MatchString(k.Value) {
 			d.Errorf(k, key, "bad interface name: up to 15 letters, digits, '_' and '.', starting with a letter")
 			continue
 		}
@@ -524,52 +474,4 @@ func (d *decoder) routes(path string, n *yaml.Node, node *topologies.Node) {
 			node.Routes = append(node.Routes, r)
 		}
 	}
-}
-
-// mappings decodes an atm-switch's PVCs, GNS3's "port:vpi:vci" pairs.
-func (d *decoder) mappings(path string, n *yaml.Node, sw *topologies.ATMSwitch) {
-	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, path, "want a mapping such as {\"p1:0:100\": \"p2:0:200\"} (port:vpi:vci, both ways) or {\"p1:1\": \"p2:2\"} (a whole VP)")
-		return
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		key := path + "." + k.Value
-		from, ok1 := d.atmAddr(key, k)
-		s, ok := d.Scalar(key, v)
-		if !ok {
-			continue
-		}
-		to, ok2 := d.atmAddr(key, &yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: v.Line})
-		if !ok1 || !ok2 {
-			continue
-		}
-		if (from.VCI < 0) != (to.VCI < 0) {
-			d.Errorf(k, key, "map a VC (port:vpi:vci) to a VC, or a VP (port:vpi) to a VP")
-			continue
-		}
-		sw.Mappings = append(sw.Mappings, topologies.Mapping{From: from, To: to, Line: k.Line})
-	}
-}
-
-func (d *decoder) atmAddr(key string, v *yaml.Node) (topologies.ATMAddr, bool) {
-	parts := strings.Split(v.Value, ":")
-	bad := func() (topologies.ATMAddr, bool) {
-		d.Errorf(v, key, "%q: write port:vpi:vci (VPI 0-255, VCI 32-65535) or port:vpi", v.Value)
-		return topologies.ATMAddr{}, false
-	}
-	if len(parts) < 2 || len(parts) > 3 || !ifnameRE.MatchString(parts[0]) {
-		return bad()
-	}
-	a := topologies.ATMAddr{Port: parts[0], VCI: -1}
-	var err error
-	if a.VPI, err = strconv.Atoi(parts[1]); err != nil || a.VPI < 0 || a.VPI > 255 {
-		return bad()
-	}
-	if len(parts) == 3 {
-		if a.VCI, err = strconv.Atoi(parts[2]); err != nil || a.VCI < 32 || a.VCI > 65535 {
-			return bad()
-		}
-	}
-	return a, true
 }

@@ -182,7 +182,7 @@ func (d *decoder) endpoint(key string, v *yaml.Node, lab *topologies.Lab) (topol
 		d.Errorf(v, key, "%q: no node named %s (nodes: %s)", s, node, strings.Join(names, ", "))
 		return topologies.Endpoint{}, false
 	}
-	if !ifnameRE.MatchString(port) {
+	if !kinds.PortName.MatchString(port) {
 		d.Errorf(v, key, "%q: bad interface or port name %q", s, port)
 		return topologies.Endpoint{}, false
 	}

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 )
 
@@ -24,7 +25,7 @@ const (
 
 // Value ranges the decoder enforces (docs/lab-file.md).
 const (
-	MaxCost    = time.Second          // a CPU's or router's cost per packet
+	MaxCost    = kinds.MaxCost        // a CPU's or router's cost per packet
 	MaxCable   = 100_000_000.0        // metres: 100,000 km, 0.5 s of propagation
 	nsPerMetre = 5                    // about 5 ns per metre in copper and fibre
 	maxPerByte = 8 * time.Millisecond // per_byte: 1 kbit/s

@@ -98,7 +98,7 @@ func (d *decoder) override(path string, n *yaml.Node, lab *topologies.Lab) topol
 			if n := lab.Node(o.Node); n != nil && n.Kind != topologies.KindRouter {
 				d.Errorf(v, key, "cost: is a router's; %s is a %s", n.Name, n.Kind)
 			}
-			c := d.routerCost(key, v)
+			c := kinds.DecodeRouterCost(&d.Decoder, key, v)
 			o.Cost = &c
 		}},
 		{Name: "kind", Required: false, Decode: func(key string, v *yaml.Node) {
