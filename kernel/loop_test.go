@@ -251,9 +251,9 @@ func TestLoopStallBeyondTheBoundHoldsBack(t *testing.T) {
 }
 
 // A loop that loses its core for three times ReleaseBound with 90
-// frames in flight: each would reach the receiving host at least 17 ms
+// frames in flight: each would reach the receiving host at least 137 ms
 // after its model time (the last leaves the model 13.1 ms after the read,
-// the loop comes back 30 ms after it), so each is dropped and counted
+// the loop comes back 150 ms after it), so each is dropped and counted
 // instead, and the host receives none.
 func TestLoopDropsWhatItWouldReleaseLaterThanTheBound(t *testing.T) {
 	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
