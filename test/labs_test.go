@@ -154,7 +154,7 @@ func figure(t *testing.T, recs []labrun.Record, variant, exp, test, tool string,
 
 // The praktikum's shapes: via the hub (Amsel1 as the study's NT
 // host) below the switched pair for UDP_STREAM (RR, which one-second quick
-// points measure too noisily, is TestHubTaskIINT's); Task III's TCP
+// points measure too noisily, is TestHubTaskIINT's, a long test); Task III's TCP
 // stream below Task II's by about the study's share with the study's PCs,
 // by half with today's; Task IV's ATM above Fast Ethernet. The margins are
 // wider than the report's claims: they judge the shape, not the noise.
@@ -196,6 +196,7 @@ func TestSeedPraktikum(t *testing.T) {
 // report (the sawtooth itself is pinned by TestATMSawtoothSweep, which
 // measures again when a stall of this machine spoils a point).
 func TestSeedCERNET(t *testing.T) {
+	longOnly(t, "cmd/atmlab's TestSeedLabsDeterminism runs the lab in virtual time; in real time TestNativeAALStreamRealTime measures its API stream, TestATMSmallSizes the sawtooth's step and TestAAL34Billing AAL3/4's cells")
 	recs := seedLab(t, "cernet-atm")
 	limited := figure(t, recs, "base", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
 	aal34 := figure(t, recs, "aal34", "sawtooth-host-limit", perf.UDPStream, "atmlab", 9124)
@@ -215,6 +216,7 @@ func TestSeedCERNET(t *testing.T) {
 // gns3-mpls: iperf3 -u -b 0 through five software routers, MPLS slower
 // than IP as in the study.
 func TestSeedGNS3(t *testing.T) {
+	longOnly(t, "cmd/atmlab's TestSeedLabsDeterminism runs the lab in virtual time; in real time TestRouterChain and TestATMCoreMPLS measure MPLS and IP through routers")
 	recs := seedLab(t, "gns3-mpls")
 	mpls, ip := figure(t, recs, "base", "routed", perf.UDPStream, "iperf3", 0), figure(t, recs, "ip", "routed", perf.UDPStream, "iperf3", 0)
 	t.Logf("iperf3 UDP: MPLS %.1f, IP %.1f Mbit/s (%+.1f %%)", mpls/1e6, ip/1e6, 100*(mpls-ip)/ip)
@@ -225,6 +227,7 @@ func TestSeedGNS3(t *testing.T) {
 
 // sandia-wan: three tools at 1 Gb/s with jumbo frames, graded.
 func TestSeedSandia(t *testing.T) {
+	longOnly(t, "cmd/atmlab's TestSeedLabsDeterminism runs the lab in virtual time; in real time TestGSOGigabit measures 1G TCP, TestPerfAgainstIperf3 the tools side by side and TestSCTPStreamRealTime SCTP")
 	recs := seedLab(t, "sandia-wan")
 	for _, tool := range []string{"atmlab", "iperf3", "iperf"} {
 		v := figure(t, recs, "base", "tcp-"+tool, perf.TCPStream, tool, 0)
