@@ -77,7 +77,7 @@ bench: deps build
 lab: deps build
 	./bin/atmlab lab run topologies/sw100.yaml --quick --force --out results/sw100-quick
 
-# The praktikum's Tasks I-IV in quick mode (under two minutes on a quiet two-core machine): the report in
+# The praktikum's Tasks I-IV in quick mode (about two minutes on a quiet two-core machine): the report in
 # results/praktikum-demo/report.html, its main figure task2-udp.png.
 demo: deps build
 	./bin/atmlab lab run topologies/praktikum.yaml --quick --force --out results/praktikum-demo

@@ -138,14 +138,16 @@ const GROHold = 100 * time.Microsecond
 // 1G floods made it run behind without one.
 const DefaultLateBound = 5 * time.Millisecond
 
-// DefaultReleaseBound is Loop.ReleaseBound unless changed: half the
-// 100 ms a loop must never run late, and long enough that the stalls a
-// shared machine gives often (a hypervisor's steal, another process's
-// slice: tens of milliseconds) deliver late rather than drop. At 10 ms
-// each drop cost TCP a retransmission: TCP_RR over a 5 ms delay read
-// half its rate in a run with 12 drops, and a 1G TCP stream that paces
-// itself retransmitted 14 segments.
-const DefaultReleaseBound = 50 * time.Millisecond
+// DefaultReleaseBound is Loop.ReleaseBound unless changed: none yet.
+// At 10 ms each drop cost TCP a retransmission (TCP_RR over a 5 ms delay
+// read half its rate in a run with 12 drops; a 1G TCP stream that paces
+// itself retransmitted 14 segments), and at 50 ms the overload test's
+// ledger counted 443 datagrams more than were sent with 677 dropped late:
+// a drop counted twice somewhere, to be found before the bound is on.
+const DefaultReleaseBound time.Duration = 0
+
+// ReleaseBoundTried is the bound the loop's tests hold it to.
+const ReleaseBoundTried = 50 * time.Millisecond
 
 // DefaultLinger is Loop.Linger unless changed.
 const DefaultLinger = 200 * time.Microsecond

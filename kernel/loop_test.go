@@ -259,12 +259,12 @@ func TestLoopDropsWhatItWouldReleaseLaterThanTheBound(t *testing.T) {
 	loop, n, host := fakeTAPs(t, string(bytes.ReplaceAll([]byte(loopLab), []byte("RATE"), []byte("100M"))))
 	var frames int
 	loop.Query(context.Background(), func() {
-		loop.ReleaseBound = DefaultReleaseBound
+		loop.ReleaseBound = ReleaseBoundTried
 		frames = writeFrames(host[0], 90)
 		tp := loop.tapOf(n.Hosts["a:eth0"])
 		tp.readable = true
 		loop.read(tp)
-		time.Sleep(3 * DefaultReleaseBound)
+		time.Sleep(3 * ReleaseBoundTried)
 	})
 	var st control.LoopStats
 	for deadline := time.Now().Add(5 * time.Second); st.LateDropped < uint64(frames); time.Sleep(time.Millisecond) {
