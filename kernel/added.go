@@ -20,11 +20,17 @@ var spacingBounds = []time.Duration{time.Millisecond, DefaultIdleSpin}
 // themselves: what `atmlab stats` reports as the emulator's added latency
 // over the traffic it served. Owned by the loop goroutine.
 type added struct {
-	last    map[*tap]time.Duration // the model time of each TAP's last release
-	class   map[*tap]int           // the class of each TAP's last release; -1: its first
-	spacing hist.Histogram         // every release's spacing after the TAP's one before
-	late    [3]hist.Histogram      // release lateness by class (spacingBounds)
-	gaps    [3]hist.Histogram      // the spacings in each class
+	spacing hist.Histogram    // every release's spacing after the TAP's one before
+	late    [3]hist.Histogram // release lateness by class (spacingBounds)
+	gaps    [3]hist.Histogram // the spacings in each class
+}
+
+// lastRelease is a TAP's own part of added, kept on the tap so that a
+// release costs no map lookup: its last release's model time and class.
+type lastRelease struct {
+	at    time.Duration
+	class int  // the class of the last release; -1: the TAP's first
+	seen  bool // a release was noted
 }
 
 // class is the spacing class of a gap (an index into added.late).
@@ -40,25 +46,23 @@ func class(gap time.Duration) int {
 // note records a release to t at model time at, before it is written
 // (handed).
 func (a *added) note(t *tap, at time.Duration) {
-	if a.last == nil {
-		a.last, a.class = map[*tap]time.Duration{}, map[*tap]int{}
-	}
+	r := &t.last
 	c := -1
-	if prev, ok := a.last[t]; ok {
-		gap := at - prev
+	if r.seen {
+		gap := at - r.at
 		c = class(gap)
 		a.spacing.Record(gap)
 		a.gaps[c].Record(gap)
 	}
-	a.last[t], a.class[t] = at, c
+	*r = lastRelease{at: at, class: c, seen: true}
 }
 
 // handed records how late a write to t ended, in the class of t's latest
 // release (a write the moderator or GRO held is of the traffic that
 // followed it).
 func (a *added) handed(t *tap, late time.Duration) {
-	if c, ok := a.class[t]; ok && c >= 0 {
-		a.late[c].Record(late)
+	if r := t.last; r.seen && r.class >= 0 {
+		a.late[r.class].Record(late)
 	}
 }
 

@@ -184,8 +184,9 @@ type tap struct {
 	gro       emulator.Coalescer // frames released this pass, joined
 	mod       *moderator         // other frames under load, batched
 	write     func(h emulator.VNetHdr, data []byte)
-	supers    uint64 // super-frames read (more than one wire frame)
-	superSegs uint64 // the wire frames they became
+	supers    uint64      // super-frames read (more than one wire frame)
+	superSegs uint64      // the wire frames they became
+	last      lastRelease // its last release, for the added latency (added.go)
 }
 
 // NewLoop returns a loop driving s; call Run to start it.
@@ -337,11 +338,12 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 
 // released notes a release to a TAP of segs wire frames: whether it
 // ended a quiet spell (see Linger), and how late the pass began. It
-// reports false, counting the frames, when the clock read now shows the
-// release later than ReleaseBound (tooLate): the caller drops them.
+// reports false, counting the frames, when the bound is on and the clock
+// read now shows the release later than ReleaseBound: the caller drops
+// them. With no bound the clock is not read here, once per frame.
 func (l *Loop) released(t *tap, segs int) bool {
 	at := l.s.Now()
-	if tooLate(l.Now()-at, l.ReleaseBound) {
+	if l.ReleaseBound > 0 && l.Now()-at > l.ReleaseBound {
 		l.lateDropped += uint64(segs)
 		return false
 	}
@@ -363,12 +365,6 @@ func (l *Loop) handedOver(t *tap) {
 	late := l.Now() - l.s.Now()
 	l.Lateness.Record(late)
 	l.added.handed(t, late)
-}
-
-// tooLate reports whether a release late by late is later than bound
-// (> 0).
-func tooLate(late, bound time.Duration) bool {
-	return bound > 0 && late > bound
 }
 
 // Do runs f on the loop goroutine, soon. It is safe from any goroutine.
