@@ -194,14 +194,7 @@ func serveSCTP(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 		return
 	}
 	ctrl.SetReadDeadline(time.Time{})
-	finished := make(chan done, 1)
-	go func() {
-		var d done
-		if json.NewDecoder(r).Decode(&d) == nil {
-			finished <- d
-		}
-		close(finished)
-	}()
+	finished := clientDone(r)
 	cpu0, t0 := processCPU(), time.Now()
 	limit := time.Now().Add(spec.Duration + 30*time.Second)
 	var rep serverReport

@@ -108,14 +108,7 @@ func serveOne(ctx context.Context, ctrl net.Conn) {
 
 	// The client's "done" (UDP and RR tests) or its going away ends a test.
 	ctrl.SetReadDeadline(time.Time{})
-	finished := make(chan done, 1)
-	go func() {
-		var d done
-		if json.NewDecoder(r).Decode(&d) == nil {
-			finished <- d
-		}
-		close(finished)
-	}()
+	finished := clientDone(r)
 
 	cpu0, t0 := processCPU(), time.Now()
 	var rep serverReport
@@ -152,14 +145,7 @@ func serveAAL(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 		return
 	}
 	ctrl.SetReadDeadline(time.Time{})
-	finished := make(chan done, 1)
-	go func() {
-		var d done
-		if json.NewDecoder(r).Decode(&d) == nil {
-			finished <- d
-		}
-		close(finished)
-	}()
+	finished := clientDone(r)
 	cpu0, t0 := processCPU(), time.Now()
 	limit := time.Now().Add(spec.Duration + 30*time.Second)
 	var rep serverReport
@@ -378,4 +364,18 @@ func udpEcho(pc net.PacketConn, limit time.Time, spec Spec, finished <-chan done
 		answer(n, s.Write)
 	}
 	return rep
+}
+
+// clientDone is the client's done message on the control connection r,
+// once it arrives; closed with nothing when the connection ends first.
+func clientDone(r io.Reader) <-chan done {
+	finished := make(chan done, 1)
+	go func() {
+		var d done
+		if json.NewDecoder(r).Decode(&d) == nil {
+			finished <- d
+		}
+		close(finished)
+	}()
+	return finished
 }
