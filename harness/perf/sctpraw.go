@@ -3,13 +3,14 @@ package perf
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/atmlab/atmlab/emulator/vsctp"
 )
 
 // pionPort is the SCTP port pion/sctp writes as both ports of every packet
@@ -21,22 +22,11 @@ const pionPort = 5000
 // ports, verification tag, CRC32c checksum (RFC 9260 §3.1).
 const sctpCommonHeader = 12
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// sctpChecksum is the packet's CRC32c with its checksum field taken as
-// zero, in the order the field holds it (RFC 9260 appendix A).
-func sctpChecksum(pkt []byte) uint32 {
-	var zero [4]byte
-	sum := crc32.Update(0, castagnoli, pkt[0:8])
-	sum = crc32.Update(sum, castagnoli, zero[:])
-	return crc32.Update(sum, castagnoli, pkt[12:])
-}
-
 // setPorts writes an SCTP packet's ports and its checksum anew.
 func setPorts(pkt []byte, src, dst uint16) {
 	binary.BigEndian.PutUint16(pkt[0:2], src)
 	binary.BigEndian.PutUint16(pkt[2:4], dst)
-	binary.LittleEndian.PutUint32(pkt[8:12], sctpChecksum(pkt))
+	binary.LittleEndian.PutUint32(pkt[8:12], vsctp.Checksum(pkt))
 }
 
 // ipConn is a raw IPv4 socket of protocol 132 as the adapter uses it
@@ -91,7 +81,7 @@ func (c *rawSCTP) accept(src netip.Addr, pkt []byte) bool {
 		return false
 	}
 	sport, dport := binary.BigEndian.Uint16(pkt[0:2]), binary.BigEndian.Uint16(pkt[2:4])
-	if dport != c.local || sport == 0 || binary.LittleEndian.Uint32(pkt[8:12]) != sctpChecksum(pkt) {
+	if dport != c.local || sport == 0 || binary.LittleEndian.Uint32(pkt[8:12]) != vsctp.Checksum(pkt) {
 		return false
 	}
 	r := c.remote.Load()

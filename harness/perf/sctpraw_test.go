@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/atmlab/atmlab/emulator/vsctp"
 )
 
 // fakeIP is a raw socket that reads the packets queued in it and keeps
@@ -80,7 +82,7 @@ func TestRawSCTPReadsOnlyItsAssociation(t *testing.T) {
 		if binary.BigEndian.Uint16(p[0:2]) != pionPort || binary.BigEndian.Uint16(p[2:4]) != pionPort {
 			t.Errorf("packet %d: ports %d→%d, want pion's %d", p[12], binary.BigEndian.Uint16(p[0:2]), binary.BigEndian.Uint16(p[2:4]), pionPort)
 		}
-		if binary.LittleEndian.Uint32(p[8:12]) != sctpChecksum(p) {
+		if binary.LittleEndian.Uint32(p[8:12]) != vsctp.Checksum(p) {
 			t.Errorf("packet %d: checksum does not fit the rewritten ports", p[12])
 		}
 		got = append(got, p[12])
@@ -106,7 +108,7 @@ func TestRawSCTPWritesTheAssociationsPorts(t *testing.T) {
 	}
 	w := f.written[0]
 	if binary.BigEndian.Uint16(w[0:2]) != 50000 || binary.BigEndian.Uint16(w[2:4]) != 40000 ||
-		binary.LittleEndian.Uint32(w[8:12]) != sctpChecksum(w) || f.to[0].String() != "10.0.0.1" {
+		binary.LittleEndian.Uint32(w[8:12]) != vsctp.Checksum(w) || f.to[0].String() != "10.0.0.1" {
 		t.Errorf("wrote % x to %v", w, f.to[0])
 	}
 	if binary.BigEndian.Uint16(pkt[0:2]) != pionPort {
@@ -123,7 +125,7 @@ func TestRawSCTPWritesTheAssociationsPorts(t *testing.T) {
 func TestSCTPChecksumKnownAnswer(t *testing.T) {
 	p := make([]byte, 32)
 	p[8], p[9], p[10], p[11] = 0xff, 0xff, 0xff, 0xff // the field counts as zero
-	if got := sctpChecksum(p); got != 0x8a9136aa {
+	if got := vsctp.Checksum(p); got != 0x8a9136aa {
 		t.Errorf("CRC32c of 32 zero octets = %#08x, want 0x8a9136aa (0xaa36918a in wire order)", got)
 	}
 }
