@@ -24,8 +24,8 @@ type VethPairer interface {
 	VethPair() (run func(end int, args ...string) *exec.Cmd, to string, remove func() error, err error)
 }
 
-// toolIperf3 is iperf3's name in a lab file (iperf3Tool).
-const toolIperf3 = "iperf3"
+// toolIperf3 is iperf3's name in a lab file, its tool's own.
+var toolIperf3 = iperf3Tool{}.Name()
 
 // vethSecs is how long a veth pair's frame rate is measured.
 const vethSecs = 2
