@@ -35,6 +35,7 @@ type Lab struct {
 	Notes       string              // Markdown the report shows under its title
 	Figures     []*study.Figure     // plots beside the report's default ones
 	ToolUses    []study.ToolUse     // the tools the study names, checked by the harness (labrun.CheckTools)
+	UDPSizeUses []study.UDPSizeUse  `json:"-"` // the sizes its UDP tests send, checked against their tools (labrun.CheckTools)
 	Warnings    []*labyaml.Error    // what is valid but likely a mistake: loops of switches
 
 	// Source is the lab file's tree the lab was resolved from, which

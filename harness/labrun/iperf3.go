@@ -22,6 +22,14 @@ type iperf3Tool struct{}
 
 func (iperf3Tool) Name() string { return "iperf3" }
 
+// UDPSizes: iperf3 refuses a UDP block shorter than its own header (16
+// bytes) or longer than an IPv4 datagram carries, and the point would
+// fail.
+func (t iperf3Tool) UDPSizes() (lo, hi int, why string) {
+	lo, hi = 16, study.MaxUDPPayload
+	return lo, hi, fmt.Sprintf("%s sends UDP blocks of %d to %d bytes and refuses others", t.Name(), lo, hi)
+}
+
 // Virtual: iperf3 is a real binary on a real host; an experiment that
 // says virtual: atmlab has atmlab perf's test of the same name stand in.
 func (t iperf3Tool) Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error) {

@@ -36,6 +36,12 @@ type Tool interface {
 	Virtual(e *study.Experiment) (func(vperf.Test) (perf.Result, error), error)
 }
 
+// A udpSized tool sends only some of the UDP message sizes a lab file
+// allows (1 to study.MaxUDPMessage): it says which, and why.
+type udpSized interface {
+	UDPSizes() (lo, hi int, why string)
+}
+
 // toolbox's methods are the experiments' tools, each in its tool's file
 // (atmlab.go, iperf3.go, iperf2.go) and returning it: Tools reads them, so
 // a new tool is one new file, with nothing to add to a list and nothing
@@ -92,7 +98,8 @@ func realOnly(tool string, e *study.Experiment) (func(vperf.Test) (perf.Result, 
 }
 
 // CheckTools checks the tools a lab file's study names (the lab file knows
-// only its default, atmlab perf): each tool: must be one of Tools, and an
+// only its default, atmlab perf): each tool: must be one of Tools, each
+// size a UDP test sends one its tool sends (udpSized), and an
 // experiment's virtual: is for a tool with no virtual side of its own.
 // Problems come back as the lab file's do, each an *labyaml.Error, joined
 // in line order.
@@ -101,6 +108,17 @@ func CheckTools(lab *topologies.Lab) error {
 	for _, u := range lab.ToolUses {
 		if !slices.Contains(ToolNames(), u.Name) {
 			errs = append(errs, &labyaml.Error{File: lab.File, Line: u.Line, Key: u.Key, Msg: fmt.Sprintf("%q: use %s", u.Name, strings.Join(ToolNames(), ", "))})
+		}
+	}
+	for _, u := range lab.UDPSizeUses {
+		if t, ok := ToolOf(u.Tool).(udpSized); ok {
+			if lo, hi, why := t.UDPSizes(); u.Size < lo || u.Size > hi {
+				fix := ""
+				if u.Size > hi {
+					fix = study.LargerForTCP
+				}
+				errs = append(errs, &labyaml.Error{File: lab.File, Line: u.Line, Key: u.Key, Msg: fmt.Sprintf("%d bytes with %s: %s%s", u.Size, u.Tests, why, fix)})
+			}
 		}
 	}
 	for i, e := range lab.Experiments {

@@ -130,3 +130,49 @@ findings:
 		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
 	}
 }
+
+// A tool that sends only some UDP sizes says which in its own file: each
+// size of an experiment's UDP tests outside its tool's is an error at the
+// size's line, in a quick run's sizes too; one the lab file already
+// refused is not told twice, and another tool's sizes are left alone.
+func TestCheckToolsAsksEachToolItsUDPSizes(t *testing.T) {
+	lab, err := labfile.Parse("bad.yaml", []byte(`name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - endpoints: ["h1:eth0", "h2:eth0"]
+experiments:
+  - {name: a, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM], sizes: [65535]}
+  - {name: b, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM, TCP_STREAM], sizes: [8, 16, 65507]}
+  - {name: c, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], quick: {tests: [UDP_STREAM], sizes: [4]}}
+  - {name: d, from: h1, to: h2, tests: [UDP_STREAM], sizes: [8, 65535]}
+  - {name: e, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], sizes: [8, 65535]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckTools(lab)
+	want := []string{
+		`bad.yaml:9: experiments[0].sizes: 65535 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others; larger sizes for TCP tests go in an experiment of their own`,
+		`bad.yaml:10: experiments[1].sizes: 8 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
+		`bad.yaml:11: experiments[2].quick.sizes: 4 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+	_, err = labfile.Parse("big.yaml", []byte(`name: x
+topology:
+  nodes:
+    h1: {kind: host, ipv4: 10.0.0.1/24}
+    h2: {kind: host, ipv4: 10.0.0.2/24}
+  links:
+    - endpoints: ["h1:eth0", "h2:eth0"]
+experiments:
+  - {name: a, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM], sizes: [70000]}
+`))
+	if want := `big.yaml:9: experiments[0].sizes: 70000 bytes with UDP_STREAM: a UDP message is at most 65535 bytes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "iperf3 sends") {
+		t.Errorf("a size no UDP message has: got %v, want only %q", err, want)
+	}
+}

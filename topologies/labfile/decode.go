@@ -250,7 +250,7 @@ func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
 	if figNode != nil {
 		study.DecodeFigures(&d.Decoder, figNode, st)
 	}
-	lab.Findings, lab.Grades, lab.Figures, lab.ToolUses = st.Findings, st.Grades, st.Figures, st.ToolUses
+	lab.Findings, lab.Grades, lab.Figures, lab.ToolUses, lab.UDPSizeUses = st.Findings, st.Grades, st.Figures, st.ToolUses, st.UDPSizeUses
 }
 
 func (d *decoder) nodes(n *yaml.Node, lab *topologies.Lab) {

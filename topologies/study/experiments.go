@@ -174,8 +174,8 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 				tests = append(slices.Clone(e.Tests), quickTests...)
 			}
 		}
-		d.udpSizes(path+".sizes", sizes, e.Tool, tests)
-		d.udpSizes(path+".quick.sizes", quickSizes, e.Tool, quickTests)
+		d.udpSizes(path+".sizes", sizes, e.Tool, tests, lab)
+		d.udpSizes(path+".quick.sizes", quickSizes, e.Tool, quickTests, lab)
 		if b := e.Background; b != nil && b.From != "" && b.From == b.To {
 			d.Errorf(bgNode, path+".background", "from and to are both %s: a background load runs over the lab's links, and a host's own loopback carries none of it; give it two hosts", b.From)
 		}
@@ -190,21 +190,32 @@ func (d *decoder) experiments(n *yaml.Node, lab *Sections) {
 	}
 }
 
-// UDP message sizes: an IPv4 datagram carries at most maxUDPPayload
+// UDP message sizes: an IPv4 datagram carries at most MaxUDPPayload
 // octets (65535 less the IP and UDP headers; harness/perf's
 // MaxUDPPayload). atmlab's tool, as netperf, records a larger message up
-// to 65535 (the largest the praktikum's netperf sent) as a "message too
-// large" data point; iperf3 refuses a UDP block outside 16 (its header) to
-// maxUDPPayload, and the point would fail.
+// to MaxUDPMessage (the largest the praktikum's netperf sent) as a
+// "message too large" data point. A tool with narrower limits says them
+// in its own file (labrun's tools), checked against UDPSizeUses.
 const (
-	maxUDPPayload   = 65535 - 20 - 8
-	maxUDPMessage   = 65535
-	minIperf3UDPLen = 16
+	MaxUDPPayload = 65535 - 20 - 8
+	MaxUDPMessage = 65535
 )
 
+// A UDPSizeUse is a size an experiment's UDP tests send, where the lab
+// file gives it: the harness checks it against its tool's limits
+// (labrun.CheckTools).
+type UDPSizeUse struct {
+	Tool  string
+	Tests string // the UDP tests it meets, "UDP_STREAM and UDP_RR"
+	Size  int
+	Line  int
+	Key   string
+}
+
 // udpSizes checks an experiment's sizes (v, its sizes: list, or nil) against
-// its UDP tests: each size must be one the tool can send as a UDP message.
-func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string) {
+// its UDP tests: each size must be one a UDP message can have. Those that
+// can are recorded for the harness to check against the tool.
+func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string, lab *Sections) {
 	if v == nil || v.Kind != yaml.SequenceNode {
 		return
 	}
@@ -217,22 +228,22 @@ func (d *decoder) udpSizes(key string, v *yaml.Node, tool string, tests []string
 	if len(udp) == 0 {
 		return
 	}
-	lo, hi, why := 1, maxUDPMessage, fmt.Sprintf("a UDP message is at most %d bytes (%d fit in an IPv4 datagram; larger ones up to %d are measured as \"message too large\", as netperf does)", maxUDPMessage, maxUDPPayload, maxUDPMessage)
-	if tool == "iperf3" { // its one limit the lab file checks, at each size's line
-		lo, hi, why = minIperf3UDPLen, maxUDPPayload, fmt.Sprintf("iperf3 sends UDP blocks of %d to %d bytes and refuses others", minIperf3UDPLen, maxUDPPayload)
-	}
 	for _, x := range v.Content {
 		n, err := strconv.Atoi(x.Value)
-		if err != nil || n < 1 || (n >= lo && n <= hi) {
-			continue // not a size (intList said so), or a good one
+		if err != nil || n < 1 {
+			continue // not a size (intList said so)
 		}
-		fix := ""
-		if n > hi {
-			fix = "; larger sizes for TCP tests go in an experiment of their own"
+		if n <= MaxUDPMessage {
+			lab.UDPSizeUses = append(lab.UDPSizeUses, UDPSizeUse{Tool: tool, Tests: strings.Join(udp, " and "), Size: n, Line: x.Line, Key: key})
+			continue
 		}
-		d.Errorf(x, key, "%d bytes with %s: %s%s", n, strings.Join(udp, " and "), why, fix)
+		d.Errorf(x, key, "%d bytes with %s: a UDP message is at most %d bytes (%d fit in an IPv4 datagram; larger ones up to %d are measured as \"message too large\", as netperf does)%s",
+			n, strings.Join(udp, " and "), MaxUDPMessage, MaxUDPPayload, MaxUDPMessage, LargerForTCP)
 	}
 }
+
+// LargerForTCP is what a size too large for a UDP test is told to do.
+const LargerForTCP = "; larger sizes for TCP tests go in an experiment of their own"
 
 // MaxExperimentPoints bounds an experiment's matrix as MaxGridPoints
 // bounds a grid: each point is a measurement of its duration, in every

@@ -25,6 +25,9 @@ type Sections struct {
 	Figures     []*Figure
 	// ToolUses are the tools the study names, for the harness to check.
 	ToolUses []ToolUse
+	// UDPSizeUses are the sizes its experiments' UDP tests send, for the
+	// harness to check against each tool's limits.
+	UDPSizeUses []UDPSizeUse
 
 	// Host returns a host's first IPv4 address ("" for none); false when
 	// name is not a host of the lab.
