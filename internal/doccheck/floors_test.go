@@ -97,7 +97,9 @@ func parseFloors(section string) ([]floor, error) {
 // package with no floor, per listed package that does not exist and per
 // production import of a tests-floor package. graph maps each of the
 // module's packages (relative paths) to the module packages it imports.
-func checkFloors(floors []floor, graph map[string][]string) []string {
+// docs holds each package's synopsis (its doc comment's first sentence),
+// for the line a package with no floor is to get.
+func checkFloors(floors []floor, graph map[string][]string, docs map[string]string) []string {
 	level := map[string]int{} // 0 is the top floor
 	name := map[string]string{}
 	var order []string
@@ -119,7 +121,7 @@ func checkFloors(floors []floor, graph map[string][]string) []string {
 	slices.Sort(pkgs)
 	for _, p := range pkgs {
 		if _, ok := level[p]; !ok {
-			problems = append(problems, fmt.Sprintf("package %s has no floor: add a line for it in %s", p, where))
+			problems = append(problems, noFloor(p, floors, level, graph, docs[p], where))
 		}
 	}
 	for _, f := range floors {
@@ -150,39 +152,75 @@ func checkFloors(floors []floor, graph map[string][]string) []string {
 	return problems
 }
 
+// noFloor says what to add for a package with no floor line: the line
+// itself, under the lowest floor its imports and importers allow (its
+// synopsis as what it holds), or, where none does, which of them rule
+// every floor out.
+func noFloor(p string, floors []floor, level map[string]int, graph map[string][]string, doc, where string) string {
+	lo, hi := len(floors)-1, 0 // the lowest floor its imports allow, the highest its importers do
+	if floors[lo].name == testsFloor {
+		lo--
+	}
+	var down, up string
+	for _, q := range graph[p] {
+		if l, ok := level[q]; ok && floors[l].name != testsFloor && l < lo {
+			lo, down = l, q
+		}
+	}
+	for r, imports := range graph {
+		if l, ok := level[r]; ok && floors[l].name != testsFloor && l > hi && slices.Contains(imports, p) {
+			hi, up = l, r
+		}
+	}
+	if hi > lo {
+		return fmt.Sprintf("package %s has no floor, and none fits: it imports %s (floor %s) and %s (floor %s) imports it; move code so that imports point down, then add a line for it in %s",
+			p, down, floors[lo].name, up, floors[hi].name, where)
+	}
+	// "Package new runs what is new." holds "runs what is new".
+	if _, rest, ok := strings.Cut(doc, " "); ok && strings.HasPrefix(doc, "Package ") {
+		_, doc, _ = strings.Cut(rest, " ")
+	}
+	if doc = strings.TrimSuffix(doc, "."); doc == "" {
+		doc = "WHAT IT HOLDS"
+	}
+	return fmt.Sprintf("package %s has no floor: add this line to docs/design.md's %q, under \"floor %s:\" (the lowest floor its imports allow):\n    %-20s %s",
+		p, strings.TrimPrefix(layoutTitle, "## "), floors[lo].name, p, doc)
+}
+
 // moduleGraph returns the module's packages (relative paths) with the
 // module packages each imports, its tests aside, from go list -deps.
-func moduleGraph(t *testing.T) map[string][]string {
+func moduleGraph(t *testing.T) (graph map[string][]string, docs map[string]string) {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	cmd := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	cmd := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}\t{{.Doc}}\t{{join .Imports \" \"}}", "./...")
 	cmd.Dir = root(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./...: %v: %s", err, stderrOf(err))
 	}
-	graph := map[string][]string{}
+	graph, docs = map[string][]string{}, map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		p, ok := strings.CutPrefix(fields[0], module)
+		path, rest, _ := strings.Cut(line, "\t")
+		doc, deps, _ := strings.Cut(rest, "\t")
+		p, ok := strings.CutPrefix(path, module)
 		if !ok {
 			continue
 		}
 		imports := []string{}
-		for _, q := range fields[1:] {
+		for _, q := range strings.Fields(deps) {
 			if q, ok := strings.CutPrefix(q, module); ok {
 				imports = append(imports, q)
 			}
 		}
-		graph[p] = imports
+		graph[p], docs[p] = imports, doc
 	}
 	if len(graph["cmd/atmlab"]) == 0 {
 		t.Fatalf("go list -deps ./... did not list cmd/atmlab's imports:\n%s", out)
 	}
-	return graph
+	return graph, docs
 }
 
 // stderrOf returns what a failed command wrote to stderr, if exec kept it.
@@ -198,7 +236,8 @@ func stderrOf(err error) string {
 // imports one on a floor above its own.
 func TestImportFloors(t *testing.T) {
 	floors, _ := readFloors(t)
-	for _, p := range checkFloors(floors, moduleGraph(t)) {
+	graph, docs := moduleGraph(t)
+	for _, p := range checkFloors(floors, graph, docs) {
 		t.Error(p)
 	}
 }
@@ -225,7 +264,9 @@ func TestImportFloorsSentence(t *testing.T) {
 
 // TestCheckFloorsFindsClimbs runs the checker on a small house: an import
 // up a floor, a package with no floor, a line for a package that is gone
-// and a production import of a test helper each give a message naming it.
+// and a production import of a test helper each give a message naming it;
+// a package with no floor is told the very line to add, and where, or
+// why no floor fits it.
 func TestCheckFloorsFindsClimbs(t *testing.T) {
 	floors := []floor{
 		{name: "cmd", packages: []string{"cmd/x"}},
@@ -239,10 +280,16 @@ func TestCheckFloorsFindsClimbs(t *testing.T) {
 		"cells":            {"harness/run", "internal/fixture"},
 		"internal/fixture": {"cmd/x"},
 		"newpkg":           {"cells"},
+		"harness/new":      {"harness/run", "internal/fixture"},
+		"harness/stuck":    {"harness/run"},
 	}
-	got := checkFloors(floors, graph)
+	graph["cells"] = append(graph["cells"], "harness/stuck")
+	docs := map[string]string{"harness/new": "Package new runs what is new."}
+	got := checkFloors(floors, graph, docs)
 	want := []string{
-		"package newpkg has no floor: add a line for it in docs/design.md's",
+		"package harness/new has no floor: add this line to docs/design.md's \"Layout and dependencies\", under \"floor harness:\" (the lowest floor its imports allow):\n    harness/new          runs what is new",
+		"package harness/stuck has no floor, and none fits: it imports harness/run (floor harness) and cells (floor cells) imports it",
+		"package newpkg has no floor: add this line to docs/design.md's \"Layout and dependencies\", under \"floor cells:\" (the lowest floor its imports allow):\n    newpkg               WHAT IT HOLDS",
 		"docs/design.md puts harness/gone on floor harness, but there is no such package",
 		"cells (floor cells) imports harness/run (floor harness, above it)",
 		"cells imports internal/fixture, which is on floor tests: only tests may import it",
@@ -256,7 +303,7 @@ func TestCheckFloorsFindsClimbs(t *testing.T) {
 		}
 	}
 	clean := map[string][]string{"cmd/x": {"harness/run"}, "harness/run": {"cells"}, "harness/gone": nil, "cells": nil, "internal/fixture": {"cmd/x"}}
-	if got := checkFloors(floors, clean); len(got) != 0 {
+	if got := checkFloors(floors, clean, nil); len(got) != 0 {
 		t.Errorf("checkFloors(a house that keeps the rules) = %q, want none", got)
 	}
 }
