@@ -300,6 +300,10 @@ type PortStats struct {
 	// package).
 	QdiscDrops    uint64 `json:"qdisc_drops,omitempty"`
 	QdiscRequeues uint64 `json:"qdisc_requeues,omitempty"`
+	// LateDropped are the frames for this host the emulator dropped rather
+	// than hand them over later than its release bound (filled in by the
+	// kernel package); a flooded frame counts at each port it was late for.
+	LateDropped uint64 `json:"late_dropped,omitempty"`
 	// HostOverruns are frames a host with a CPU limit could not take in time.
 	HostOverruns uint64 `json:"host_overruns,omitempty"`
 	// CPUDrops are frames arriving at a software switch's port that its

@@ -40,6 +40,11 @@ func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 	var st control.Stats
 	if err := k.Loop.Query(ctx, func() {
 		st = control.Snapshot(k.Lab.Name, k.Loop.Stats(), k.Net, k.Loop.Now(), k.changes)
+		for i, p := range st.Ports {
+			if hp, ok := k.Net.Hosts[p.Port]; ok {
+				st.Ports[i].LateDropped = k.Loop.LateDroppedAt(hp)
+			}
+		}
 	}); err != nil {
 		return st, err
 	}

@@ -96,7 +96,6 @@ type Loop struct {
 	now         time.Duration  // the pass's clock reading
 	lastBusy    time.Duration  // the pass clock of the last release or read
 	lingerUntil time.Duration
-	lateDropped uint64 // wire frames dropped at release, later than ReleaseBound
 	nextID      uint64
 	stopped     bool
 	idle        bool          // polling idle, yielding the core
@@ -138,13 +137,14 @@ const GROHold = 100 * time.Microsecond
 // 1G floods made it run behind without one.
 const DefaultLateBound = 5 * time.Millisecond
 
-// DefaultReleaseBound is Loop.ReleaseBound unless changed: none yet.
-// At 10 ms each drop cost TCP a retransmission (TCP_RR over a 5 ms delay
-// read half its rate in a run with 12 drops; a 1G TCP stream that paces
-// itself retransmitted 14 segments), and at 50 ms the overload test's
-// ledger counted 443 datagrams more than were sent with 677 dropped late:
-// a drop counted twice somewhere, to be found before the bound is on.
-const DefaultReleaseBound time.Duration = 0
+// DefaultReleaseBound is Loop.ReleaseBound unless changed: above the
+// release lateness of a loop that keeps up on a loaded machine (p99 0.3-5
+// ms, and 10-16 ms under two 1G floods), so that only a loop that lost its
+// core for longer drops, and under the 100 ms a loop ran behind without
+// any bound. At 10 ms each drop cost TCP a retransmission on a loaded
+// machine (TCP_RR over a 5 ms delay read half its rate in a run with 12
+// drops; a 1G TCP stream that paces itself retransmitted 14 segments).
+const DefaultReleaseBound = ReleaseBoundTried
 
 // ReleaseBoundTried is the bound the loop's tests hold it to.
 const ReleaseBoundTried = 50 * time.Millisecond
@@ -184,9 +184,13 @@ type tap struct {
 	gro       emulator.Coalescer // frames released this pass, joined
 	mod       *moderator         // other frames under load, batched
 	write     func(h emulator.VNetHdr, data []byte)
-	supers    uint64      // super-frames read (more than one wire frame)
-	superSegs uint64      // the wire frames they became
-	last      lastRelease // its last release, for the added latency (added.go)
+	// lateDropped are the wire frames dropped at release to this TAP,
+	// later than ReleaseBound: counted per port, since a flooded frame's
+	// copies are dropped at each port it was late for.
+	lateDropped uint64
+	supers      uint64      // super-frames read (more than one wire frame)
+	superSegs   uint64      // the wire frames they became
+	last        lastRelease // its last release, for the added latency (added.go)
 }
 
 // NewLoop returns a loop driving s; call Run to start it.
@@ -344,7 +348,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 func (l *Loop) released(t *tap, segs int) bool {
 	at := l.s.Now()
 	if l.ReleaseBound > 0 && l.Now()-at > l.ReleaseBound {
-		l.lateDropped += uint64(segs)
+		t.lateDropped += uint64(segs)
 		return false
 	}
 	if l.now-l.lastBusy > time.Millisecond {
@@ -688,7 +692,6 @@ func (l *Loop) Stats() control.LoopStats {
 		st.IdleSpin += threadCPU() - l.idleFrom
 	}
 	st.CPUTime = processCPU() - l.cpuStart - st.IdleSpin
-	st.LateDropped = l.lateDropped
 	if wall := time.Since(l.wallStart); wall > 0 {
 		st.CPU = float64(st.CPUTime) / float64(wall)
 	}
@@ -696,10 +699,22 @@ func (l *Loop) Stats() control.LoopStats {
 		st.WriteErrors += t.writeErrs
 		st.GSOErrors += t.gsoErrors
 		st.LateHeld += t.staged.late
+		st.LateDropped += t.lateDropped
 		st.SuperFrames += t.supers
 		st.SuperSegments += t.superSegs
 	}
 	return st
+}
+
+// LateDroppedAt returns the wire frames dropped at release to port's TAP,
+// later than ReleaseBound (0 for a port without one); call it on the loop
+// goroutine. LoopStats.LateDropped sums them over the ports, so a frame
+// flooded to several hosts counts once at each that it was late for.
+func (l *Loop) LateDroppedAt(port *emulator.HostPort) uint64 {
+	if t := l.tapOf(port); t != nil {
+		return t.lateDropped
+	}
+	return 0
 }
 
 // Close releases the loop's descriptors and every attached TAP.
