@@ -37,6 +37,7 @@ type Lab struct {
 	ToolUses    []study.ToolUse     // the tools the study names, checked by the harness (labrun.CheckTools)
 	UDPSizeUses []study.UDPSizeUse  `json:"-"` // the sizes its UDP tests send, checked against their tools (labrun.CheckTools)
 	Warnings    []*labyaml.Error    // what is valid but likely a mistake: loops of switches
+	Parts       []*Part             // how the lab is split (parts:), in file order; nil: one part
 
 	// Source is the lab file's tree the lab was resolved from, which
 	// makes its variants (WithVariant); nil for a lab read from spec.json.
@@ -72,6 +73,15 @@ type FrameCPU struct {
 	PerPacket time.Duration
 	Copy      units.BitRate // a per-octet cost as a copy rate; 0: none
 	Queue     int           // frames waiting; defaults.CPUQueue unless given
+}
+
+// Part is one part of a split lab: the nodes one atmlab instance (or one
+// scheduler) runs, in the order parts: lists them. Package topologies/split
+// makes a plan of a lab's parts and its cut links.
+type Part struct {
+	Name  string
+	Nodes []string
+	Line  int
 }
 
 // Router is a router's configuration beyond its interfaces and routes.

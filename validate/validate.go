@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/lesson"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labfile"
+	"github.com/atmlab/atmlab/topologies/split"
 )
 
 // Result is one file checked.
@@ -52,6 +54,9 @@ func (r *Result) Write(out, errOut io.Writer, format string) error {
 				warnings = lines(r.Lab.Warnings)
 			}
 			v["warnings"] = warnings
+			if r.Lab != nil {
+				v["parts"], v["cuts"] = partsJSON(r.Lab), cutsJSON(r.Lab)
+			}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -78,7 +83,68 @@ func (r *Result) Write(out, errOut io.Writer, format string) error {
 		fmt.Fprintf(out, " (%d warning(s))", len(r.Lab.Warnings))
 	}
 	fmt.Fprintln(out)
+	Cuts(out, r.Lab)
 	return nil
+}
+
+// Cuts prints where the lab may be cut into parts and why not elsewhere,
+// a line per link, after its parts: if it has them.
+func Cuts(w io.Writer, lab *topologies.Lab) {
+	for _, p := range lab.Parts {
+		fmt.Fprintf(w, "  part %s: %s\n", p.Name, strings.Join(p.Nodes, ", "))
+	}
+	of := partOf(lab)
+	for _, v := range split.Candidates(lab) {
+		if a, b := of[v.Link.A.Node], of[v.Link.B.Node]; a != b {
+			fmt.Fprintf(w, "  %s; cut here, between %s and %s\n", v, a, b)
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", v)
+	}
+}
+
+// cut is a link's verdict as validate's JSON gives it.
+type cut struct {
+	Link      string   `json:"link"`
+	Line      int      `json:"line"`
+	Cuttable  bool     `json:"cuttable"`
+	Why       string   `json:"why"`
+	Lookahead string   `json:"lookahead"`
+	Parts     []string `json:"parts,omitempty"` // the two parts it joins, when it is cut
+}
+
+// partOf maps each node to its part's name (empty for a lab in one piece).
+func partOf(lab *topologies.Lab) map[string]string {
+	of := map[string]string{}
+	for _, p := range lab.Parts {
+		for _, n := range p.Nodes {
+			of[n] = p.Name
+		}
+	}
+	return of
+}
+
+func cutsJSON(lab *topologies.Lab) []cut {
+	of := partOf(lab)
+	out := []cut{}
+	for _, v := range split.Candidates(lab) {
+		c := cut{Link: v.Link.A.String() + "-" + v.Link.B.String(), Line: v.Link.Line, Cuttable: v.Cuttable, Why: v.Why, Lookahead: v.Lookahead.String()}
+		if a, b := of[v.Link.A.Node], of[v.Link.B.Node]; a != b {
+			c.Parts = []string{a, b}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// partsJSON is the lab's parts: by name, its nodes in file order; empty
+// for a lab in one piece.
+func partsJSON(lab *topologies.Lab) []map[string]any {
+	out := []map[string]any{}
+	for _, p := range lab.Parts {
+		out = append(out, map[string]any{"name": p.Name, "nodes": p.Nodes})
+	}
+	return out
 }
 
 // Warnings prints the lab file's warnings (loops of switches) one a

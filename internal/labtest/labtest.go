@@ -7,7 +7,8 @@
 //
 // The labs are the files in testdata/ (each says what it holds in its first
 // lines): two-hosts, two-hosts-atm, two-hosts-switch, two-hosts-atm-switch,
-// three-hosts-switch, three-hosts-hub and mpls-two-routers. A test whose lab
+// three-hosts-switch, three-hosts-hub, mpls-two-routers and
+// split-two-switches (a lab with parts:). A test whose lab
 // is the point of the test (a decoder's error at a line, a shape no other
 // test uses) keeps its lab inline. Only tests import this package.
 package labtest

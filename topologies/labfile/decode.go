@@ -173,7 +173,7 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
 var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 
 func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
-	var nodesNode, linksNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
+	var nodesNode, linksNode, partsNode, expNode, refNode, varNode, sweepNode, findNode, gradeNode, figNode *yaml.Node
 	d.Mapping(n, "", []labyaml.Field{
 		{Name: "name", Required: true, Decode: func(key string, v *yaml.Node) {
 			if s, ok := d.Scalar(key, v); ok {
@@ -194,6 +194,7 @@ func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
 				{Name: "links", Required: false, Decode: func(_ string, v *yaml.Node) { linksNode = v }},
 			})
 		}},
+		{Name: "parts", Required: false, Decode: func(_ string, v *yaml.Node) { partsNode = v }},
 		{Name: "experiments", Required: false, Decode: func(_ string, v *yaml.Node) { expNode = v }},
 		{Name: "reference", Required: false, Decode: func(_ string, v *yaml.Node) { refNode = v }},
 		{Name: "variants", Required: false, Decode: func(_ string, v *yaml.Node) { varNode = v }},
@@ -214,6 +215,9 @@ func (d *decoder) lab(n *yaml.Node, lab *topologies.Lab) {
 		d.links(linksNode, lab)
 	}
 	d.check(lab)
+	if partsNode != nil && len(d.Errs) == 0 {
+		d.parts(partsNode, lab)
+	}
 	st := &study.Sections{
 		File: lab.File,
 		Host: func(name string) (string, bool) {

@@ -14,6 +14,7 @@ import (
 	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/plan"
+	"github.com/atmlab/atmlab/topologies/split"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
@@ -249,6 +250,7 @@ func apply(lab *topologies.Lab, name string) []error {
 		}
 	}
 	d.Errs = append(d.Errs, plan.CheckPVCs(lab)...)
+	d.Errs = append(d.Errs, split.Check(lab)...) // a hub or a delay of 0 may not be cut
 	if d.Errs == nil {
 		d.Errs = plan.PVCs(lab)
 	}
