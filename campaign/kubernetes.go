@@ -42,10 +42,10 @@ const (
 // (docs/campaigns.md); with any one of them dropped, up fails.
 var RealTimeCapabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
 
-// remountSysctls makes /proc/sys writable again in a real-time shard's
+// RemountSysctls makes /proc/sys writable again in a real-time shard's
 // container: the runtime mounts it read-only, and a lab writes its hosts'
 // sysctls there (in their own namespaces: the node's are not touched).
-const remountSysctls = "[ -w /proc/sys/net/ipv4/ip_forward ] || mount -o remount,bind,rw /proc/sys\n"
+const RemountSysctls = "[ -w /proc/sys/net/ipv4/ip_forward ] || mount -o remount,bind,rw /proc/sys\n"
 
 // KubernetesObjects returns the campaign's objects: a ConfigMap holding the
 // lab file, a ReadWriteMany claim for the results, the Indexed Job whose
@@ -85,7 +85,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 	}
 	script := "set -eu\nk=$((JOB_COMPLETION_INDEX + 1))\nout=" + kubeResultsDir + "/shard-$k\n"
 	if p.Clock == clock.Real {
-		script += remountSysctls
+		script += RemountSysctls
 	}
 	script += "exec " + p.shardCommand("atmlab", path.Join(kubeLabDir, kubeLabKey)) + "\n"
 	shard := corev1.Container{
@@ -103,27 +103,7 @@ func KubernetesObjects(p Plan, lab []byte) (cm *corev1.ConfigMap, pvc *corev1.Pe
 		Volumes:         volumes,
 	}
 	if p.Clock == clock.Real {
-		shard.SecurityContext = &corev1.SecurityContext{
-			RunAsUser:                ptr(int64(0)),
-			RunAsNonRoot:             ptr(false),
-			Privileged:               ptr(false),
-			AllowPrivilegeEscalation: ptr(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: RealTimeCapabilities},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			// The runtime's default AppArmor profile forbids mount, which a
-			// lab needs for /run/netns and remountSysctls.
-			AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
-		}
-		shard.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
-		charDev := corev1.HostPathCharDev
-		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "tun", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev/net/tun", Type: &charDev}}})
-		shard.VolumeMounts = append(shard.VolumeMounts, corev1.VolumeMount{Name: "tun", MountPath: "/dev/net/tun"})
-		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"atmlab/clock": clock.Real.String()}},
-				TopologyKey:   "kubernetes.io/hostname",
-			}},
-		}}
+		RealTimePod(&pod, &shard)
 	} else {
 		shard.SecurityContext = unprivileged()
 		shard.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
@@ -181,6 +161,36 @@ func unprivileged() *corev1.SecurityContext {
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
+}
+
+// RealTimePod gives a real-time lab's container c in pod what it needs and
+// no more: root with RealTimeCapabilities only, AppArmor unconfined
+// (mounts), two CPUs, the host's /dev/net/tun, and one such pod per node
+// (anti-affinity on the atmlab/clock=real label, which the caller sets on
+// the pod's template: two labs on one machine would measure over each
+// other). The container's script starts with RemountSysctls.
+func RealTimePod(pod *corev1.PodSpec, c *corev1.Container) {
+	c.SecurityContext = &corev1.SecurityContext{
+		RunAsUser:                ptr(int64(0)),
+		RunAsNonRoot:             ptr(false),
+		Privileged:               ptr(false),
+		AllowPrivilegeEscalation: ptr(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: RealTimeCapabilities},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		// The runtime's default AppArmor profile forbids mount, which a
+		// lab needs for /run/netns and RemountSysctls.
+		AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
+	}
+	c.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	charDev := corev1.HostPathCharDev
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "tun", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev/net/tun", Type: &charDev}}})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tun", MountPath: "/dev/net/tun"})
+	pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"atmlab/clock": clock.Real.String()}},
+			TopologyKey:   "kubernetes.io/hostname",
+		}},
+	}}
 }
 
 // KubernetesFiles returns the campaign's manifests and a submit script:
