@@ -1,0 +1,197 @@
+package placement
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/atmlab/atmlab/campaign"
+)
+
+// decodeManifest reads the manifest's documents strictly (a field the API
+// types lack is an error) into the API types their kinds name.
+func decodeManifest(t *testing.T, data []byte) (*corev1.ConfigMap, *corev1.Service, *appsv1.StatefulSet) {
+	t.Helper()
+	var cm *corev1.ConfigMap
+	var svc *corev1.Service
+	var sts *appsv1.StatefulSet
+	for _, doc := range strings.Split(string(data), "\n---\n")[1:] { // [0]: the comment
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatal(err)
+		}
+		var o any
+		switch tm.APIVersion + " " + tm.Kind {
+		case "v1 ConfigMap":
+			cm = &corev1.ConfigMap{}
+			o = cm
+		case "v1 Service":
+			svc = &corev1.Service{}
+			o = svc
+		case "apps/v1 StatefulSet":
+			sts = &appsv1.StatefulSet{}
+			o = sts
+		default:
+			t.Fatalf("unexpected object %s %s", tm.APIVersion, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), o); err != nil {
+			t.Fatalf("%s: %v\n%s", tm.Kind, err, doc)
+		}
+	}
+	if cm == nil || svc == nil || sts == nil {
+		t.Fatalf("want a ConfigMap, a Service and a StatefulSet:\n%s", data)
+	}
+	return cm, svc, sts
+}
+
+// TestKubernetesStatefulSetGivesEachPartAStableName: one pod per part,
+// started at once, behind a headless Service that publishes the pods'
+// names before they are ready, with the real-time pod's privileges (and
+// no more) and the lab file from the ConfigMap.
+func TestKubernetesStatefulSetGivesEachPartAStableName(t *testing.T) {
+	s := testSplit(t, campaign.Kubernetes)
+	b, err := KubernetesFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, svc, sts := decodeManifest(t, b)
+	if cm.Data["lab.yaml"] != string(s.Src) {
+		t.Errorf("ConfigMap %v", cm.Data)
+	}
+	if svc.Name != "atmlab-twoparts-split" || svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses ||
+		svc.Spec.Selector["atmlab/split"] != svc.Name || len(svc.Spec.Ports) != 2 || svc.Spec.Ports[1].Port != 47001 || svc.Spec.Ports[1].Protocol != corev1.ProtocolUDP {
+		t.Errorf("Service %+v", svc.Spec)
+	}
+	sp := sts.Spec
+	if *sp.Replicas != 2 || sp.ServiceName != svc.Name || sp.PodManagementPolicy != appsv1.ParallelPodManagement ||
+		sp.Template.Labels["atmlab/split"] != svc.Name || sp.Selector.MatchLabels["atmlab/split"] != svc.Name {
+		t.Errorf("StatefulSet %+v", sp)
+	}
+	pod := sp.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != s.Image || !slices.Equal(c.SecurityContext.Capabilities.Add, campaign.RealTimeCapabilities) || *c.SecurityContext.Privileged ||
+		sp.Template.Labels["atmlab/clock"] != "real" || pod.Affinity.PodAntiAffinity == nil {
+		t.Errorf("pod %+v", pod)
+	}
+	var mounts []string
+	for _, m := range c.VolumeMounts {
+		mounts = append(mounts, m.MountPath)
+	}
+	if !slices.Equal(mounts, []string{"/lab", "/dev/net/tun"}) {
+		t.Errorf("mounts %v", mounts)
+	}
+}
+
+// TestKubernetesPodRunsThePartOfItsOrdinal: the pod named <name>-k runs
+// part k, its peers by their pods' names under the Service.
+func TestKubernetesPodRunsThePartOfItsOrdinal(t *testing.T) {
+	s := testSplit(t, campaign.Kubernetes)
+	_, _, sts := KubernetesObjects(s)
+	script := sts.Spec.Template.Spec.Containers[0].Command
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "atmlab"), []byte("#!/bin/sh\necho \"$@\"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "mount"), []byte("#!/bin/sh\n"), 0o755)
+	for host, want := range map[string]string{
+		"atmlab-twoparts-split-0": "up /lab/lab.yaml --part left --cut-listen 0.0.0.0:47000 --cut-peer right=atmlab-twoparts-split-1.atmlab-twoparts-split:47001",
+		"atmlab-twoparts-split-1": "up /lab/lab.yaml --part right --cut-listen 0.0.0.0:47001 --cut-peer left=atmlab-twoparts-split-0.atmlab-twoparts-split:47000",
+	} {
+		cmd := exec.Command(script[0], script[1:]...)
+		cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOSTNAME=" + host}
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: %v\n%s\nwant %s", host, err, out, want)
+		}
+	}
+	cmd := exec.Command(script[0], script[1:]...)
+	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOSTNAME=atmlab-twoparts-split-2"}
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no part 2") {
+		t.Errorf("a third pod: %v\n%s", err, out)
+	}
+}
+
+// TestKubectlDryRunOfSplitLab passes the manifest through kubectl apply
+// --dry-run=client, as campaign's test does: a stand-in API server
+// answers kubectl's discovery (core v1 and apps/v1) and "not found" for
+// the objects, which apply then takes as new.
+func TestKubectlDryRunOfSplitLab(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is missing: .ci/run installs Debian's kubernetes-client when it is")
+		}
+		t.Skip("no kubectl: apt-get install kubernetes-client")
+	}
+	srv := httptest.NewServer(discovery())
+	defer srv.Close()
+	s := testSplit(t, campaign.Kubernetes)
+	b, err := KubernetesFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, KubeManifest)
+	os.WriteFile(file, b, 0o644)
+	cmd := exec.Command(kubectl, "apply", "--dry-run=client", "--validate=false", "-o", "yaml", "-f", file, "--server", srv.URL, "--namespace", "default")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "none"), "HOME="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=client: %v\n%s", err, stderr.String())
+	}
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := yaml.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range list.Items {
+		kinds = append(kinds, o["kind"].(string)+"/"+o["metadata"].(map[string]any)["name"].(string))
+	}
+	want := []string{"ConfigMap/atmlab-twoparts-split-lab", "Service/atmlab-twoparts-split", "StatefulSet/atmlab-twoparts-split"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("kubectl would apply %v, want %v\n%s", kinds, want, out)
+	}
+}
+
+// discovery is just enough of an API server for kubectl's REST mapping:
+// core v1 (ConfigMaps, Services) and apps/v1 (StatefulSets); every object
+// is not found.
+func discovery() http.Handler {
+	res := func(name, kind string) metav1.APIResource {
+		return metav1.APIResource{Name: name, Kind: kind, Namespaced: true, Verbs: metav1.Verbs{"get", "list", "create", "patch"}}
+	}
+	docs := map[string]any{
+		"/api": metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
+		"/apis": metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
+			Name: "apps", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "apps/v1", Version: "v1"}},
+			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "apps/v1", Version: "v1"}}}},
+		"/api/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
+			APIResources: []metav1.APIResource{res("configmaps", "ConfigMap"), res("services", "Service")}},
+		"/apis/apps/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "apps/v1",
+			APIResources: []metav1.APIResource{res("statefulsets", "StatefulSet")}},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if d, ok := docs[r.URL.Path]; ok {
+			json.NewEncoder(w).Encode(d)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound, Message: r.URL.Path + " not found"})
+	})
+}

@@ -1,0 +1,218 @@
+//go:build linux
+
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/atmlab/atmlab/harness/results"
+	"github.com/atmlab/atmlab/kernel"
+)
+
+// firstMachine is the address of kernel.VethPair's first end; the second's
+// it returns.
+const firstMachine = "192.0.2.1"
+
+// stopWait is how long a part has to take its lab down after SIGINT
+// before it is killed (its down then removes what it left).
+var stopWait = 30 * time.Second
+
+// localRunner runs a two-part lab on this machine: each part in a network
+// namespace of its own (a "machine", kernel.VethPair's, named
+// <lab>-split-probe-a and -b and marked as the lab <lab>-split's, so that
+// no part's own teardown touches them), the two joined by a veth,
+// 192.0.2.1 and 192.0.2.2.
+type localRunner struct {
+	s        Split
+	w        io.Writer
+	out      *results.Folder
+	lock     *os.File
+	machines [2]string
+	remove   func() error
+	cmds     []*exec.Cmd
+	done     []chan struct{} // closed as each part's process ends
+	errs     []error         // each part's end, once done is closed
+}
+
+// machineLab is the name the machines are marked with.
+func machineLab(lab string) string { return lab + "-split" }
+
+func newLocal(s Split, w io.Writer) (runner, error) {
+	if len(s.Parts) != 2 {
+		return nil, fmt.Errorf("%s has %d parts: the local engine runs two, one per machine namespace joined by a veth; place more on slurm or kubernetes", s.File, len(s.Parts))
+	}
+	if err := kernel.RequireRoot(); err != nil {
+		return nil, err
+	}
+	return &localRunner{s: s, w: w}, nil
+}
+
+// lockSplit takes the split lab's lock on this machine, held while it is
+// up, so that a down does not pull it from under a running up.
+func lockSplit(lab string) (*os.File, error) {
+	if err := os.MkdirAll(kernel.RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(kernel.RunDir, machineLab(lab)+".lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("split lab %s is up on this machine (%s is held): stop it with SIGINT", lab, path)
+	}
+	return f, nil
+}
+
+func (l *localRunner) start(ctx context.Context, out *results.Folder) error {
+	l.out = out
+	var err error
+	if l.lock, err = lockSplit(l.s.Lab); err != nil {
+		return err
+	}
+	if err := removeLocal(l.s, io.Discard); err != nil { // what a killed run left
+		return err
+	}
+	names, second, remove, err := kernel.VethPair(machineLab(l.s.Lab))
+	if err != nil {
+		return fmt.Errorf("the machines: %w", err)
+	}
+	l.machines, l.remove = names, remove
+	addrs := [2]string{firstMachine, second}
+	n := len(l.s.Parts)
+	l.cmds, l.done, l.errs = make([]*exec.Cmd, 0, n), make([]chan struct{}, 0, n), make([]error, n)
+	for k := range l.s.Parts {
+		f, err := out.Create(l.s.LogName(k))
+		if err != nil {
+			return err
+		}
+		args := append([]string{"netns", "exec", names[k], l.s.Binary}, l.s.PartArgs(l.s.File, k, func(j int) string { return addrs[j] })...)
+		fmt.Fprintf(l.w, "part %s: machine %s (%s), log %s\n", l.s.Parts[k], names[k], addrs[k], out.Join(l.s.LogName(k)))
+		cmd := exec.Command("ip", args...) // ip netns exec execs the part: signals reach it
+		cmd.Stdout, cmd.Stderr = f, f
+		err = cmd.Start()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("part %s: %w", l.s.Parts[k], err)
+		}
+		done := make(chan struct{})
+		l.cmds, l.done = append(l.cmds, cmd), append(l.done, done)
+		go func() { l.errs[k] = cmd.Wait(); close(done) }()
+	}
+	return nil
+}
+
+func (l *localRunner) log(k int) []byte {
+	if l.out == nil {
+		return nil
+	}
+	b, _ := l.out.ReadFile(l.s.LogName(k), 0)
+	return b
+}
+
+func (l *localRunner) stopped() string {
+	for k, done := range l.done {
+		select {
+		case <-done:
+			end := "exited"
+			if l.errs[k] != nil {
+				end = l.errs[k].Error()
+			}
+			return fmt.Sprintf("part %s %s: %s", l.s.Parts[k], end, lastLine(l.log(k)))
+		default:
+		}
+	}
+	return ""
+}
+
+// stop interrupts each part, kills one that has not ended after stopWait,
+// then runs each part's down and removes the machines.
+func (l *localRunner) stop(out *results.Folder) error {
+	if l.lock == nil {
+		return nil
+	}
+	defer l.lock.Close()
+	for _, cmd := range l.cmds {
+		cmd.Process.Signal(os.Interrupt)
+	}
+	for k, done := range l.done {
+		select {
+		case <-done:
+		case <-time.After(stopWait):
+			fmt.Fprintf(l.w, "part %s: still up %v after SIGINT: killed\n", l.s.Parts[k], stopWait)
+			l.cmds[k].Process.Kill()
+			<-done
+		}
+	}
+	var errs []error
+	for k := range l.s.Parts {
+		errs = append(errs, l.partDown(k))
+	}
+	if l.remove != nil {
+		errs = append(errs, l.remove())
+	}
+	return errors.Join(errs...)
+}
+
+// partDown runs part k's down, its output added to the part's log.
+func (l *localRunner) partDown(k int) error {
+	f, _, err := l.out.Append(l.s.LogName(k))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(l.s.Binary, l.s.DownArgs(l.s.File, k)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("part %s: atmlab %s: %w", l.s.Parts[k], strings.Join(l.s.DownArgs(l.s.File, k), " "), err)
+	}
+	return nil
+}
+
+// downLocal is Down on this machine: refused while the split lab is up.
+func downLocal(s Split, w io.Writer) error {
+	if len(s.Parts) != 2 {
+		return fmt.Errorf("%s has %d parts: the local engine runs two", s.File, len(s.Parts))
+	}
+	if err := kernel.RequireRoot(); err != nil {
+		return err
+	}
+	lock, err := lockSplit(s.Lab)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	return removeLocal(s, w)
+}
+
+// removeLocal removes the machines (and so kills what runs in them: the
+// parts' processes), then runs each part's down, saying what it did on w.
+func removeLocal(s Split, w io.Writer) error {
+	owned, err := kernel.Owned(machineLab(s.Lab))
+	if err != nil {
+		return err
+	}
+	removed, err := kernel.Remove(owned)
+	if len(removed) > 0 {
+		fmt.Fprintf(w, "split lab %s: removed machines %s\n", s.Lab, strings.Join(removed, " "))
+	}
+	errs := []error{err}
+	for k := range s.Parts {
+		cmd := exec.Command(s.Binary, s.DownArgs(s.File, k)...)
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Run(); err != nil {
+			errs = append(errs, fmt.Errorf("part %s: atmlab %s: %w", s.Parts[k], strings.Join(s.DownArgs(s.File, k), " "), err))
+		}
+	}
+	return errors.Join(errs...)
+}
