@@ -43,8 +43,10 @@ type localRunner struct {
 	errs     []error         // each part's end, once done is closed
 }
 
-// machineLab is the name the machines are marked with.
-func machineLab(lab string) string { return lab + "-split" }
+// machineLab is the name the machines are marked with: never a part's
+// lab (LAB-PART: a part's name has no hyphen), so no part's own teardown
+// touches them.
+func machineLab(lab string) string { return lab + "-split-machines" }
 
 func newLocal(s Split, w io.Writer) (runner, error) {
 	if len(s.Parts) != 2 {
