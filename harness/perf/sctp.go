@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/emulator/vsctp"
 )
 
 // SCTPTests lists the SCTP tests.
@@ -21,11 +22,6 @@ var SCTPTests = []string{SCTPStream, SCTPRR}
 // IsSCTP reports whether test is an SCTP test.
 func IsSCTP(test string) bool { return test == SCTPStream || test == SCTPRR }
 
-// SCTPBuf is the send and receive buffer an SCTP test's association gets
-// when -s and -S ask for none: 4 MiB keeps 1 Gbit/s flowing over a round
-// trip of up to 32 ms (Linux's SCTP autotunes; pion's window is fixed).
-const SCTPBuf = 4 << 20
-
 // sctpStack is an SCTP implementation the SCTP tests run over: the
 // kernel's where it has SCTP (kernelSCTP), else a userspace one over raw
 // IP (pionSCTP). Both ends of a test choose for themselves; the result
@@ -33,16 +29,20 @@ const SCTPBuf = 4 << 20
 type sctpStack interface {
 	// Name is what the result's implementation says.
 	Name() string
-	// Dial opens an association from local to remote.
+	// Dial opens an association from local to remote, its buffers bufs
+	// octets (0: the stack's default, as Linux's, sctpDefaultBuf).
 	Dial(ctx context.Context, local netip.Addr, remote netip.AddrPort, bufs int) (sctpConn, error)
-	// Listen opens a server's end on local for one association from peer.
+	// Listen opens a server's end on local for one association from peer,
+	// its buffers as Dial's.
 	Listen(local, peer netip.Addr, bufs int) (sctpListener, error)
 }
 
 // sctpListener is a server's end before its association: Port is its SCTP
-// port, Accept waits for the client until deadline.
+// port, Bufs the buffers its association will have, Accept waits for the
+// client until deadline.
 type sctpListener interface {
 	Port() int
+	Bufs() (snd, rcv int)
 	Accept(deadline time.Time) (sctpConn, error)
 	Close() error
 }
@@ -73,13 +73,12 @@ func chooseSCTP(kernelHasSCTP func() bool) sctpStack {
 // sctpStackHere is this host's SCTP stack (a variable for tests).
 var sctpStackHere = func() sctpStack { return chooseSCTP(kernelHasSCTP) }
 
-// sctpBufs is the buffer an association gets for a requested size.
-func sctpBufs(requested int) int {
-	if requested > 0 {
-		return requested
-	}
-	return SCTPBuf
-}
+// sctpDefaultBuf is an association's send and receive buffer when -s and
+// -S ask for none: Linux's SCTP default (sctp_rmem's middle value, 865,500
+// octets, which the kernel does not tune), the same as the model's
+// (vsctp.DefaultBuf), so that the stacks' default-buffer figures compare
+// one setting. The kernel's sockets keep the kernel's own default.
+const sctpDefaultBuf = vsctp.DefaultBuf
 
 // addrOf is the IP address of a control connection's end.
 func addrOf(a net.Addr) netip.Addr {
@@ -102,7 +101,7 @@ func runSCTP(ctx context.Context, ctrl net.Conn, su setup, spec Spec, res *Resul
 	}
 	remote := netip.AddrPortFrom(addrOf(ctrl.RemoteAddr()), uint16(su.DataPort))
 	dctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
-	c, err := stack.Dial(dctx, addrOf(ctrl.LocalAddr()), remote, sctpBufs(spec.SendBuf))
+	c, err := stack.Dial(dctx, addrOf(ctrl.LocalAddr()), remote, spec.SendBuf)
 	cancel()
 	if err != nil {
 		return 0, nil, fmt.Errorf("SCTP association (%s): %w", stack.Name(), err)
@@ -183,14 +182,14 @@ func sctpRR(c sctpConn, spec Spec, res *Result, m *meter) (time.Duration, error)
 // from the client's address to a data port of its own.
 func serveSCTP(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 	stack := sctpStackHere()
-	ln, err := stack.Listen(addrOf(ctrl.LocalAddr()), addrOf(ctrl.RemoteAddr()), sctpBufs(spec.RecvBuf))
+	ln, err := stack.Listen(addrOf(ctrl.LocalAddr()), addrOf(ctrl.RemoteAddr()), spec.RecvBuf)
 	if err != nil {
 		enc.Encode(setup{Error: fmt.Sprintf("SCTP (%s): %v", stack.Name(), err)})
 		return
 	}
 	defer ln.Close()
-	bufs := sctpBufs(spec.RecvBuf)
-	if err := enc.Encode(setup{DataPort: ln.Port(), SendBuf: bufs, RecvBuf: bufs, Implementation: stack.Name()}); err != nil {
+	snd, rcv := ln.Bufs()
+	if err := enc.Encode(setup{DataPort: ln.Port(), SendBuf: snd, RecvBuf: rcv, Implementation: stack.Name()}); err != nil {
 		return
 	}
 	ctrl.SetReadDeadline(time.Time{})

@@ -73,14 +73,17 @@ type kernelSCTP struct{}
 
 func (kernelSCTP) Name() string { return "kernel" }
 
-// socket opens an SCTP socket bound to local with buffers of bufs.
+// socket opens an SCTP socket bound to local with buffers of bufs, or
+// the kernel's default (sctp_wmem's and sctp_rmem's) if bufs is 0.
 func (kernelSCTP) socket(local netip.Addr, bufs int) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_SCTP)
 	if err != nil {
 		return -1, fmt.Errorf("kernel SCTP socket: %w", err)
 	}
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bufs)
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, bufs)
+	if bufs > 0 {
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bufs)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, bufs)
+	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_SCTP, sctpNoDelay, 1)
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: local.As4()}); err != nil {
 		unix.Close(fd)
@@ -138,8 +141,9 @@ type kernelListener struct {
 	port int
 }
 
-func (l kernelListener) Port() int    { return l.port }
-func (l kernelListener) Close() error { return l.ln.Close() }
+func (l kernelListener) Port() int        { return l.port }
+func (l kernelListener) Bufs() (int, int) { return sockbufs(l.ln) }
+func (l kernelListener) Close() error     { return l.ln.Close() }
 func (l kernelListener) Accept(deadline time.Time) (sctpConn, error) {
 	l.ln.SetDeadline(deadline)
 	c, err := l.ln.Accept()

@@ -53,6 +53,9 @@ func TestSCTPOverLoopback(t *testing.T) {
 	if res.BytesReceived == 0 || res.BytesReceived != res.BytesSent || res.Implementation != sctpStackHere().Name() {
 		t.Errorf("SCTP_STREAM: sent %d, received %d, implementation %q", res.BytesSent, res.BytesReceived, res.Implementation)
 	}
+	if res.Implementation == PionImplementation && (res.LocalSockBuf.Recv != sctpDefaultBuf || res.RemoteSockBuf.Recv != sctpDefaultBuf) {
+		t.Errorf("pion's buffers without -s/-S: local %+v, remote %+v, want %d", res.LocalSockBuf, res.RemoteSockBuf, sctpDefaultBuf)
+	}
 	res = run(t, port, Spec{Test: SCTPRR, Duration: 300 * time.Millisecond, Request: 64, Response: 20000})
 	t.Logf("%s: %.0f transactions/s, p50 %.0f µs", res.Test, res.TransactionsPerSec, res.Latency.P50)
 	if res.Transactions < 10 {

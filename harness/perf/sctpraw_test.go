@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/vsctp"
+	"github.com/pion/sctp"
 )
 
 // fakeIP is a raw socket that reads the packets queued in it and keeps
@@ -175,5 +177,62 @@ func TestSCTPPacketMTUIsTheStacks(t *testing.T) {
 	}
 	if got := SCTPPacketMTU("kernel", 9000); got != 9000 {
 		t.Errorf("kernel at MTU 9000: %d", got)
+	}
+}
+
+// initIP is a raw socket that keeps the first packet written to it and
+// never reads one.
+type initIP struct {
+	first  chan []byte
+	closed chan struct{}
+}
+
+func (f *initIP) ReadFromIP([]byte) (int, *net.IPAddr, error) {
+	<-f.closed
+	return 0, nil, net.ErrClosed
+}
+func (f *initIP) WriteToIP(b []byte, _ *net.IPAddr) (int, error) {
+	select {
+	case f.first <- append([]byte(nil), b...):
+	default:
+	}
+	return len(b), nil
+}
+func (f *initIP) SetReadDeadline(time.Time) error { return nil }
+func (f *initIP) LocalAddr() net.Addr             { return &net.IPAddr{IP: net.ParseIP("10.0.0.2")} }
+func (f *initIP) Close() error                    { return nil }
+
+// TestPionAdvertisesLinuxsDefaultWindow: with no -s/-S, pion's INIT
+// offers Linux's default SCTP window (865,500 octets, the model's too),
+// not pion's own 1 MiB, and a requested buffer when one is given.
+func TestPionAdvertisesLinuxsDefaultWindow(t *testing.T) {
+	for requested, want := range map[int]uint32{0: 865500, 1 << 25: 1 << 25} {
+		f := &initIP{first: make(chan []byte, 1), closed: make(chan struct{})}
+		rc := newRawSCTP(f, netip.MustParseAddr("10.0.0.1"), 50000, 40000, 1480)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		go func() {
+			var opts []sctp.ClientOption
+			for _, o := range pionOptions(rc, 1480, pionBufs(requested)) {
+				opts = append(opts, o)
+			}
+			sctp.ClientContext(ctx, opts...)
+		}()
+		pkt := <-f.first
+		cancel()
+		close(f.closed)
+		p, err := vsctp.Parse(pkt)
+		if err != nil || len(p.Chunks) == 0 {
+			t.Fatalf("requested %d: first packet % x: %v", requested, pkt, err)
+		}
+		in, err := vsctp.ParseInit(p.Chunks[0])
+		if err != nil {
+			t.Fatalf("requested %d: first chunk is no INIT: %v", requested, err)
+		}
+		if in.Rwnd != want {
+			t.Errorf("requested %d: INIT offers a window of %d, want %d", requested, in.Rwnd, want)
+		}
+	}
+	if sctpDefaultBuf != vsctp.DefaultBuf || vsctp.DefaultBuf != 865500 {
+		t.Errorf("default buffers: userspace %d, model %d", sctpDefaultBuf, vsctp.DefaultBuf)
 	}
 }

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,13 +70,23 @@ func freePort(p uint16) {
 	ports.Unlock()
 }
 
+// pionBufs is pion's send queue and receive window for a requested
+// buffer: the request, else Linux's default.
+func pionBufs(requested int) int { return cmp.Or(max(requested, 0), sctpDefaultBuf) }
+
+// rawBuf is the raw socket's receive buffer under a window of bufs: at
+// least 4 MiB, so that the socket, which stands where the kernel's SCTP
+// would take packets in, never drops what the window lets in while pion
+// catches up.
+func rawBuf(bufs int) int { return max(bufs, 4<<20) }
+
 // open opens the raw socket and the adapter for an association between
 // local and peer.
 func (pionSCTP) open(local, peer netip.Addr, remotePort uint16, bufs int) (*rawSCTP, int, error) {
 	if !local.Is4() || !peer.Is4() {
 		return nil, 0, fmt.Errorf("SCTP over raw IP is IPv4 only here (%v to %v)", local, peer)
 	}
-	pc, err := openRawIP(local, bufs)
+	pc, err := openRawIP(local, rawBuf(bufs))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -104,6 +115,7 @@ func pionOptions(rc *rawSCTP, packet, bufs int) []sctp.AssociationOption {
 }
 
 func (p pionSCTP) Dial(ctx context.Context, local netip.Addr, remote netip.AddrPort, bufs int) (sctpConn, error) {
+	bufs = pionBufs(bufs)
 	rc, packet, err := p.open(local, remote.Addr(), remote.Port(), bufs)
 	if err != nil {
 		return nil, err
@@ -126,6 +138,7 @@ func (p pionSCTP) Dial(ctx context.Context, local netip.Addr, remote netip.AddrP
 }
 
 func (p pionSCTP) Listen(local, peer netip.Addr, bufs int) (sctpListener, error) {
+	bufs = pionBufs(bufs)
 	rc, packet, err := p.open(local, peer, 0, bufs)
 	if err != nil {
 		return nil, err
@@ -141,6 +154,8 @@ type pionListener struct {
 }
 
 func (l *pionListener) Port() int { return int(l.rc.local) }
+
+func (l *pionListener) Bufs() (int, int) { return l.bufs, l.bufs }
 
 // Accept completes the client's handshake and takes its stream (which
 // pion opens with the client's first message), closing the socket if
