@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/atmlab/atmlab/harness/perf"
 )
 
 // The causes a real-time point that fell short of its ceiling by more than
@@ -16,6 +18,7 @@ const (
 	ShortSteal    = "hypervisor_steal"  // the hypervisor took more than StealShort of the machine
 	ShortLoad     = "other_load"        // work outside the lab's processes used more than OtherLoadShort of a core
 	ShortHostRate = "host_frame_rate"   // the ceiling needs more datagrams a second than a bare veth pair on the machine carried with the same tool (VethFrameRate)
+	ShortStackCPU = "stack_cpu"         // a userspace SCTP in the tool's own processes used more than StackCPUShort of a core (the result's CPU)
 	ShortNone     = "none_measured"     // short, with none of the above seen
 )
 
@@ -32,6 +35,12 @@ const StealShort = 0.01
 // during a point before it counts as a cause of a shortfall.
 const OtherLoadShort = 0.25
 
+// StackCPUShort is how much of a core the two ends of a test over a
+// userspace SCTP (pion, in the tool's own processes) may use together
+// before their CPU counts as a cause of a shortfall: the stack then
+// competes with the emulator and the other end for the machine's cores.
+const StackCPUShort = 0.5
+
 // shortfall lists what a real-time point more than 1 % short of its
 // ceiling was held back by, from what was measured during it; nil when it
 // was not short, was measured in virtual time or has no ceiling.
@@ -40,6 +49,9 @@ func (rec *Record) shortfall() []string {
 		return nil
 	}
 	var by []string
+	if rec.stackCPUBound() {
+		by = append(by, ShortStackCPU)
+	}
 	if rec.hostRateBound() {
 		by = append(by, ShortHostRate)
 	}
@@ -67,6 +79,14 @@ func (rec *Record) shortfall() []string {
 	return by
 }
 
+// stackCPUBound reports whether the point measured over a userspace SCTP
+// whose two ends, the tool's processes (their getrusage over the test),
+// used more than StackCPUShort of a core together.
+func (rec *Record) stackCPUBound() bool {
+	c := rec.Result.CPU
+	return perf.UserspaceSCTP(rec.Result.Implementation) && c.Local+c.Remote > StackCPUShort
+}
+
 // hostRateBound reports whether the point's ceiling asks for more
 // datagrams a second than a bare veth pair on the machine carried with the
 // same tool, size and buffers: the hosts' own frame rate, not the link,
@@ -88,6 +108,10 @@ func (rec *Record) ShortfallWords() string {
 		case ShortHostRate:
 			why = append(why, fmt.Sprintf("the hosts' own frame rate: the ceiling needs %.1f k datagrams/s of %d B, and a bare veth pair on this machine carried %.1f k/s with the same tool and buffers (the lab %.1f k/s)",
 				rec.Ceiling/float64(8*rec.Size)/1e3, rec.Size, rec.VethFrameRate/1e3, rec.Result.ThroughputBps/float64(8*rec.Size)/1e3))
+		case ShortStackCPU:
+			c := rec.Result.CPU
+			why = append(why, fmt.Sprintf("the userspace SCTP (%s) runs in the tool's own processes and used %.2f of a core at the client and %.2f at the server (%.1f and %.1f µs of CPU a KB): its CPU, on the cores the emulator shares, held the rate",
+				rec.Result.Implementation, c.Local, c.Remote, c.LocalServiceDemand, c.RemoteServiceDemand))
 		case ShortReceiver:
 			k, lost := rec.HostKernel, ""
 			switch {
@@ -121,7 +145,7 @@ func (rec *Record) ShortfallWords() string {
 		case ShortLoad:
 			why = append(why, fmt.Sprintf("other work on the machine used %.2f of a core beside the lab", rec.OtherLoad))
 		case ShortNone:
-			why = append(why, "none of the causes atmlab measures (the receiver's socket, the sender's queue, the TAPs, the emulator's timing, the hypervisor, other work on the machine) was seen")
+			why = append(why, "none of the causes atmlab measures (a userspace stack's CPU, the receiver's socket, the sender's queue, the TAPs, the emulator's timing, the hypervisor, other work on the machine) was seen")
 		}
 	}
 	return fmt.Sprintf("%.1f %% of the ceiling, %.1f %% short: %s", 100*rec.Result.ThroughputBps/rec.Ceiling, 100*(1-rec.Result.ThroughputBps/rec.Ceiling), strings.Join(why, "; "))

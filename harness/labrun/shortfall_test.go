@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/hist"
+	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 )
 
@@ -37,6 +38,19 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
 		{"two", 0.9, func(r *Record) { r.OtherLoad, r.HostKernel = 0.6, &netstat.Counters{UDPRcvbufErrors: 5} }, []string{ShortReceiver, ShortLoad}, "dropped 5 datagrams"},
 		{"none", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 100 * time.Microsecond} }, []string{ShortNone}, "none of the causes atmlab measures"},
+		{"userspace SCTP's CPU", 0.9, func(r *Record) {
+			r.Result.Implementation, r.Result.CPU = perf.PionImplementation, perf.CPU{Local: 0.62, Remote: 0.51, LocalServiceDemand: 6.1, RemoteServiceDemand: 5.2}
+			r.Lateness = &hist.Summary{P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}
+		}, []string{ShortStackCPU, ShortLateness}, "used 0.62 of a core at the client and 0.51 at the server (6.1 and 5.2 µs of CPU a KB)"},
+		{"pion at the client only", 0.9, func(r *Record) {
+			r.Result.Implementation, r.Result.CPU = perf.PionImplementation+" (client), kernel (server)", perf.CPU{Local: 0.55, Remote: 0.05}
+		}, []string{ShortStackCPU}, "(pion/sctp"},
+		{"userspace SCTP, little CPU", 0.9, func(r *Record) {
+			r.Result.Implementation, r.Result.CPU = perf.PionImplementation, perf.CPU{Local: 0.2, Remote: 0.2}
+		}, []string{ShortNone}, "a userspace stack's CPU"},
+		{"kernel SCTP's CPU", 0.9, func(r *Record) {
+			r.Result.Implementation, r.Result.CPU = "kernel", perf.CPU{Local: 0.7, Remote: 0.7}
+		}, []string{ShortNone}, ""},
 		{"within 1 %", 0.995, func(r *Record) { r.OtherLoad = 0.9 }, nil, ""},
 		{"virtual time", 0.9, func(r *Record) { r.Clock, r.OtherLoad = "virtual", 0.9 }, nil, ""},
 		{"no figure", 0, func(r *Record) { r.OtherLoad = 0.9 }, nil, ""},

@@ -37,6 +37,12 @@ const PionImplementation = "pion/sctp " + pionVersion + " (userspace, raw IP 132
 
 func (pionSCTP) Name() string { return PionImplementation }
 
+// UserspaceSCTP reports whether a result's implementation ran either end
+// over the userspace SCTP, whose CPU is then the tool process's own.
+func UserspaceSCTP(implementation string) bool {
+	return strings.Contains(implementation, PionImplementation)
+}
+
 // pionPacket is pion's packet size on a path of the given MTU: the MTU
 // less the IPv4 header, at most pionMaxPacket.
 func pionPacket(mtu int) int { return min(mtu-20, pionMaxPacket) }
