@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/netstat"
 )
 
 // The causes a real-time point that fell short of its ceiling by more than
 // 1 % is checked for, each measured during the point (Record.ShortBy).
 const (
-	ShortReceiver = "receiver_socket"   // the receiving socket was full: UDP RcvbufErrors, TCP receive-memory drops
+	ShortReceiver = "receiver_socket"   // the receiving socket was full: UDP RcvbufErrors, TCP receive-memory drops, a native AAL packet socket's drops
 	ShortQdisc    = "sender_qdisc"      // the sender's qdisc in front of its TAP dropped or requeued frames
 	ShortTAP      = "host_taps"         // the hosts' TAPs dropped frames the emulator did not read in time
 	ShortLateness = "emulator_lateness" // the emulator released frames late (p99 above LateP99), held frames back to stay in time, or used most of a core
@@ -55,7 +56,7 @@ func (rec *Record) shortfall() []string {
 	if rec.hostRateBound() {
 		by = append(by, ShortHostRate)
 	}
-	if k := rec.HostKernel; k != nil && k.UDPRcvbufErrors+k.TCPRcvDrops > 0 {
+	if k := rec.HostKernel; k != nil && k.UDPRcvbufErrors+k.TCPRcvDrops > 0 || rec.Result.ReceiverDrops > 0 {
 		by = append(by, ShortReceiver)
 	}
 	if rec.QdiscDrops+rec.QdiscRequeues > 0 {
@@ -114,7 +115,12 @@ func (rec *Record) ShortfallWords() string {
 				rec.Result.Implementation, c.Local, c.Remote, c.LocalServiceDemand, c.RemoteServiceDemand))
 		case ShortReceiver:
 			k, lost := rec.HostKernel, ""
+			if k == nil {
+				k = &netstat.Counters{}
+			}
 			switch {
+			case rec.Result.ReceiverDrops > 0:
+				lost = fmt.Sprintf("%d SDUs at its packet socket", rec.Result.ReceiverDrops)
 			case k.UDPRcvbufErrors > 0 && k.TCPRcvDrops > 0:
 				lost = fmt.Sprintf("%d datagrams and %d TCP segments", k.UDPRcvbufErrors, k.TCPRcvDrops)
 			case k.UDPRcvbufErrors > 0:

@@ -27,6 +27,7 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		words string
 	}{
 		{"receiver", 0.9, func(r *Record) { r.HostKernel = &netstat.Counters{TCPRcvDrops: 12} }, []string{ShortReceiver}, "dropped 12 TCP segments"},
+		{"native receiver", 0.9, func(r *Record) { r.Result.ReceiverDrops = 839 }, []string{ShortReceiver}, "dropped 839 SDUs at its packet socket"},
 		{"qdisc", 0.9, func(r *Record) { r.QdiscDrops, r.QdiscRequeues = 3, 4 }, []string{ShortQdisc}, "dropped 3 frames and took back 4"},
 		{"taps", 0.9, func(r *Record) { r.HostDrops = 9 }, []string{ShortTAP}, ""},
 		{"lateness", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 2 * time.Millisecond, Max: 9 * time.Millisecond} }, []string{ShortLateness}, "release lateness p99 2ms, max 9ms"},

@@ -108,6 +108,7 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		res.MessagesReceived, res.Lost, res.Reordered, res.Duplicates = rep.Messages, rep.Lost, rep.Reordered, rep.Duplicates
 		res.BytesReceived = rep.Messages * uint64(spec.Message)
 		res.JitterUs = float64(rep.Jitter) / 1e3
+		res.ReceiverDrops = rep.Drops
 	}
 	if elapsed > 0 && res.BytesReceived > 0 {
 		res.ThroughputBps = float64(res.BytesReceived*8) / elapsed.Seconds()

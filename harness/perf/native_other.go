@@ -21,6 +21,7 @@ func (*nativeConn) bufs() (int, int)                   { return 0, 0 }
 func (*nativeConn) send([]byte) error                  { return errTimeout }
 func (*nativeConn) recv(time.Duration) ([]byte, error) { return nil, errTimeout }
 func (*nativeConn) awaitFlush(context.Context)         {}
+func (*nativeConn) drops() uint64                      { return 0 }
 func (*nativeConn) close()                             {}
 
 func isMsgSize(error) bool { return false }

@@ -137,6 +137,10 @@ type Result struct {
 	Duplicates       uint64  `json:"duplicates,omitempty"`
 	JitterUs         float64 `json:"jitter_us,omitempty"` // RFC 3550 interarrival jitter
 	SendErrors       uint64  `json:"send_errors,omitempty"`
+	// ReceiverDrops are the SDUs a native AAL test's receiving packet
+	// socket dropped for want of buffer (PACKET_STATISTICS): what of Lost
+	// the receiver's socket, not the path, lost.
+	ReceiverDrops uint64 `json:"receiver_drops,omitempty"`
 
 	Transactions       uint64          `json:"transactions,omitempty"`
 	TransactionsPerSec float64         `json:"transactions_per_sec,omitempty"`
@@ -195,6 +199,7 @@ type serverReport struct {
 	Bytes      uint64        `json:"bytes"`
 	Messages   uint64        `json:"messages"`
 	Lost       uint64        `json:"lost"`
+	Drops      uint64        `json:"socket_drops,omitempty"` // what the receiving packet socket dropped
 	Reordered  uint64        `json:"reordered"`
 	Duplicates uint64        `json:"duplicates"`
 	Jitter     time.Duration `json:"jitter_ns"`

@@ -150,7 +150,9 @@ func serveAAL(ctrl net.Conn, r *bufio.Reader, enc *json.Encoder, spec Spec) {
 	limit := time.Now().Add(spec.Duration + 30*time.Second)
 	var rep serverReport
 	if spec.Test == AAL5Stream || spec.Test == AAL34Stream {
+		c.drops() // from here on
 		rep = aalSink(c, limit, finished)
+		rep.Drops = c.drops()
 	} else {
 		rep = aalEcho(c, limit, spec, finished)
 	}
