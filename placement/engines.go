@@ -170,6 +170,7 @@ type kubeRunner struct {
 	w    io.Writer
 	out  *results.Folder
 	logs map[int][]byte
+	done bool      // the objects deleted: the logs are the last ones read
 	last time.Time // of the last look at the pods
 	why  string
 }
@@ -194,8 +195,8 @@ func (r *kubeRunner) start(ctx context.Context, out *results.Folder) error {
 func (r *kubeRunner) pod(k int) string { return r.s.Name() + "-" + strconv.Itoa(k) }
 
 func (r *kubeRunner) log(k int) []byte {
-	if r.logs == nil {
-		return nil
+	if r.logs == nil || r.done {
+		return r.logs[k]
 	}
 	if b, err := run("kubectl", "logs", "pod/"+r.pod(k)); err == nil {
 		r.logs[k] = []byte(b)
@@ -235,6 +236,7 @@ func (r *kubeRunner) stop(out *results.Folder) error {
 	for k := range r.s.Parts {
 		errs = append(errs, out.WriteFile(r.s.LogName(k), r.log(k), 0o644))
 	}
+	r.done = true
 	_, err := run("kubectl", "delete", "-f", out.Join(KubeManifest), "--wait=true", "--timeout="+endWait.String())
 	return errors.Join(append(errs, err)...)
 }

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -194,4 +197,72 @@ func discovery() http.Handler {
 		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 			Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound, Message: r.URL.Path + " not found"})
 	})
+}
+
+// fakeKubectl puts a kubectl on PATH that logs its calls, says pod K's
+// part is ready, and lists the pods as running.
+func fakeKubectl(t *testing.T) (calls string) {
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	os.WriteFile(filepath.Join(dir, "kubectl"), []byte(`#!/bin/sh
+echo "$*" >>`+calls+`
+case "$1" in
+logs) echo "lab twoparts-${2##*-} ready: 2 hosts";;
+get) printf 'atmlab-twoparts-split-0 Running 0\natmlab-twoparts-split-1 Running 0\n';;
+delete) echo 'statefulset.apps "atmlab-twoparts-split" deleted';;
+esac
+`), 0o755)
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	return calls
+}
+
+// TestKubernetesUpAppliesWaitsAndDeletes: up applies the manifest, reads
+// the pods' logs until each part is ready, and once interrupted keeps the
+// logs in the folder and deletes what it applied.
+func TestKubernetesUpAppliesWaitsAndDeletes(t *testing.T) {
+	poll = time.Millisecond
+	calls := fakeKubectl(t)
+	s := testSplit(t, campaign.Kubernetes)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := writerFunc(func(b []byte) (int, error) {
+		if strings.Contains(string(b), ": ready (2 parts)") {
+			cancel()
+		}
+		return len(b), nil
+	})
+	if err := Up(ctx, s, w); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(calls)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	manifest := filepath.Join(s.Out, KubeManifest)
+	if got[0] != "apply -f "+manifest || got[len(got)-1] != "delete -f "+manifest+" --wait=true --timeout=2m0s" {
+		t.Errorf("kubectl ran:\n%s", b)
+	}
+	for k, part := range s.Parts {
+		log, _ := os.ReadFile(filepath.Join(s.Out, "part-"+part+".log"))
+		if want := "lab twoparts-" + strconv.Itoa(k) + " ready: 2 hosts\n"; string(log) != want {
+			t.Errorf("part-%s.log: %q, want %q", part, log, want)
+		}
+	}
+	if _, err := os.Stat(manifest); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestKubernetesDownDeletesByLabel: down deletes the split lab's objects
+// by their label, whatever is left of them.
+func TestKubernetesDownDeletesByLabel(t *testing.T) {
+	calls := fakeKubectl(t)
+	var out strings.Builder
+	if err := Down(testSplit(t, campaign.Kubernetes), &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(calls)
+	if want := "delete statefulset,service,configmap -l atmlab/split=atmlab-twoparts-split --ignore-not-found --wait=true --timeout=2m0s\n"; string(b) != want {
+		t.Errorf("kubectl ran %q, want %q", b, want)
+	}
+	if !strings.Contains(out.String(), "deleted") {
+		t.Errorf("down said %q", out.String())
+	}
 }

@@ -3,8 +3,10 @@ package placement
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/atmlab/atmlab/campaign"
 	"github.com/atmlab/atmlab/harness/results"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
 // testSplit is a two-part split lab, left and right sharing a cut.
@@ -178,3 +181,30 @@ func TestUpRefusesAFolderWithResults(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestLoadReadsPartsAndTheirCuts: a lab file's parts in file order, each
+// with the parts it shares a cut with; a lab without parts: is refused.
+func TestLoadReadsPartsAndTheirCuts(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "split.yaml")
+	os.WriteFile(file, []byte(labtest.Lab("split-two-switches", "sp1")), 0o644)
+	s, err := Load(file, campaign.Slurm, filepath.Join(dir, "out"), "/opt/atmlab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lab != "sp1" || !slices.Equal(s.Parts, []string{"left", "right"}) || !slices.Equal(s.Peers[0], []int{1}) || !slices.Equal(s.Peers[1], []int{0}) ||
+		s.File != file || s.Out != filepath.Join(dir, "out") || s.Binary != "/opt/atmlab" || s.Port != DefaultPort || s.Engine != campaign.Slurm || len(s.Src) == 0 {
+		t.Errorf("%+v", s)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+	whole := filepath.Join(dir, "whole.yaml")
+	os.WriteFile(whole, []byte(labtest.Lab("two-hosts-switch", "sp2")), 0o644)
+	if _, err := Load(whole, campaign.Local, "", ""); err == nil || !strings.Contains(err.Error(), "no parts:") {
+		t.Errorf("a lab without parts: %v", err)
+	}
+	if err := Run(context.Background(), file, "mars", true, io.Discard); err == nil || !strings.Contains(err.Error(), `--on "mars"`) {
+		t.Errorf("--on mars: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
+	"github.com/atmlab/atmlab/placement"
 	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/validate"
 	"github.com/atmlab/atmlab/web"
@@ -15,7 +16,7 @@ import (
 
 func newUp(opts *options) *cobra.Command {
 	fg := linux.Foreground{Loop: linux.DefaultLoop}
-	var clockFlag string
+	var clockFlag, on string
 	var view web.Live
 	c := &cobra.Command{
 		Use:   "up FILE",
@@ -23,6 +24,9 @@ func newUp(opts *options) *cobra.Command {
 		Long:  clihelp.Text("up"),
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if on != "" {
+				return placement.Run(cmd.Context(), a[0], on, true, cmd.OutOrStdout())
+			}
 			if err := refuseVirtualUp(clockFlag); err != nil {
 				return err
 			}
@@ -55,6 +59,7 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().DurationVar(&fg.Loop.IdleSpin, "idle-spin", fg.Loop.IdleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
 	c.Flags().StringVar(&clockFlag, "clock", clock.Real.String(), "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	addWebFlags(c, &view)
+	c.Flags().StringVar(&on, "on", "", "local, slurm or kubernetes: bring every part of a split lab (parts:) up there, as one (docs/split.md)")
 	c.Flags().StringVar(&fg.Profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }
