@@ -163,6 +163,9 @@ func downSlurm(s Split, w io.Writer) error {
 	return nil
 }
 
+// kubeLook is how often the Kubernetes runner asks for the pods' states.
+var kubeLook = 5 * time.Second
+
 // kubeRunner runs the parts as a StatefulSet (KubernetesObjects) with
 // kubectl, in its current context and namespace.
 type kubeRunner struct {
@@ -170,8 +173,9 @@ type kubeRunner struct {
 	w    io.Writer
 	out  *results.Folder
 	logs map[int][]byte
-	done bool      // the objects deleted: the logs are the last ones read
-	last time.Time // of the last look at the pods
+	done bool              // the objects deleted: the logs are the last ones read
+	base map[string]string // each pod's phase and restarts once every part was ready
+	last time.Time         // of the last look at the pods
 	why  string
 }
 
@@ -204,22 +208,42 @@ func (r *kubeRunner) log(k int) []byte {
 	return r.logs[k]
 }
 
-// stopped looks at the pods at most every few seconds: a pod that has
-// ended or restarted has stopped its part.
-func (r *kubeRunner) stopped() string {
-	if r.why != "" || time.Since(r.last) < 5*time.Second {
-		return r.why
-	}
-	r.last = time.Now()
+// pods returns each pod's phase and restarts ("Running 0"), by name.
+func (r *kubeRunner) pods() (map[string]string, error) {
 	out, err := run("kubectl", "get", "pods", "-l", "atmlab/split="+r.s.Name(), "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.containerStatuses[0].restartCount}{"\n"}{end}`)
 	if err != nil {
+		return nil, err
+	}
+	pods := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, state, ok := strings.Cut(line, " "); ok {
+			pods[name] = state
+		}
+	}
+	return pods, nil
+}
+
+// ready notes each pod's restarts once every part is ready: a pod whose
+// part failed while its peers were starting is restarted by the
+// StatefulSet, and that is no end; one restarted after is.
+func (r *kubeRunner) ready() { r.base, _ = r.pods() }
+
+// stopped looks at the pods at most every few seconds: a pod that has
+// ended, or restarted since every part was ready, has stopped its part.
+func (r *kubeRunner) stopped() string {
+	if r.why != "" || time.Since(r.last) < kubeLook {
+		return r.why
+	}
+	r.last = time.Now()
+	pods, err := r.pods()
+	if err != nil {
 		return ""
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && (f[1] == "Failed" || f[1] == "Succeeded") || len(f) >= 3 && f[2] != "0" {
-			r.why = "pod " + strings.Join(f, " ") + " (name, phase, restarts)"
+	for name, state := range pods {
+		phase, _, _ := strings.Cut(state, " ")
+		if phase == "Failed" || phase == "Succeeded" || r.base != nil && state != r.base[name] {
+			r.why = "pod " + name + ": " + state + " (phase, restarts)"
 		}
 	}
 	return r.why

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -200,15 +201,17 @@ func discovery() http.Handler {
 }
 
 // fakeKubectl puts a kubectl on PATH that logs its calls, says pod K's
-// part is ready, and lists the pods as running.
-func fakeKubectl(t *testing.T) (calls string) {
+// part is ready, and lists the pods as running (pod 1 restarted from
+// its get'th listing on when get is set).
+func fakeKubectl(t *testing.T, get ...int) (calls string) {
 	dir := t.TempDir()
 	calls = filepath.Join(dir, "calls")
 	os.WriteFile(filepath.Join(dir, "kubectl"), []byte(`#!/bin/sh
 echo "$*" >>`+calls+`
 case "$1" in
 logs) echo "lab twoparts-${2##*-} ready: 2 hosts";;
-get) printf 'atmlab-twoparts-split-0 Running 0\natmlab-twoparts-split-1 Running 0\n';;
+get) r=0; [ -n "`+strconv.Itoa(append(get, 0)[0])+`" ] && [ "`+strconv.Itoa(append(get, 0)[0])+`" -gt 0 ] && [ "$(grep -c '^get' `+calls+`)" -ge "`+strconv.Itoa(append(get, 0)[0])+`" ] && r=1
+   printf 'atmlab-twoparts-split-0 Running 0\natmlab-twoparts-split-1 Running %s\n' $r;;
 delete) echo 'statefulset.apps "atmlab-twoparts-split" deleted';;
 esac
 `), 0o755)
@@ -264,5 +267,20 @@ func TestKubernetesDownDeletesByLabel(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "deleted") {
 		t.Errorf("down said %q", out.String())
+	}
+}
+
+// TestKubernetesRestartAfterReadyEndsTheLab: a pod restarted while the
+// parts start is no end (its part may have failed before its peer's name
+// resolved), but one restarted once every part is ready has lost its
+// part's lab, and the split lab comes down, saying which.
+func TestKubernetesRestartAfterReadyEndsTheLab(t *testing.T) {
+	poll, kubeLook = time.Millisecond, 0
+	t.Cleanup(func() { kubeLook = 5 * time.Second })
+	fakeKubectl(t, 3)
+	s := testSplit(t, campaign.Kubernetes)
+	err := Up(context.Background(), s, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "pod atmlab-twoparts-split-1: Running 1 (phase, restarts)") {
+		t.Errorf("%v", err)
 	}
 }

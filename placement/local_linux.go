@@ -98,9 +98,13 @@ func (l *localRunner) start(ctx context.Context, out *results.Folder) error {
 		if err != nil {
 			return err
 		}
-		args := append([]string{"netns", "exec", names[k], l.s.Binary}, l.s.PartArgs(l.s.File, k, func(j int) string { return addrs[j] })...)
+		// Only the machine's network namespace: ip netns exec would give
+		// the part a mount namespace of its own, and the namespaces it
+		// makes (mounted under /run/netns) would never be seen outside it.
+		// nsenter execs the part, so signals reach it.
+		args := append([]string{"--net=" + filepath.Join(kernel.NetnsDir, names[k]), l.s.Binary}, l.s.PartArgs(l.s.File, k, func(j int) string { return addrs[j] })...)
 		fmt.Fprintf(l.w, "part %s: machine %s (%s), log %s\n", l.s.Parts[k], names[k], addrs[k], out.Join(l.s.LogName(k)))
-		cmd := exec.Command("ip", args...) // ip netns exec execs the part: signals reach it
+		cmd := exec.Command("nsenter", args...)
 		cmd.Stdout, cmd.Stderr = f, f
 		err = cmd.Start()
 		f.Close()
@@ -173,10 +177,10 @@ func (l *localRunner) partDown(k int) error {
 		return err
 	}
 	defer f.Close()
-	cmd := exec.Command(l.s.Binary, l.s.DownArgs(l.s.File, k)...)
+	cmd := exec.Command(l.s.Binary, l.s.DownArgs(k)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("part %s: atmlab %s: %w", l.s.Parts[k], strings.Join(l.s.DownArgs(l.s.File, k), " "), err)
+		return fmt.Errorf("part %s: atmlab %s: %w", l.s.Parts[k], strings.Join(l.s.DownArgs(k), " "), err)
 	}
 	return nil
 }
@@ -210,10 +214,10 @@ func removeLocal(s Split, w io.Writer) error {
 	}
 	errs := []error{err}
 	for k := range s.Parts {
-		cmd := exec.Command(s.Binary, s.DownArgs(s.File, k)...)
+		cmd := exec.Command(s.Binary, s.DownArgs(k)...)
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("part %s: atmlab %s: %w", s.Parts[k], strings.Join(s.DownArgs(s.File, k), " "), err))
+			errs = append(errs, fmt.Errorf("part %s: atmlab %s: %w", s.Parts[k], strings.Join(s.DownArgs(k), " "), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -64,10 +64,12 @@ func (s Split) PartArgs(file string, k int, host func(j int) string) []string {
 	return []string{"up", file, "--part", s.Parts[k], "--cut-listen", s.Listen(k), "--cut-peer", strings.Join(peers, ",")}
 }
 
+// PartLab is the name part k's instance runs its lab under: LAB-PART,
+// so that two parts on one machine share no namespace, lock or socket.
+func (s Split) PartLab(k int) string { return s.Lab + "-" + s.Parts[k] }
+
 // DownArgs is the command line that removes what part k left.
-func (s Split) DownArgs(file string, k int) []string {
-	return []string{"down", file, "--part", s.Parts[k]}
-}
+func (s Split) DownArgs(k int) []string { return []string{"down", s.PartLab(k)} }
 
 // LogName is part k's log in the results folder.
 func (s Split) LogName(k int) string { return "part-" + s.Parts[k] + ".log" }

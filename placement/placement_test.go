@@ -29,7 +29,7 @@ func testSplit(t *testing.T, engine campaign.Engine) Split {
 // TestPartArgsNameOnlyNeighbours: each part is told its own listening
 // port and the address of each part it shares a cut with, no other.
 func TestPartArgsNameOnlyNeighbours(t *testing.T) {
-	s := Split{File: "/l.yaml", Parts: []string{"a", "b", "c"}, Peers: [][]int{{1}, {0, 2}, {1}}, Port: 5000}
+	s := Split{File: "/l.yaml", Lab: "lab", Parts: []string{"a", "b", "c"}, Peers: [][]int{{1}, {0, 2}, {1}}, Port: 5000}
 	host := func(j int) string { return "n" + s.Parts[j] }
 	for k, want := range []string{
 		"up /l.yaml --part a --cut-listen 0.0.0.0:5000 --cut-peer b=nb:5001",
@@ -40,7 +40,7 @@ func TestPartArgsNameOnlyNeighbours(t *testing.T) {
 			t.Errorf("part %d: %s\nwant %s", k, got, want)
 		}
 	}
-	if got := strings.Join(s.DownArgs(s.File, 1), " "); got != "down /l.yaml --part b" {
+	if got := strings.Join(s.DownArgs(1), " "); got != "down lab-b" {
 		t.Errorf("down: %s", got)
 	}
 }

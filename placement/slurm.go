@@ -70,7 +70,7 @@ func SlurmFiles(s Split) ([]campaign.File, error) {
 		for j := range s.Parts {
 			line = strings.ReplaceAll(line, "\x00"+strconv.Itoa(j)+"\x00", "'\"${hosts["+strconv.Itoa(j)+"]}\"'")
 		}
-		fmt.Fprintf(&sh, "%d) part=%s; down=(%s); set -- %s;;\n", k, shellquote.Quote(s.Parts[k]), quoteAll(s.DownArgs(s.File, k)), line)
+		fmt.Fprintf(&sh, "%d) part=%s; down=(%s); set -- %s;;\n", k, shellquote.Quote(s.Parts[k]), quoteAll(s.DownArgs(k)), line)
 	}
 	fmt.Fprintf(&sh, "*) echo \"task $SLURM_PROCID: the lab has %d parts\" >&2; exit 2;;\nesac\n", n)
 	fmt.Fprintf(&sh, "log=\"$out/part-$part.log\"\n")

@@ -68,7 +68,7 @@ func TestSlurmTaskRunsItsPartWithPeersOnTheirNodes(t *testing.T) {
 		}
 		b, _ := os.ReadFile(calls)
 		part := s.Parts[tc.id[0]-'0']
-		want := tc.want + "\ndown /labs/lab of 3.yaml --part " + part + "\n"
+		want := tc.want + "\ndown three-" + part + "\n"
 		if string(b) != want {
 			t.Errorf("%+v: atmlab ran\n%s\nwant\n%s", tc, b, want)
 		}
@@ -103,7 +103,7 @@ func TestSlurmTaskPassesSIGTERMToItsPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(calls)
-	want := "up '/labs/two parts.yaml' --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001\nTERM\ndown '/labs/two parts.yaml' --part left\n"
+	want := "up '/labs/two parts.yaml' --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001\nTERM\ndown twoparts-left\n"
 	want = strings.ReplaceAll(want, "'", "")
 	if string(b) != want {
 		t.Errorf("atmlab ran\n%s\nwant\n%s", b, want)

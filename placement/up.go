@@ -121,6 +121,9 @@ func up(ctx context.Context, s Split, r runner, w io.Writer) (err error) {
 	if startErr == nil {
 		startErr = waitReady(ctx, s, r, &rep, w)
 	}
+	if n, ok := r.(interface{ ready() }); ok && startErr == nil {
+		n.ready()
+	}
 	if startErr == nil {
 		rep.Why = wait(ctx, r)
 	} else {
