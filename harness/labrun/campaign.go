@@ -89,6 +89,9 @@ func (c *Campaign) todo(v Variant, clk clock.Clock) int {
 // measured; it stops at the first variant that fails (or when ctx ends)
 // with that error.
 func (c *Campaign) Run(ctx context.Context) (int, error) {
+	if c.overlaps() {
+		return c.runOverlapped(ctx)
+	}
 	total := 0
 	for _, v := range c.Variants {
 		for _, clk := range c.Clocks {

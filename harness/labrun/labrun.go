@@ -218,6 +218,7 @@ type Runner struct {
 	// recorded, and no point is measured again for it.
 	Steal         func() (time.Duration, error)
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
+	ov            *overlap                // set when its points run beside other variants' (Campaign.runOverlapped)
 }
 
 // Run measures every point in order. It returns the records so far when
@@ -231,8 +232,8 @@ func (r *Runner) Run(ctx context.Context) ([]Record, error) {
 	}
 	defer end()
 	start := time.Now()
-	if lanes := r.Env.Lanes(r.Jobs); lanes > 1 && len(pts) > 1 {
-		return r.runSideBySide(ctx, pts, start, lanes)
+	if lanes := r.Env.Lanes(r.Jobs); r.ov != nil || lanes > 1 && len(pts) > 1 {
+		return r.runSideBySide(ctx, pts, start, max(lanes, 1))
 	}
 	var recs []Record
 	for i, p := range pts {
