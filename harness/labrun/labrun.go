@@ -218,7 +218,7 @@ type Runner struct {
 	// recorded, and no point is measured again for it.
 	Steal         func() (time.Duration, error)
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
-	ov            *overlap                // set when its points run beside other variants' (Campaign.runOverlapped)
+	ov            *overlap              // set when its points run beside other variants' (Campaign.runOverlapped)
 }
 
 // Run measures every point in order. It returns the records so far when
