@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/backend/registry"
+	"github.com/atmlab/atmlab/backend/virtual"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/flent"
 	"github.com/atmlab/atmlab/harness/labrun"
@@ -56,7 +59,7 @@ func (l *Lab) Load() (err error) {
 	if l.Lab, err = labfile.Load(l.File); err != nil {
 		return err
 	}
-	if !linux.InHolder() { // a holder's child runs this command again
+	if !linux.InHolder() && !virtual.InWorker() { // a holder's child or a point worker runs this command again
 		validate.Warnings(l.Log, l.Lab)
 	}
 	if len(l.Lab.Experiments) == 0 {
@@ -69,6 +72,9 @@ func (l *Lab) Load() (err error) {
 // Run takes the measuring lock for real time (or hands the run to a
 // rootless holder) and measures.
 func (l *Lab) Run(ctx context.Context) error {
+	if virtual.InWorker() {
+		return virtual.Work(ctx, l.Variants, os.Stdin, l.Stdout)
+	}
 	release, err := linux.LockOrHold(l.Clocks, l.Variants, l.Log)
 	if err != nil {
 		return err
@@ -98,9 +104,18 @@ func (l *Lab) measure(ctx context.Context) error {
 			view.ExplorerResults(out) // the explorer plots the points as they land
 		}
 	}
-	camp.Measure = registry.Measure(out, camp.Self, up)
+	var workers *virtual.Workers
+	if l.Clocks.Only(clock.Virtual) && camp.Jobs > 1 && camp.Points() > 1 && !testing.Testing() {
+		workers = virtual.NewWorkers(camp.Self, l.File, l.Quick, camp.Jobs, l.Log)
+	}
+	camp.Measure = registry.MeasureOn(out, camp.Self, up, workers)
 	restore, restoreGC := registry.Procs(l.Clocks, camp.Jobs, camp.Points()), registry.GC(l.Clocks)
 	total, runErr := camp.Run(ctx)
+	if workers != nil {
+		if err := workers.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	restore()
 	restoreGC()
 	if err := o.CloseRecords(); err != nil && runErr == nil {

@@ -39,6 +39,12 @@ func For(c clock.Clock) (backend.Backend, error) {
 // once the lab is up (the live view shows it) and returns what to do
 // before it is torn down.
 func Measure(out, self string, up func(backend.Env) (done func())) func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
+	return MeasureOn(out, self, up, nil)
+}
+
+// MeasureOn is Measure with a virtual lab's points measured on workers
+// (nil: in this process).
+func MeasureOn(out, self string, up func(backend.Env) (done func()), workers *virtual.Workers) func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
 	return func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
 		b, err := For(c)
 		if err != nil {
@@ -49,6 +55,9 @@ func Measure(out, self string, up func(backend.Env) (done func())) func(ctx cont
 			return 0, err
 		}
 		defer env.Close()
+		if ve, ok := env.(virtual.Env); ok && workers != nil {
+			env = ve.With(workers, r.Variant)
+		}
 		if up != nil {
 			defer up(env)()
 		}

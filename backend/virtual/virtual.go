@@ -67,8 +67,20 @@ func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (ba
 }
 
 // Env measures a lab's points in virtual time, each on a lab of its own
-// by its tool's virtual side, side by side as the run's jobs allow.
-type Env struct{ lab *topologies.Lab }
+// by its tool's virtual side, side by side as the run's jobs allow: here,
+// or on the run's point workers when it has them (With).
+type Env struct {
+	lab     *topologies.Lab
+	workers *Workers
+	variant string
+}
+
+// With is the env measuring its points on workers, as variant of the
+// run's plan.
+func (e Env) With(workers *Workers, variant string) Env {
+	e.workers, e.variant = workers, variant
+	return e
+}
 
 var _ labrun.Env = Env{}
 
@@ -87,6 +99,17 @@ func (Env) Begin(context.Context, *labrun.Runner, []labrun.Point) (func(), error
 // built for it, with what its background load did; an iperf3 or iperf
 // point that atmlab perf's test stood in for says so.
 func (e Env) Measure(ctx context.Context, _ *labrun.Runner, p labrun.Point, ex *study.Experiment, rec *labrun.Record) {
+	if e.workers != nil {
+		if err := e.workers.measure(ctx, e.variant, p, rec); err != nil {
+			rec.Error = err.Error()
+		}
+		return
+	}
+	e.measureHere(ctx, p, ex, rec)
+}
+
+// measureHere measures the point in this process.
+func (e Env) measureHere(ctx context.Context, p labrun.Point, ex *study.Experiment, rec *labrun.Record) {
 	rec.Stack = vhost.Netstack
 	var err error
 	rec.Result, err = labrun.Iterate(ctx, p, ex, func(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, error) {
