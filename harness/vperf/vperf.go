@@ -418,16 +418,17 @@ func (r *run) udpStream() error {
 	s := r.t.Lab.Sched
 	var tally perf.UDPTally
 	lastArrival := time.Duration(0)
-	buf := make([]byte, 1<<16)
+	var w bytes.Buffer // one buffer for every datagram: a new one each grew from 64 bytes (6 % of a 1G flood's CPU)
+	w.Grow(1 << 16)
 	sv.OnEvent = func() {
 		for {
-			var w bytes.Buffer
+			w.Reset()
 			res, err := sv.Read(&w, tcpip.ReadOptions{})
 			if err != nil {
 				return
 			}
 			n := res.Count
-			copy(buf, w.Bytes())
+			buf := w.Bytes()
 			lastArrival = s.Now()
 			if n < udpHeader {
 				r.res.MessagesReceived++
@@ -452,6 +453,7 @@ func (r *run) udpStream() error {
 		return nil
 	}
 	msg := make([]byte, size)
+	rd := bytes.NewReader(nil) // each datagram's, reset: one reader for all
 	var seq uint64
 	sending, flushing := true, false
 	// The sender is paced as a blocking socket is by its send buffer: at
@@ -475,7 +477,8 @@ func (r *run) udpStream() error {
 				binary.BigEndian.PutUint64(msg[0:8], seq)
 				binary.BigEndian.PutUint64(msg[8:16], uint64(s.Now()))
 			}
-			_, err := c.EP.Write(bytes.NewReader(msg), tcpip.WriteOptions{})
+			rd.Reset(msg)
+			_, err := c.EP.Write(rd, tcpip.WriteOptions{})
 			switch err.(type) {
 			case nil:
 				seq++
