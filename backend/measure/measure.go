@@ -106,7 +106,7 @@ func (l *Lab) measure(ctx context.Context) error {
 	}
 	var workers *virtual.Workers
 	if l.Clocks.Only(clock.Virtual) && camp.Jobs > 1 && camp.Points() > 1 && !testing.Testing() {
-		workers = virtual.NewWorkers(camp.Self, l.File, l.Quick, camp.Jobs, l.Log)
+		workers = virtual.NewWorkers(camp.Self, l.File, l.Quick, min(camp.Jobs, camp.Points()), l.Log)
 	}
 	camp.Measure = registry.MeasureOn(out, camp.Self, up, workers)
 	restore, restoreGC := registry.Procs(l.Clocks, camp.Jobs, camp.Points()), registry.GC(l.Clocks)

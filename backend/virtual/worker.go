@@ -117,15 +117,17 @@ type worker struct {
 	dec *json.Decoder
 }
 
-// NewWorkers returns the workers of a run of file (planned with quick)
-// in virtual time, at most n at once, each `self lab run FILE --clock
-// virtual [--quick]` with WorkerEnv set; its errors go to stderr.
+// NewWorkers starts the workers of a run of file (planned with quick)
+// in virtual time, n of them, each `self lab run FILE --clock virtual
+// [--quick]` with WorkerEnv set, its errors to stderr: started now, they
+// plan the lab while the run opens its results (one that fails to start
+// is tried again when a point needs it).
 func NewWorkers(self, file string, quick bool, n int, stderr io.Writer) *Workers {
 	args := []string{"lab", "run", file, "--clock", "virtual"}
 	if quick {
 		args = append(args, "--quick")
 	}
-	return newWorkers(n, func() (*worker, error) {
+	ws := newWorkers(n, func() (*worker, error) {
 		cmd := exec.Command(self, args...)
 		cmd.Env = append(os.Environ(), WorkerEnv+"=1")
 		cmd.Stderr = stderr
@@ -142,6 +144,13 @@ func NewWorkers(self, file string, quick bool, n int, stderr io.Writer) *Workers
 		}
 		return &worker{cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(bufio.NewReader(out))}, nil
 	})
+	for range n {
+		if w, err := ws.start(); err == nil {
+			ws.all = append(ws.all, w)
+			ws.free <- w
+		}
+	}
+	return ws
 }
 
 func newWorkers(n int, start func() (*worker, error)) *Workers {
