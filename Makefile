@@ -123,6 +123,7 @@ fuzz:
 	$(FUZZ) ./harness/report/ FuzzReadLabs
 	$(FUZZ) ./internal/labshell/ FuzzSplit
 	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
+	$(FUZZ) ./backend/cut/ FuzzDecode
 
 clean:
 	rm -rf bin results site

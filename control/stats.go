@@ -36,6 +36,38 @@ type Stats struct {
 	Hosts map[string]netstat.Counters `json:"hosts,omitempty"`
 	// Changes are atmlab set's changes, oldest first.
 	Changes []Changed `json:"changes,omitempty"`
+	// Cuts are a split lab's part's cut links, in the lab file's order:
+	// what crossed to and from the peer instances, how late, and the
+	// clock exchanges' figures (backend/cut).
+	Cuts []CutStats `json:"cuts,omitempty"`
+}
+
+// CutStats is one cut link of a part run in real time, seen from this
+// instance. Late frames arrived from the peer after the model time they
+// were due at (departure + Delay); Slack is how early the others came.
+type CutStats struct {
+	Link       string        `json:"link"`     // "s1:eth1-s2:eth1"
+	Peer       string        `json:"peer"`     // the part at the far end
+	Address    string        `json:"address"`  // its instance's UDP address
+	Delay      time.Duration `json:"delay_ns"` // what a frame arriving here travels after its departure
+	Sent       uint64        `json:"sent"`
+	Received   uint64        `json:"received"`
+	Lost       uint64        `json:"lost"` // frames missing from the peer's sequence
+	Late       uint64        `json:"late"`
+	Lateness   hist.Summary  `json:"lateness"` // of the late frames
+	Slack      hist.Summary  `json:"slack"`    // of the frames on time
+	LimitDrops uint64        `json:"limit_drops,omitempty"`
+	SendErrors uint64        `json:"send_errors,omitempty"`
+	// The clock exchanges with the peer (the latest cut.Window).
+	Exchanges int           `json:"exchanges"`
+	Offset    time.Duration `json:"offset_ns"`  // the peer's model clock minus this one's
+	Latency   time.Duration `json:"latency_ns"` // one way: half the median round trip
+	Jitter    time.Duration `json:"jitter_ns"`
+	RTTMin    time.Duration `json:"rtt_min_ns"`
+	RTTMedian time.Duration `json:"rtt_median_ns"`
+	RTTMax    time.Duration `json:"rtt_max_ns"`
+	// Warning says the latency measured now would refuse the cut.
+	Warning string `json:"warning,omitempty"`
 }
 
 // LoopStats is the real-time loop's own health, reported beside every

@@ -60,6 +60,18 @@ func (st *Stats) WriteText(out io.Writer) {
 			fmt.Fprintf(out, "  %s\n", c)
 		}
 	}
+	if len(st.Cuts) > 0 {
+		fmt.Fprintln(out, "cuts (frames to and from the other parts; late: arrived after departure + delay):")
+		for _, c := range st.Cuts {
+			fmt.Fprintf(out, "  %s to part %s at %s: delay %v, sent %d, received %d, lost %d, late %d (p99 %v, max %v), on time by p50 %v\n",
+				c.Link, c.Peer, c.Address, c.Delay, c.Sent, c.Received, c.Lost, c.Late, c.Lateness.P99, c.Lateness.Max, c.Slack.P50)
+			fmt.Fprintf(out, "    clock: offset %v, one-way latency %v + jitter %v, round trip min %v median %v max %v over %d exchanges\n",
+				c.Offset, c.Latency, c.Jitter, c.RTTMin, c.RTTMedian, c.RTTMax, c.Exchanges)
+			if c.Warning != "" {
+				fmt.Fprintf(out, "    warning: %s\n", c.Warning)
+			}
+		}
+	}
 	l := st.Loop
 	fmt.Fprintf(out, "emulator: up %v, CPU %.0f%% (and %v polling idle), release lateness p50 %v p99 %v max %v over %d releases\n",
 		l.Uptime.Round(time.Millisecond), 100*l.CPU, l.IdleSpin.Round(time.Millisecond), l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.Lateness.Count)

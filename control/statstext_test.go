@@ -105,3 +105,33 @@ func TestWriteStatsShowsAddedLatencyBySpacing(t *testing.T) {
 		t.Errorf("stats read\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// A part of a split lab shows its cuts: what crossed, how late, and the
+// clock exchanges' figures, in text and in JSON.
+func TestWriteStatsShowsCuts(t *testing.T) {
+	st := Stats{Lab: "split-left", Cuts: []CutStats{{
+		Link: "s1:p9-s2:p9", Peer: "right", Address: "192.0.2.2:47001", Delay: time.Millisecond,
+		Sent: 10, Received: 9, Lost: 1, Late: 2, Lateness: hist.Summary{Count: 2, P99: 30 * time.Microsecond, Max: 31 * time.Microsecond},
+		Slack: hist.Summary{Count: 7, P50: 900 * time.Microsecond}, Exchanges: 40, Offset: -3 * time.Millisecond,
+		Latency: 45 * time.Microsecond, Jitter: 5 * time.Microsecond, RTTMin: 80 * time.Microsecond, RTTMedian: 90 * time.Microsecond, RTTMax: 200 * time.Microsecond,
+	}}}
+	var b bytes.Buffer
+	st.WriteText(&b)
+	for _, want := range []string{
+		"s1:p9-s2:p9 to part right at 192.0.2.2:47001: delay 1ms, sent 10, received 9, lost 1, late 2 (p99 30µs, max 31µs), on time by p50 900µs",
+		"clock: offset -3ms, one-way latency 45µs + jitter 5µs, round trip min 80µs median 90µs max 200µs over 40 exchanges",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stats text lacks %q:\n%s", want, b.String())
+		}
+	}
+	j, err := st.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"cuts":[{"link":"s1:p9-s2:p9","peer":"right"`, `"late":2`, `"latency_ns":45000`, `"jitter_ns":5000`, `"offset_ns":-3000000`} {
+		if !strings.Contains(string(j), want) {
+			t.Errorf("stats JSON lacks %s: %s", want, j)
+		}
+	}
+}

@@ -45,6 +45,9 @@ func (k *Lab) Stats(ctx context.Context) (control.Stats, error) {
 				st.Ports[i].LateDropped = k.Loop.LateDroppedAt(hp)
 			}
 		}
+		if k.Cuts != nil {
+			st.Cuts = k.Cuts()
+		}
 	}); err != nil {
 		return st, err
 	}

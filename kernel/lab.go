@@ -44,6 +44,10 @@ type Lab struct {
 
 	hostMu sync.Mutex
 	hosts  map[string]*hostReader // each host's kernel counters, opened by Stats
+
+	// Cuts, if set, gives a split lab's part's rows of its cut links
+	// (backend/cut) for Stats; it runs on the loop goroutine.
+	Cuts func() []control.CutStats
 }
 
 // Up builds lab: a namespace per host, a TAP per host interface attached to
@@ -52,7 +56,12 @@ type Lab struct {
 // and Up returns an error having touched nothing. Then it cleans up what a
 // killed run of the lab left. On any failure it removes what it made, and
 // only that.
-func Up(lab *topologies.Lab) (_ *Lab, err error) {
+func Up(lab *topologies.Lab) (*Lab, error) { return UpPart(lab, nil) }
+
+// UpPart is Up for one part of a split lab: the hosts named in standIns
+// are the far ends of its cut links, built as models only (no namespace,
+// no TAP), whose ports the caller attaches to the cut (backend/cut).
+func UpPart(lab *topologies.Lab, standIns []string) (_ *Lab, err error) {
 	if err := RequireRoot(); err != nil {
 		return nil, err
 	}
@@ -93,7 +102,7 @@ func Up(lab *topologies.Lab) (_ *Lab, err error) {
 		k.Notes = append(k.Notes, note)
 	}
 	for _, node := range lab.Nodes {
-		if node.Kind != topologies.KindHost {
+		if node.Kind != topologies.KindHost || slices.Contains(standIns, node.Name) {
 			continue
 		}
 		name := lab.Namespace(node.Name)
