@@ -90,7 +90,7 @@ type fakeLoop struct {
 	now   atomic.Int64
 }
 
-func (l *fakeLoop) Do(f func()) { l.mu.Lock(); l.calls = append(l.calls, f); l.mu.Unlock() }
+func (l *fakeLoop) Do(f func())        { l.mu.Lock(); l.calls = append(l.calls, f); l.mu.Unlock() }
 func (l *fakeLoop) Now() time.Duration { return time.Duration(l.now.Load()) }
 func (l *fakeLoop) run() int {
 	l.mu.Lock()
