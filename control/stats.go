@@ -46,18 +46,21 @@ type Stats struct {
 // instance. Late frames arrived from the peer after the model time they
 // were due at (departure + Delay); Slack is how early the others came.
 type CutStats struct {
-	Link       string        `json:"link"`     // "s1:eth1-s2:eth1"
-	Peer       string        `json:"peer"`     // the part at the far end
-	Address    string        `json:"address"`  // its instance's UDP address
-	Delay      time.Duration `json:"delay_ns"` // what a frame arriving here travels after its departure
-	Sent       uint64        `json:"sent"`
-	Received   uint64        `json:"received"`
-	Lost       uint64        `json:"lost"` // frames missing from the peer's sequence
-	Late       uint64        `json:"late"`
-	Lateness   hist.Summary  `json:"lateness"` // of the late frames
-	Slack      hist.Summary  `json:"slack"`    // of the frames on time
-	LimitDrops uint64        `json:"limit_drops,omitempty"`
-	SendErrors uint64        `json:"send_errors,omitempty"`
+	Link     string        `json:"link"`     // "s1:eth1-s2:eth1"
+	Peer     string        `json:"peer"`     // the part at the far end
+	Address  string        `json:"address"`  // its instance's UDP address
+	Delay    time.Duration `json:"delay_ns"` // what a frame arriving here travels after its departure
+	Sent     uint64        `json:"sent"`
+	Received uint64        `json:"received"`
+	Lost     uint64        `json:"lost"` // frames missing from the peer's sequence
+	Late     uint64        `json:"late"`
+	Lateness hist.Summary  `json:"lateness"` // of the late frames
+	Slack    hist.Summary  `json:"slack"`    // of the frames on time
+	// SendLate is how long after its departure (model time) each frame
+	// went out to the peer: the sending loop's part of any lateness.
+	SendLate   hist.Summary `json:"send_late"`
+	LimitDrops uint64       `json:"limit_drops,omitempty"`
+	SendErrors uint64       `json:"send_errors,omitempty"`
 	// The clock exchanges with the peer (the latest cut.Window).
 	Exchanges int           `json:"exchanges"`
 	Offset    time.Duration `json:"offset_ns"`  // the peer's model clock minus this one's

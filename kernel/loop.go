@@ -86,6 +86,9 @@ type Loop struct {
 	tfd   int // timerfd: the next event
 	efd   int // eventfd: calls from other goroutines
 	taps  map[int32]*tap
+	// watched are other descriptors the loop reads when they are
+	// readable (Watch): a split lab's cut socket.
+	watched map[int32]func()
 
 	mu    sync.Mutex // guards calls
 	calls []func()
@@ -249,6 +252,18 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 	})
 	l.taps[int32(fd)] = t
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)})
+}
+
+// Watch has the loop call read, on its goroutine, whenever fd is readable
+// (level-triggered: read takes what it can, without blocking), in the
+// pass that finds it so: a split lab's cut socket is read as a TAP is,
+// with no other thread to wake. Call before Run.
+func (l *Loop) Watch(fd int, read func()) error {
+	if l.watched == nil {
+		l.watched = map[int32]func(){}
+	}
+	l.watched[int32(fd)] = read
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
 }
 
 // tapOf returns port's TAP, or nil.
@@ -432,6 +447,8 @@ func (l *Loop) Run(ctx context.Context) error {
 				if t := l.taps[ev.Fd]; t != nil {
 					t.readable = true
 					l.read(t)
+				} else if read := l.watched[ev.Fd]; read != nil {
+					read()
 				}
 			}
 		}

@@ -87,6 +87,10 @@ type running struct {
 	veth   bool     // plain namespaces, not a lab: commands run by ip netns exec
 	subnet string   // h1 and h2 are its .1 and .2 (10.0.0. unless set)
 	lines  []string // what up printed on stdout up to its ready line
+	readyc chan bool
+	// parts, for a split lab, names each node's part's instance (the
+	// lab its commands run in); nil: every node is r.name's.
+	parts map[string]string
 }
 
 // up writes the lab (with NAME replaced by a fresh lab name), starts
@@ -99,29 +103,46 @@ func up(t *testing.T, lab string, args ...string) *running {
 	if err := os.WriteFile(r.file, []byte(strings.ReplaceAll(lab, "NAME", r.name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.cmd = exec.Command(atmlab, append([]string{"up", r.file}, args...)...)
+	r.begin(exec.Command(atmlab, append([]string{"up", r.file}, args...)...))
+	r.ready()
+	return r
+}
+
+// begin starts cmd, an `atmlab up`, reading its output for its ready
+// line; ready waits for it. Two parts of a split lab are begun before
+// either is ready: each waits for the other.
+func (r *running) begin(cmd *exec.Cmd) {
+	t := r.t
+	r.cmd = cmd
 	r.cmd.Stderr = &r.stderr
 	stdout, _ := r.cmd.StdoutPipe()
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan bool, 1)
+	r.readyc = make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		seen := false
 		for sc.Scan() {
 			if strings.Contains(sc.Text(), "ready") && !seen {
 				seen = true
-				ready <- true
+				r.readyc <- true
 			} else if !seen {
 				r.lines = append(r.lines, sc.Text())
 			}
 		}
-		ready <- false
+		r.readyc <- false
 		r.done <- r.cmd.Wait()
 	}()
+}
+
+// ready waits for the ready line of what begin started; cleanup stops it
+// with SIGINT and checks that nothing of it remains.
+func (r *running) ready() {
+	t := r.t
+	t.Helper()
 	select {
-	case ok := <-ready:
+	case ok := <-r.readyc:
 		if !ok {
 			<-r.done
 			t.Fatalf("atmlab up exited before ready: %s", r.stderr.String())
@@ -131,7 +152,6 @@ func up(t *testing.T, lab string, args ...string) *running {
 		t.Fatalf("atmlab up not ready after 30s: %s", r.stderr.String())
 	}
 	t.Cleanup(func() { r.stop() })
-	return r
 }
 
 // stop sends SIGINT and checks that the lab's namespaces are gone.
@@ -215,7 +235,11 @@ func (r *running) command(node string, args ...string) *exec.Cmd {
 	if r.veth {
 		return exec.Command("ip", append([]string{"netns", "exec", r.name + "-" + node}, args...)...)
 	}
-	return exec.Command(atmlab, append([]string{"exec", r.name, node, "--"}, args...)...)
+	name := r.name
+	if p, ok := r.parts[node]; ok {
+		name = p
+	}
+	return exec.Command(atmlab, append([]string{"exec", name, node, "--"}, args...)...)
 }
 
 // stats reads the lab's counters through `atmlab stats -o json`.

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/atmlab/atmlab/control"
@@ -59,6 +60,8 @@ type Cuts struct {
 	conn  *net.UDPConn
 	tag   uint32
 	peers map[string]*peer
+	byID  map[uint32]*peer
+	id    uint32 // this part's PartID
 	ends  []*end
 	in    map[uint32]*end // by link index and inbound direction (key)
 
@@ -72,11 +75,17 @@ type Cuts struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 	strays atomic.Uint64 // datagrams from no peer, or not decodable
+
+	readerDone chan struct{} // closed when the reader goroutine has ended
+	handedOver atomic.Bool   // the loop reads the socket (handOver)
+	raw        syscall.RawConn
+	rbuf       []byte // the loop goroutine's read buffer
 }
 
 // peer is another part's instance.
 type peer struct {
 	name   string
+	id     uint32         // PartID(name)
 	spec   string         // host:port as given
 	addr   netip.AddrPort // invalid until the host resolves; set before Start returns
 	offset atomic.Int64   // its model clock minus ours, as estimated
@@ -101,6 +110,7 @@ type end struct {
 	// counters, on the loop goroutine
 	sent, received, lost, late, limitDrops, sendErrs uint64
 	lateness, slack                                  hist.Histogram
+	sendLate                                         hist.Histogram // how long after departure each frame was sent
 }
 
 // arrival is a frame read from the socket, waiting for the loop.
@@ -126,6 +136,13 @@ func key(link uint16, bToA bool) uint32 {
 	return k
 }
 
+// PartID is a part's id in clock exchanges: FNV-1a of its name.
+func PartID(part string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(part))
+	return h.Sum32()
+}
+
 // Tag is a lab's tag in clock exchanges: instances of different labs (or
 // of different versions of one lab's links) do not talk.
 func Tag(lab *topologies.Lab) uint32 {
@@ -143,14 +160,15 @@ func Tag(lab *topologies.Lab) uint32 {
 // local end's port at departure + delay. tag is the whole lab's (Tag).
 // It opens the socket and starts reading it; Close undoes it all.
 func Attach(part *Part, network *devices.Network, s *sched.Scheduler, loop Loop, tag uint32, cfg Config) (*Cuts, error) {
-	c := &Cuts{part: part, loop: loop, s: s, tag: tag, peers: map[string]*peer{}, in: map[uint32]*end{}, done: make(chan struct{})}
+	c := &Cuts{part: part, loop: loop, s: s, tag: tag, peers: map[string]*peer{}, byID: map[uint32]*peer{}, id: PartID(part.Name), in: map[uint32]*end{}, done: make(chan struct{})}
 	for name, a := range cfg.Peers {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			return nil, fmt.Errorf("--cut-peer %s=%s: want HOST:PORT", name, a)
 		}
-		p := &peer{name: name, spec: a}
+		p := &peer{name: name, id: PartID(name), spec: a}
 		p.addr, _ = resolve(a) // else Start looks it up again: a pod's name may come late
 		c.peers[name] = p
+		c.byID[p.id] = p
 	}
 	ports := map[string]emulator.Port{}
 	for _, p := range network.Ports {
@@ -186,7 +204,7 @@ func Attach(part *Part, network *devices.Network, s *sched.Scheduler, loop Loop,
 	}
 	c.conn.SetReadBuffer(4 << 20) // a burst at line rate while the reader is off its core
 	c.conn.SetWriteBuffer(4 << 20)
-	c.wg.Add(1)
+	c.readerDone = make(chan struct{})
 	go c.read()
 	return c, nil
 }
@@ -217,70 +235,129 @@ func (c *Cuts) Addr() netip.AddrPort { return c.conn.LocalAddr().(*net.UDPAddr).
 // send ships a frame that reached a stand-in: its last bit has left the
 // local transmitter now, its departure. On the loop goroutine.
 func (c *Cuts) send(e *end, f *emulator.Frame) {
-	c.buf = AppendFrame(c.buf[:0], Frame{Link: uint16(e.Index), BToA: !e.LocalIsA, Seq: e.outSeq, Departure: c.s.Now(), Data: f.Data})
+	departure := c.s.Now()
+	c.buf = AppendFrame(c.buf[:0], Frame{Link: uint16(e.Index), BToA: !e.LocalIsA, Seq: e.outSeq, Departure: departure, Data: f.Data})
 	e.outSeq++
 	f.Release()
 	if _, err := c.conn.WriteToUDPAddrPort(c.buf, e.peer.addr); err != nil {
 		e.sendErrs++
 		return
 	}
+	e.sendLate.Record(c.loop.Now() - departure)
 	e.sent++
 }
 
-// read serves the socket until Close: frames go to the loop, pings are
-// answered at once, pongs are the clock's samples.
+// read serves the socket until Close, or until the loop takes it over
+// (handOver): frames go to the loop, pings are answered at once, pongs
+// are the clock's samples.
 func (c *Cuts) read() {
-	defer c.wg.Done()
+	defer close(c.readerDone)
 	buf := make([]byte, 65536)
-	var out []byte
 	for {
 		n, from, err := c.conn.ReadFromUDPAddrPort(buf)
 		now := c.loop.Now()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || c.handedOver.Load() {
 				return
 			}
 			continue
 		}
-		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		p := c.peerAt(from)
-		f, ping, isFrame, err := Decode(buf[:n])
-		if p == nil || err != nil {
-			c.strays.Add(1)
-			continue
-		}
-		switch {
-		case isFrame:
-			e := c.in[key(f.Link, f.BToA)]
-			if e == nil || e.peer != p {
-				c.strays.Add(1)
-				continue
-			}
-			c.arrive(arrival{e: e, seq: f.Seq, departure: f.Departure, at: now, data: append([]byte(nil), f.Data...)})
-		case ping.Tag != c.tag:
-			p.mu.Lock()
-			p.tagErr = fmt.Errorf("the instance at %s (part %s) runs another lab, or another version of this lab's links: start every part from the same lab file", p.addr, p.name)
-			p.mu.Unlock()
-		case !ping.Pong:
-			ping.Pong, ping.T2, ping.T3 = true, now, c.loop.Now()
-			out = AppendPing(out[:0], ping)
-			c.conn.WriteToUDPAddrPort(out, from)
-		default:
-			p.add(Sample{T1: ping.T1, T2: ping.T2, T3: ping.T3, T4: now})
-		}
+		c.handle(buf[:n], from, now, false)
 	}
 }
 
-func (c *Cuts) peerAt(a netip.AddrPort) *peer {
-	for _, p := range c.peers {
-		p.mu.Lock()
-		at := p.addr
-		p.mu.Unlock()
-		if at == a {
-			return p
-		}
+// handle is one datagram read at now from from: on the loop goroutine
+// (onLoop) a frame is scheduled at once, elsewhere it is handed to the
+// loop.
+func (c *Cuts) handle(b []byte, from netip.AddrPort, now time.Duration, onLoop bool) {
+	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	f, ping, isFrame, err := Decode(b)
+	if err != nil {
+		c.strays.Add(1)
+		return
 	}
-	return nil
+	switch {
+	case isFrame:
+		// A frame is its link's and direction's, from whatever address
+		// (a peer with several, or behind a NAT).
+		e := c.in[key(f.Link, f.BToA)]
+		if e == nil {
+			c.strays.Add(1)
+			return
+		}
+		a := arrival{e: e, seq: f.Seq, departure: f.Departure, at: now, data: append([]byte(nil), f.Data...)}
+		if onLoop {
+			c.schedule(a)
+		} else {
+			c.arrive(a)
+		}
+	case !ping.Pong:
+		if ping.To != c.id {
+			c.strays.Add(1) // for another part: its pinger waits, and says so
+			return
+		}
+		// The pong carries this lab's tag: a pinger of another lab (or of
+		// another version of its links) sees the difference.
+		ping.Pong, ping.Tag, ping.T2, ping.T3 = true, c.tag, now, c.loop.Now()
+		c.conn.WriteToUDPAddrPort(AppendPing(nil, ping), from)
+	default:
+		p := c.byID[ping.To]
+		if p == nil {
+			c.strays.Add(1)
+			return
+		}
+		if ping.Tag != c.tag {
+			p.mu.Lock()
+			p.tagErr = fmt.Errorf("the instance at %s (part %s) runs another lab, or another version of this lab's links: start every part from the same lab file", from, p.name)
+			p.mu.Unlock()
+			return
+		}
+		p.add(Sample{T1: ping.T1, T2: ping.T2, T3: ping.T3, T4: now})
+	}
+}
+
+// Watcher is a loop that reads a descriptor itself when it is readable
+// (kernel.Loop.Watch).
+type Watcher interface {
+	Watch(fd int, read func()) error
+}
+
+// handOver gives the socket to the loop, if it is a Watcher and this
+// system lets it read the socket directly: the reader goroutine stops,
+// and the loop reads datagrams in its passes (readReady), as it reads
+// TAPs, with no other thread to wake on the way. Call it before the
+// loop runs.
+func (c *Cuts) handOver() error {
+	w, ok := c.loop.(Watcher)
+	if !ok || !rawRead {
+		return nil
+	}
+	rc, err := c.conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	c.handedOver.Store(true)
+	c.conn.SetReadDeadline(time.Now()) // the reader's read ends
+	<-c.readerDone
+	c.conn.SetReadDeadline(time.Time{})
+	c.raw = rc
+	var fd int
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return w.Watch(fd, c.readReady)
+}
+
+// readReady reads every datagram waiting, on the loop goroutine.
+func (c *Cuts) readReady() {
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, 65536)
+	}
+	for {
+		n, from, ok := recvFrom(c.raw, c.rbuf)
+		if !ok {
+			return
+		}
+		c.handle(c.rbuf[:n], from, c.loop.Now(), true)
+	}
 }
 
 // add records an exchange and moves the offset frames are read with.
@@ -313,7 +390,7 @@ func (c *Cuts) ping(p *peer) {
 		p.addr, to = a, a
 		p.mu.Unlock()
 	}
-	b := AppendPing(nil, Ping{Tag: c.tag, Seq: seq, T1: c.loop.Now()})
+	b := AppendPing(nil, Ping{Tag: c.tag, Seq: seq, To: p.id, T1: c.loop.Now()})
 	c.conn.WriteToUDPAddrPort(b, to)
 }
 
@@ -330,43 +407,50 @@ func (c *Cuts) arrive(a arrival) {
 	}
 }
 
-// drain schedules what arrived at departure + delay, on our clock by the
-// offset estimated now; one that came after that is late and counted,
-// and goes at once. On the loop goroutine.
+// drain schedules what arrived meanwhile. On the loop goroutine.
 func (c *Cuts) drain() {
 	c.mu.Lock()
 	in := c.inbox
 	c.inbox, c.draining = c.spare[:0], false
 	c.mu.Unlock()
 	for i, a := range in {
-		e := a.e
-		e.received++
-		if a.seq > e.nextSeq {
-			e.lost += uint64(a.seq - e.nextSeq)
-		}
-		if a.seq >= e.nextSeq {
-			e.nextSeq = a.seq + 1
-		}
-		due := a.departure - time.Duration(e.peer.offset.Load()) + e.Delay
-		if a.at > due {
-			e.late++
-			e.lateness.Record(a.at - due)
-		} else {
-			e.slack.Record(due - a.at)
-		}
-		if e.Limit > 0 && len(e.queue) >= e.Limit {
-			e.limitDrops++
-			continue
-		}
-		at := max(due, e.lastAt) // frames never overtake
-		e.lastAt = at
-		e.queue = append(e.queue, release{at: at, data: a.data})
-		if !e.timer.Pending() {
-			e.timer.Reset(e.queue[0].at)
-		}
+		c.schedule(a)
 		in[i] = arrival{}
 	}
 	c.spare = in[:0]
+}
+
+// schedule releases a frame from the peer at departure + delay, on our
+// clock by the offset estimated now; one that came after that is late,
+// counted, and goes at once. Frames the peer sent before this instance
+// agreed on time with it are dropped, counted as late. On the loop
+// goroutine.
+func (c *Cuts) schedule(a arrival) {
+	e := a.e
+	e.received++
+	if a.seq > e.nextSeq {
+		e.lost += uint64(a.seq - e.nextSeq)
+	}
+	if a.seq >= e.nextSeq {
+		e.nextSeq = a.seq + 1
+	}
+	due := a.departure - time.Duration(e.peer.offset.Load()) + e.Delay
+	if a.at > due {
+		e.late++
+		e.lateness.Record(a.at - due)
+	} else {
+		e.slack.Record(due - a.at)
+	}
+	if e.Limit > 0 && len(e.queue) >= e.Limit {
+		e.limitDrops++
+		return
+	}
+	at := max(due, e.lastAt) // frames never overtake
+	e.lastAt = at
+	e.queue = append(e.queue, release{at: at, data: a.data})
+	if !e.timer.Pending() {
+		e.timer.Reset(e.queue[0].at)
+	}
 }
 
 // release hands the frames due by now to the local end's port.
@@ -428,6 +512,9 @@ func (c *Cuts) Start(ctx context.Context, cfg Config) error {
 	if err := c.check(); err != nil {
 		return err
 	}
+	if err := c.handOver(); err != nil {
+		return err
+	}
 	c.wg.Add(1)
 	go c.keepMeasuring()
 	return nil
@@ -471,7 +558,7 @@ func (c *Cuts) Stats() []control.CutStats {
 		st := control.CutStats{
 			Link: e.Name(), Peer: e.Peer, Address: e.peer.addr.String(), Delay: e.Delay,
 			Sent: e.sent, Received: e.received, Lost: e.lost, Late: e.late,
-			Lateness: e.lateness.Summary(), Slack: e.slack.Summary(),
+			Lateness: e.lateness.Summary(), Slack: e.slack.Summary(), SendLate: e.sendLate.Summary(),
 			LimitDrops: e.limitDrops, SendErrors: e.sendErrs,
 			Exchanges: est.Samples, Offset: est.Offset, Latency: est.Latency, Jitter: est.Jitter,
 			RTTMin: est.RTTMin, RTTMedian: est.RTTMedian, RTTMax: est.RTTMax,
@@ -494,5 +581,6 @@ func (c *Cuts) Close() error {
 	close(c.done)
 	err := c.conn.Close()
 	c.wg.Wait()
+	<-c.readerDone
 	return err
 }

@@ -103,6 +103,15 @@ func (l *fakeLoop) run() int {
 	return len(calls)
 }
 
+// watchLoop is a fakeLoop that reads the socket itself once Start hands
+// it over (Watcher), when the test polls it.
+type watchLoop struct {
+	fakeLoop
+	read func()
+}
+
+func (l *watchLoop) Watch(fd int, read func()) error { l.read = read; return nil }
+
 // half is one part built on a scheduler of its own, with its cut.
 type half struct {
 	part *Part
@@ -127,18 +136,29 @@ func newHalf(t *testing.T, lab *topologies.Lab, name string, nodes []string) *ha
 // at departure + 1 ms on the right part's clock, which reads 7 ms more
 // than the left's; both parts count it.
 func TestCutCarriesFrameToPeerAtDeparturePlusDelay(t *testing.T) {
+	t.Run("reader goroutine", func(t *testing.T) { crossCut(t, false) })
+	t.Run("read by the loop", func(t *testing.T) { crossCut(t, true) })
+}
+
+func crossCut(t *testing.T, watch bool) {
 	lab := parse(t, twoSwitches)
 	left := newHalf(t, lab, "left", []string{"h1", "s1"})
 	right := newHalf(t, lab, "right", []string{"h2", "s2"})
 	const skew = 7 * time.Millisecond
 	right.loop.now.Store(int64(skew))
+	var rightLoop Loop = right.loop
+	wl := &watchLoop{}
+	if watch {
+		wl.now.Store(int64(skew))
+		right.loop, rightLoop = &wl.fakeLoop, wl
+	}
 	var err error
 	tag := Tag(lab)
 	if left.cuts, err = Attach(left.part, left.net, left.s, left.loop, tag, Config{Listen: "127.0.0.1:0", Peers: map[string]string{"right": "127.0.0.1:1"}}); err != nil {
 		t.Fatal(err)
 	}
 	defer left.cuts.Close()
-	if right.cuts, err = Attach(right.part, right.net, right.s, right.loop, tag, Config{Listen: "127.0.0.1:0", Peers: map[string]string{"left": left.cuts.Addr().String()}}); err != nil {
+	if right.cuts, err = Attach(right.part, right.net, right.s, rightLoop, tag, Config{Listen: "127.0.0.1:0", Peers: map[string]string{"left": left.cuts.Addr().String()}}); err != nil {
 		t.Fatal(err)
 	}
 	defer right.cuts.Close()
@@ -170,7 +190,13 @@ func TestCutCarriesFrameToPeerAtDeparturePlusDelay(t *testing.T) {
 	perHop := time.Duration((1000+8+4)*8*10) * time.Nanosecond
 	departure := time.Millisecond + 2*perHop
 	deadline := time.Now().Add(5 * time.Second)
-	for right.loop.run() == 0 {
+	for right.loop.run() == 0 && len(right.cuts.ends[0].queue) == 0 {
+		if watch {
+			if wl.read == nil {
+				t.Fatal("Start did not hand the socket to a loop that watches")
+			}
+			wl.read()
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("no frame reached the right part")
 		}
@@ -196,5 +222,26 @@ func TestParsePeers(t *testing.T) {
 		if _, err := ParsePeers(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// Two instances of different labs do not agree on time: the pinger says
+// its peer runs another lab.
+func TestCutRefusesPeerOfAnotherLab(t *testing.T) {
+	lab := parse(t, twoSwitches)
+	left := newHalf(t, lab, "left", []string{"h1", "s1"})
+	right := newHalf(t, lab, "right", []string{"h2", "s2"})
+	var err error
+	if right.cuts, err = Attach(right.part, right.net, right.s, right.loop, 2, Config{Listen: "127.0.0.1:0", Peers: map[string]string{"left": "127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	defer right.cuts.Close()
+	if left.cuts, err = Attach(left.part, left.net, left.s, left.loop, 1, Config{Listen: "127.0.0.1:0", Peers: map[string]string{"right": right.cuts.Addr().String()}}); err != nil {
+		t.Fatal(err)
+	}
+	defer left.cuts.Close()
+	err = left.cuts.Start(context.Background(), Config{Wait: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "runs another lab") {
+		t.Fatalf("a peer of another lab: %v", err)
 	}
 }

@@ -22,7 +22,9 @@ import (
 //	      20  -  the Ethernet frame, without preamble and FCS
 //	ping   4  4  the lab's tag (Tag)
 //	       8  4  sequence number
-//	      12  4  zero
+//	      12  4  the pinged part's id (PartID), which the pong echoes:
+//	             the pinger knows its peer by it, whatever address
+//	             the pong came from
 //	      16  8  t1: the pinger's model time as it sent the ping
 //	pong   the ping's 24 octets, kind 3, then
 //	      24  8  t2: the answerer's model time as it read the ping
@@ -57,6 +59,7 @@ type Frame struct {
 type Ping struct {
 	Tag        uint32
 	Seq        uint32
+	To         uint32 // the pinged part's PartID
 	T1, T2, T3 time.Duration
 	Pong       bool
 }
@@ -84,7 +87,7 @@ func AppendPing(b []byte, p Ping) []byte {
 	b = append(b, magic0, magic1, version, kind)
 	b = binary.BigEndian.AppendUint32(b, p.Tag)
 	b = binary.BigEndian.AppendUint32(b, p.Seq)
-	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, p.To)
 	b = binary.BigEndian.AppendUint64(b, uint64(p.T1))
 	if p.Pong {
 		b = binary.BigEndian.AppendUint64(b, uint64(p.T2))
@@ -131,6 +134,7 @@ func Decode(b []byte) (f Frame, p Ping, isFrame bool, err error) {
 		p = Ping{
 			Tag:  binary.BigEndian.Uint32(b[4:]),
 			Seq:  binary.BigEndian.Uint32(b[8:]),
+			To:   binary.BigEndian.Uint32(b[12:]),
 			T1:   time.Duration(binary.BigEndian.Uint64(b[16:])),
 			Pong: b[3] == kindPong,
 		}

@@ -23,15 +23,15 @@ func TestFrameDatagramKnownAnswer(t *testing.T) {
 }
 
 func TestClockDatagramsKnownAnswer(t *testing.T) {
-	p := Ping{Tag: 0x01020304, Seq: 7, T1: 10}
+	p := Ping{Tag: 0x01020304, Seq: 7, To: 0xa0b0c0d0, T1: 10}
 	got := AppendPing(nil, p)
-	want, _ := hex.DecodeString("6163" + "01" + "02" + "01020304" + "00000007" + "00000000" + "000000000000000a")
+	want, _ := hex.DecodeString("6163" + "01" + "02" + "01020304" + "00000007" + "a0b0c0d0" + "000000000000000a")
 	if !bytes.Equal(got, want) {
 		t.Fatalf("ping\n got %x\nwant %x", got, want)
 	}
 	p.Pong, p.T2, p.T3 = true, 20, 30
 	got = AppendPing(nil, p)
-	want, _ = hex.DecodeString("6163" + "01" + "03" + "01020304" + "00000007" + "00000000" + "000000000000000a" + "0000000000000014" + "000000000000001e")
+	want, _ = hex.DecodeString("6163" + "01" + "03" + "01020304" + "00000007" + "a0b0c0d0" + "000000000000000a" + "0000000000000014" + "000000000000001e")
 	if !bytes.Equal(got, want) {
 		t.Fatalf("pong\n got %x\nwant %x", got, want)
 	}

@@ -39,6 +39,31 @@ type RunningLab struct {
 // Loop tunes the real-time loop (up's --spin, --linger, --idle-spin).
 type Loop struct{ Spin, Linger, IdleSpin time.Duration }
 
+// Part is up --part: one part of a split lab, its cut socket's address and
+// its peers' (PART=HOST:PORT values), and how long to wait for them.
+type Part struct {
+	Name, Listen string
+	Peers        []string
+	Wait         time.Duration
+}
+
+// Check refuses a part up cannot run: its flags incomplete, or a normal
+// user's, whose holder's network namespace no peer could reach.
+func (p Part) Check() error {
+	switch {
+	case p.Name == "":
+		if p.Listen != "" || len(p.Peers) > 0 {
+			return fmt.Errorf("--cut-listen and --cut-peer go with --part NAME")
+		}
+		return nil
+	case p.Listen == "" || len(p.Peers) == 0:
+		return fmt.Errorf("--part %s needs --cut-listen HOST:PORT and --cut-peer PART=HOST:PORT for each part it has a cut link to", p.Name)
+	case NeedsHolder():
+		return fmt.Errorf("--part needs root: a normal user's lab lives in a namespace of its own that no other instance can reach")
+	}
+	return nil
+}
+
 // hostShell is the interactive shell `atmlab exec LAB NODE` (no command)
 // runs in the host: $SHELL, or /bin/sh, with a prompt that names the lab
 // and the node, and env, what to add to its environment. PS1 sets the

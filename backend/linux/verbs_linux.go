@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/backend"
+	"github.com/atmlab/atmlab/backend/cut"
 	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/internal/cpuprofile"
 	"github.com/atmlab/atmlab/kernel"
@@ -125,6 +126,7 @@ func RefuseUserLab(lab string) error {
 // Foreground is atmlab up: a lab built in the kernel and run until its
 // context ends, saying what it does on Out and Log.
 type Foreground struct {
+	Part     Part // one part of a split lab, if Part.Name is set
 	Loop     Loop
 	Profile  string    // the emulator's CPU profile's file, or none
 	Out, Log io.Writer // "ready" on Out; notes, changes and the end on Log
@@ -142,12 +144,29 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 		}
 		defer stop()
 	}
-	k, err := kernel.Up(lab)
+	var part *cut.Part
+	var standIns []string
+	whole := lab
+	if f.Part.Name != "" {
+		var err error
+		if part, err = cut.Of(lab, f.Part.Name); err != nil {
+			return err
+		}
+		lab, standIns = part.Lab, part.StandIns
+	}
+	k, err := kernel.UpPart(lab, standIns)
 	if err != nil {
 		return err
 	}
 	defer k.Close()
 	k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = f.Loop.Spin, f.Loop.Linger, f.Loop.IdleSpin
+	if part != nil {
+		cuts, err := f.cuts(ctx, whole, part, k)
+		if err != nil {
+			return err
+		}
+		defer cuts.Close()
+	}
 	k.Events = f.Log
 	for _, n := range k.Notes {
 		fmt.Fprintf(f.Log, "note: %s\n", n)
@@ -174,6 +193,26 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 	}
 	fmt.Fprintf(f.Log, "lab %s removed\n", lab.Name)
 	return runErr
+}
+
+// cuts attaches a part's cut ports to its lab in the kernel and agrees
+// on time with the peers, refusing a cut too short for the path between.
+func (f Foreground) cuts(ctx context.Context, whole *topologies.Lab, part *cut.Part, k *kernel.Lab) (*cut.Cuts, error) {
+	peers, err := cut.ParsePeers(f.Part.Peers)
+	if err != nil {
+		return nil, err
+	}
+	cfg := cut.Config{Listen: f.Part.Listen, Peers: peers, Wait: f.Part.Wait, Log: f.Log}
+	cuts, err := cut.Attach(part, k.Net, k.Net.Sched, k.Loop, cut.Tag(whole), cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := cuts.Start(ctx, cfg); err != nil {
+		cuts.Close()
+		return nil, err
+	}
+	k.Cuts = cuts.Stats
+	return cuts, nil
 }
 
 // Source is a lab this process runs (up --web, lab run --web), as the

@@ -53,6 +53,7 @@ func Capture(context.Context, string, string, bool, io.Writer, int) (int, bool, 
 
 // Foreground is atmlab up, which needs Linux.
 type Foreground struct {
+	Part     Part
 	Loop     Loop
 	Profile  string
 	Out, Log io.Writer

@@ -111,3 +111,22 @@ func TestFailedCaptureKeepsFile(t *testing.T) {
 		t.Errorf("the folder holds %d files after a failed capture, want only the old one", len(entries))
 	}
 }
+
+// up --part takes its cut flags together and refuses a part the lab does
+// not have, naming the ones it has, before it builds anything.
+func TestUpPartRefusesIncompleteFlagsAndUnknownPart(t *testing.T) {
+	lab := "../../internal/labtest/testdata/split-two-switches.yaml"
+	if _, _, err := run(t, "up", lab, "--cut-listen", ":47000"); err == nil || !strings.Contains(err.Error(), "go with --part NAME") {
+		t.Errorf("--cut-listen without --part: %v", err)
+	}
+	if _, _, err := run(t, "up", lab, "--part", "left"); err == nil || !strings.Contains(err.Error(), "needs --cut-listen HOST:PORT and --cut-peer PART=HOST:PORT") {
+		t.Errorf("--part without its addresses: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the rest needs root: a normal user's part is refused")
+	}
+	_, _, err := run(t, "up", lab, "--part", "middle", "--cut-listen", "127.0.0.1:0", "--cut-peer", "left=127.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "--part middle: no such part; the lab's parts are left, right") {
+		t.Errorf("an unknown part: %v", err)
+	}
+}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
+	"github.com/atmlab/atmlab/backend/cut"
 	"github.com/atmlab/atmlab/backend/linux"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
@@ -33,7 +35,7 @@ func newUp(opts *options) *cobra.Command {
 			if err := linux.NeedsKernel("up"); err != nil {
 				return err
 			}
-			if err := view.Check(); err != nil {
+			if err := errors.Join(view.Check(), fg.Part.Check()); err != nil {
 				return err
 			}
 			lab, err := labfile.Load(a[0])
@@ -60,6 +62,10 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().StringVar(&clockFlag, "clock", clock.Real.String(), "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	addWebFlags(c, &view)
 	c.Flags().StringVar(&on, "on", "", "local, slurm or kubernetes: bring every part of a split lab (parts:) up there, as one (docs/split.md)")
+	c.Flags().StringVar(&fg.Part.Name, "part", "", "run only this part of a split lab (its parts:), its cut links joined to the other parts' instances over UDP")
+	c.Flags().StringVar(&fg.Part.Listen, "cut-listen", "", "with --part: HOST:PORT of this part's cut socket (UDP)")
+	c.Flags().StringArrayVar(&fg.Part.Peers, "cut-peer", nil, "with --part: PART=HOST:PORT of another part's cut socket, for each part it has a cut link to (or several joined by commas)")
+	c.Flags().DurationVar(&fg.Part.Wait, "cut-wait", cut.DefaultWait, "with --part: how long to wait for every peer to answer")
 	c.Flags().StringVar(&fg.Profile, "cpuprofile", "", "write the emulator's CPU profile to this file (go tool pprof reads it)")
 	return c
 }
