@@ -249,7 +249,8 @@ func (r *kubeRunner) stopped() string {
 	return r.why
 }
 
-// stop keeps each pod's log in the folder, then deletes the objects and
+// stop keeps each pod's log and its part's last stats in the folder,
+// then deletes the objects and
 // waits for the pods to be gone (each part takes its lab down on the
 // SIGTERM Kubernetes sends).
 func (r *kubeRunner) stop(out *results.Folder) error {
@@ -258,6 +259,10 @@ func (r *kubeRunner) stop(out *results.Folder) error {
 	}
 	var errs []error
 	for k := range r.s.Parts {
+		// The part's last stats, if its pod still answers.
+		if b, err := run("kubectl", append([]string{"exec", "pod/" + r.pod(k), "--", "atmlab"}, r.s.StatsArgs(k)...)...); err == nil {
+			errs = append(errs, out.WriteFile(r.s.StatsName(k), []byte(b), 0o644))
+		}
 		errs = append(errs, out.WriteFile(r.s.LogName(k), r.log(k), 0o644))
 	}
 	r.done = true

@@ -148,8 +148,19 @@ func (l *localRunner) stop(out *results.Folder) error {
 		return nil
 	}
 	defer l.lock.Close()
-	for _, cmd := range l.cmds {
-		cmd.Process.Signal(os.Interrupt)
+	var errs []error
+	for k, done := range l.done {
+		select {
+		case <-done:
+		default: // still up: its last stats (a part that cannot say them is still stopped), then SIGINT
+			if f, err := l.out.Create(l.s.StatsName(k)); err == nil {
+				if err := l.keep(k, f, l.s.StatsArgs(k)); err != nil {
+					fmt.Fprintln(l.w, err)
+				}
+				f.Close()
+			}
+			l.cmds[k].Process.Signal(os.Interrupt)
+		}
 	}
 	for k, done := range l.done {
 		select {
@@ -160,9 +171,14 @@ func (l *localRunner) stop(out *results.Folder) error {
 			<-done
 		}
 	}
-	var errs []error
 	for k := range l.s.Parts {
-		errs = append(errs, l.partDown(k))
+		f, _, err := l.out.Append(l.s.LogName(k))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, l.keep(k, f, l.s.DownArgs(k)))
+		f.Close()
 	}
 	if l.remove != nil {
 		errs = append(errs, l.remove())
@@ -170,17 +186,12 @@ func (l *localRunner) stop(out *results.Folder) error {
 	return errors.Join(errs...)
 }
 
-// partDown runs part k's down, its output added to the part's log.
-func (l *localRunner) partDown(k int) error {
-	f, _, err := l.out.Append(l.s.LogName(k))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.Command(l.s.Binary, l.s.DownArgs(k)...)
+// keep runs atmlab with args for part k, its output into f.
+func (l *localRunner) keep(k int, f *os.File, args []string) error {
+	cmd := exec.Command(l.s.Binary, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("part %s: atmlab %s: %w", l.s.Parts[k], strings.Join(l.s.DownArgs(k), " "), err)
+		return fmt.Errorf("part %s: atmlab %s: %w", l.s.Parts[k], strings.Join(args, " "), err)
 	}
 	return nil
 }

@@ -74,6 +74,13 @@ func (s Split) DownArgs(k int) []string { return []string{"down", s.PartLab(k)} 
 // LogName is part k's log in the results folder.
 func (s Split) LogName(k int) string { return "part-" + s.Parts[k] + ".log" }
 
+// StatsName is part k's last stats in the results folder: what atmlab
+// stats LAB-PART -o json said just before the part was stopped.
+func (s Split) StatsName(k int) string { return "part-" + s.Parts[k] + ".stats.json" }
+
+// StatsArgs is the command line that asks part k for its stats.
+func (s Split) StatsArgs(k int) []string { return []string{"stats", s.PartLab(k), "-o", "json"} }
+
 // Check returns what is wrong with the split, one problem with its fix.
 func (s Split) Check() error {
 	switch {

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -99,12 +100,15 @@ func (f *fakeRunner) log(k int) []byte {
 	}
 	return []byte("starting\n")
 }
-func (f *fakeRunner) stopped() string                { return f.stop_ }
-func (f *fakeRunner) stop(out *results.Folder) error { f.stops++; return nil }
+func (f *fakeRunner) stopped() string { return f.stop_ }
+func (f *fakeRunner) stop(out *results.Folder) error {
+	f.stops++
+	return out.WriteFile("part-right.stats.json", []byte(`{"ports": {}, "cuts": [{"link": "sw1:p9-sw2:p9", "late": 0}]}`), 0o644)
+}
 
 // TestUpWaitsForEveryPartThenStopsOnInterrupt: Up says ready once every
 // part has, stays until interrupted, stops the parts once and writes
-// split.json.
+// split.json, with the cuts of each part's last stats.
 func TestUpWaitsForEveryPartThenStopsOnInterrupt(t *testing.T) {
 	poll = time.Millisecond
 	s := testSplit(t, campaign.Local)
@@ -135,7 +139,8 @@ func TestUpWaitsForEveryPartThenStopsOnInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.Why != "interrupted" || rep.Ready == nil || len(rep.Parts) != 2 || !rep.Parts[0].Ready || !rep.Parts[1].Ready ||
-		rep.Parts[1].Peers[0] != "left=(left):47000" || rep.Parts[0].Last != "lab twoparts ready: 2 hosts" {
+		rep.Parts[1].Peers[0] != "left=(left):47000" || rep.Parts[0].Last != "lab twoparts ready: 2 hosts" ||
+		rep.Parts[0].Cuts != nil || compact(rep.Parts[1].Cuts) != `[{"link":"sw1:p9-sw2:p9","late":0}]` {
 		t.Errorf("split.json:\n%s", b)
 	}
 	for _, want := range []string{"part left: ready", "part right: ready", "split lab twoparts: down (interrupted)"} {
@@ -207,4 +212,10 @@ func TestLoadReadsPartsAndTheirCuts(t *testing.T) {
 	if err := Run(context.Background(), file, "mars", true, io.Discard); err == nil || !strings.Contains(err.Error(), `--on "mars"`) {
 		t.Errorf("--on mars: %v", err)
 	}
+}
+
+func compact(b []byte) string {
+	var c bytes.Buffer
+	json.Compact(&c, b)
+	return c.String()
 }

@@ -23,7 +23,8 @@ const (
 // (srun, block distribution) runs parts.sh once per task: task k starts
 // part k, its peers at the nodes of their tasks, read from the step's node
 // list and tasks per node, each on its own port. A task passes SIGTERM
-// (scancel --signal=TERM, which Down sends) on to its part, then runs the
+// (scancel --signal=TERM, which Up sends) on to its part, having kept its
+// stats beside its log, then runs the
 // part's down, so that a part that died leaves nothing either; one task
 // failing ends the others (--kill-on-bad-exit). The folder must be one
 // every node sees, as a campaign's is.
@@ -70,13 +71,14 @@ func SlurmFiles(s Split) ([]campaign.File, error) {
 		for j := range s.Parts {
 			line = strings.ReplaceAll(line, "\x00"+strconv.Itoa(j)+"\x00", "'\"${hosts["+strconv.Itoa(j)+"]}\"'")
 		}
-		fmt.Fprintf(&sh, "%d) part=%s; down=(%s); set -- %s;;\n", k, shellquote.Quote(s.Parts[k]), quoteAll(s.DownArgs(k)), line)
+		fmt.Fprintf(&sh, "%d) part=%s; stats=(%s); down=(%s); set -- %s;;\n", k, shellquote.Quote(s.Parts[k]), quoteAll(s.StatsArgs(k)), quoteAll(s.DownArgs(k)), line)
 	}
 	fmt.Fprintf(&sh, "*) echo \"task $SLURM_PROCID: the lab has %d parts\" >&2; exit 2;;\nesac\n", n)
 	fmt.Fprintf(&sh, "log=\"$out/part-$part.log\"\n")
 	fmt.Fprintf(&sh, "echo \"part $part on $(hostname) (${hosts[$SLURM_PROCID]})\" >\"$log\"\n")
 	fmt.Fprintf(&sh, "\"$atmlab\" \"$@\" >>\"$log\" 2>&1 &\npid=$!\n")
-	fmt.Fprintf(&sh, "trap 'kill -TERM \"$pid\" 2>/dev/null' TERM INT\n")
+	// Asked to stop: the part's last stats first, then the signal.
+	fmt.Fprintf(&sh, "trap '\"$atmlab\" \"${stats[@]}\" >\"$out/part-$part.stats.json\" 2>>\"$log\"; kill -TERM \"$pid\" 2>/dev/null' TERM INT\n")
 	fmt.Fprintf(&sh, "rc=0\nwait \"$pid\" || rc=$?\n")
 	fmt.Fprintf(&sh, "while kill -0 \"$pid\" 2>/dev/null; do rc=0; wait \"$pid\" || rc=$?; done\n")
 	fmt.Fprintf(&sh, "echo \"part $part ended: exit status $rc\" >>\"$log\"\n")

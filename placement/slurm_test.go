@@ -26,7 +26,7 @@ func slurmScripts(t *testing.T, s *Split, wait bool) (dir, calls string) {
 	if wait {
 		up = "[ \"$1\" = up ] && { echo \"lab x ready\"; trap 'echo TERM >>" + calls + "; exit 0' TERM; while :; do sleep 0.05; done; }\n"
 	}
-	os.WriteFile(s.Binary, []byte("#!/bin/bash\necho \"$*\" >>"+calls+"\n"+up), 0o755)
+	os.WriteFile(s.Binary, []byte("#!/bin/bash\necho \"$*\" >>"+calls+"\nif [ \"$1\" = stats ]; then echo '{\"cuts\": []}'; fi\n"+up), 0o755)
 	os.WriteFile(filepath.Join(dir, "scontrol"), []byte("#!/bin/sh\n[ \"$1 $2\" = 'show hostnames' ] && case $3 in 'n[1-2]') printf 'n1\\nn2\\n';; 'n[1-3]') printf 'n1\\nn2\\nn3\\n';; n1) echo n1;; esac\n"), 0o755)
 	fs, err := SlurmFiles(*s)
 	if err != nil {
@@ -80,8 +80,9 @@ func TestSlurmTaskRunsItsPartWithPeersOnTheirNodes(t *testing.T) {
 }
 
 // TestSlurmTaskPassesSIGTERMToItsPart: scancel --signal=TERM reaches the
-// task's shell, which passes it to the part, waits for it, then runs its
-// down: a part brought down leaves nothing.
+// task's shell, which keeps the part's stats, passes the signal to the
+// part, waits for it, then runs its down: a part brought down leaves
+// nothing.
 func TestSlurmTaskPassesSIGTERMToItsPart(t *testing.T) {
 	s := testSplit(t, campaign.Slurm)
 	dir, calls := slurmScripts(t, &s, true)
@@ -103,10 +104,13 @@ func TestSlurmTaskPassesSIGTERMToItsPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(calls)
-	want := "up '/labs/two parts.yaml' --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001\nTERM\ndown twoparts-left\n"
+	want := "up '/labs/two parts.yaml' --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001\nstats twoparts-left -o json\nTERM\ndown twoparts-left\n"
 	want = strings.ReplaceAll(want, "'", "")
 	if string(b) != want {
 		t.Errorf("atmlab ran\n%s\nwant\n%s", b, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.Out, "part-left.stats.json")); string(b) != "{\"cuts\": []}\n" {
+		t.Errorf("part-left.stats.json: %q", b)
 	}
 }
 

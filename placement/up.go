@@ -69,6 +69,10 @@ type PartReport struct {
 	Ready  bool     `json:"ready"`
 	Log    string   `json:"log"`  // in the folder
 	Last   string   `json:"last"` // the log's last line
+	// Cuts are the part's cut links as its last stats showed them
+	// (control.Stats' cuts: what crossed, how late, the clock exchanges),
+	// kept in full in part-NAME.stats.json.
+	Cuts json.RawMessage `json:"cuts,omitempty"`
 }
 
 // ReportFile is split.json's name.
@@ -77,8 +81,9 @@ const ReportFile = "split.json"
 // Up brings every part of the split lab up on its engine and says so on w
 // with a line holding "ready" once each part has said it is ready. It
 // stays until ctx ends (SIGINT, SIGTERM) or a part stops, then brings every
-// part down, and writes the results folder: the parts' logs, the engine's
-// files, and split.json. The error says which part stopped or failed.
+// part down, and writes the results folder: the parts' logs and last
+// stats, the engine's files, and split.json, which holds every part's
+// cuts from its stats. The error says which part stopped or failed.
 func Up(ctx context.Context, s Split, w io.Writer) error {
 	if err := s.Check(); err != nil {
 		return err
@@ -109,6 +114,7 @@ func up(ctx context.Context, s Split, r runner, w io.Writer) (err error) {
 		}
 		for k := range rep.Parts {
 			rep.Parts[k].Last = lastLine(r.log(k))
+			rep.Parts[k].Cuts = cuts(out, s.StatsName(k))
 		}
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if werr := out.WriteFile(ReportFile, append(b, '\n'), 0o644); werr != nil && err == nil {
@@ -210,4 +216,20 @@ func ready(log []byte) bool {
 func lastLine(log []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// cuts is the cuts of a part's stats file in the folder, nil if it has
+// none (a part that stopped by itself says nothing).
+func cuts(out *results.Folder, name string) json.RawMessage {
+	b, err := out.ReadFile(name, 0)
+	if err != nil {
+		return nil
+	}
+	var st struct {
+		Cuts json.RawMessage `json:"cuts"`
+	}
+	if json.Unmarshal(b, &st) != nil || len(st.Cuts) == 0 || string(st.Cuts) == "null" {
+		return nil
+	}
+	return st.Cuts
 }
