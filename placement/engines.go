@@ -103,18 +103,19 @@ func (r *slurmRunner) stopped() string {
 	return ""
 }
 
-// stop sends the job's tasks SIGTERM (each takes its part down, then runs
-// its down) and waits for the job to end; one still there after endWait,
-// or still waiting in the queue, is cancelled.
-func (r *slurmRunner) stop(*results.Folder) error {
+// stop makes the stop file, on which each task keeps its part's stats,
+// stops it and runs its down, and waits for the job to end; one still
+// there after endWait, or still waiting in the queue, is cancelled.
+func (r *slurmRunner) stop(out *results.Folder) error {
 	if r.job == "" {
 		return nil
 	}
 	st := r.state()
 	if st == "RUNNING" {
-		if _, err := run("scancel", "--signal=TERM", r.job); err != nil {
+		if err := out.WriteFile(SlurmStop, nil, 0o644); err != nil {
 			return err
 		}
+		defer out.Remove(SlurmStop)
 		st = waitState(r.state, endWait)
 	}
 	if live(st) {

@@ -14,6 +14,7 @@ const (
 	SlurmJob   = "split.sbatch" // the job: one srun step, one task per part
 	SlurmParts = "parts.sh"     // what each task runs: its part, by $SLURM_PROCID
 	SlurmLog   = "split.log"    // the job's own output
+	SlurmStop  = "stop"         // Up makes it to ask every task to stop its part
 )
 
 // SlurmFiles returns the split lab's batch script and the script its
@@ -22,9 +23,9 @@ const (
 // with SBATCH_OVERCOMMIT=1 in sbatch's environment. Its one step
 // (srun, block distribution) runs parts.sh once per task: task k starts
 // part k, its peers at the nodes of their tasks, read from the step's node
-// list and tasks per node, each on its own port. A task passes SIGTERM
-// (scancel --signal=TERM, which Up sends) on to its part, having kept its
-// stats beside its log, then runs the
+// list and tasks per node, each on its own port. When the stop file
+// appears in the folder (Up makes it), or on SIGTERM, a task keeps its
+// part's stats beside its log, stops the part, waits for it, then runs the
 // part's down, so that a part that died leaves nothing either; one task
 // failing ends the others (--kill-on-bad-exit). The folder must be one
 // every node sees, as a campaign's is.
@@ -77,10 +78,17 @@ func SlurmFiles(s Split) ([]campaign.File, error) {
 	fmt.Fprintf(&sh, "log=\"$out/part-$part.log\"\n")
 	fmt.Fprintf(&sh, "echo \"part $part on $(hostname) (${hosts[$SLURM_PROCID]})\" >\"$log\"\n")
 	fmt.Fprintf(&sh, "\"$atmlab\" \"$@\" >>\"$log\" 2>&1 &\npid=$!\n")
-	// Asked to stop: the part's last stats first, then the signal.
-	fmt.Fprintf(&sh, "trap '\"$atmlab\" \"${stats[@]}\" >\"$out/part-$part.stats.json\" 2>>\"$log\"; kill -TERM \"$pid\" 2>/dev/null' TERM INT\n")
-	fmt.Fprintf(&sh, "rc=0\nwait \"$pid\" || rc=$?\n")
-	fmt.Fprintf(&sh, "while kill -0 \"$pid\" 2>/dev/null; do rc=0; wait \"$pid\" || rc=$?; done\n")
+	// stop keeps the part's last stats, then stops it. Up asks by the
+	// stop file, while the part still answers: Slurm's own signals
+	// (scancel, the time limit) reach every process of the task at once,
+	// the part too, and then its stats are gone.
+	fmt.Fprintf(&sh, "stopped=\n")
+	fmt.Fprintf(&sh, "stop() {\n  [ -n \"$stopped\" ] && return\n  stopped=1\n  f=\"$out/part-$part.stats.json\"\n")
+	fmt.Fprintf(&sh, "  \"$atmlab\" \"${stats[@]}\" >\"$f.new\" 2>>\"$log\" && mv \"$f.new\" \"$f\" || rm -f \"$f.new\"\n")
+	fmt.Fprintf(&sh, "  kill -TERM \"$pid\" 2>/dev/null\n}\n")
+	fmt.Fprintf(&sh, "trap stop TERM INT\n")
+	fmt.Fprintf(&sh, "while kill -0 \"$pid\" 2>/dev/null; do\n  [ -e \"$out/%s\" ] && stop\n  sleep 0.2\ndone\n", SlurmStop)
+	fmt.Fprintf(&sh, "rc=0\nwait \"$pid\" || rc=$?\n") // bash keeps the status of a child that ended
 	fmt.Fprintf(&sh, "echo \"part $part ended: exit status $rc\" >>\"$log\"\n")
 	fmt.Fprintf(&sh, "\"$atmlab\" \"${down[@]}\" >>\"$log\" 2>&1 || true\n")
 	fmt.Fprintf(&sh, "exit \"$rc\"\n")

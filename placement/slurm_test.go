@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,11 +23,12 @@ func slurmScripts(t *testing.T, s *Split, wait bool) (dir, calls string) {
 	os.Mkdir(s.Out, 0o755)
 	s.Binary = filepath.Join(dir, "atmlab")
 	calls = filepath.Join(dir, "calls")
-	up := ""
+	up := filepath.Join(dir, "up") // there while the part is up: its stats answer only then
+	script := "#!/bin/bash\necho \"$*\" >>" + calls + "\nif [ \"$1\" = stats ]; then [ -e " + up + " ] && echo '{\"cuts\": []}'; exit; fi\n"
 	if wait {
-		up = "[ \"$1\" = up ] && { echo \"lab x ready\"; trap 'echo TERM >>" + calls + "; exit 0' TERM; while :; do sleep 0.05; done; }\n"
+		script += "[ \"$1\" = up ] && { touch " + up + "; echo \"lab x ready\"; trap 'rm " + up + "; echo TERM >>" + calls + "; exit 0' TERM; while :; do sleep 0.05; done; }\n"
 	}
-	os.WriteFile(s.Binary, []byte("#!/bin/bash\necho \"$*\" >>"+calls+"\nif [ \"$1\" = stats ]; then echo '{\"cuts\": []}'; fi\n"+up), 0o755)
+	os.WriteFile(s.Binary, []byte(script), 0o755)
 	os.WriteFile(filepath.Join(dir, "scontrol"), []byte("#!/bin/sh\n[ \"$1 $2\" = 'show hostnames' ] && case $3 in 'n[1-2]') printf 'n1\\nn2\\n';; 'n[1-3]') printf 'n1\\nn2\\nn3\\n';; n1) echo n1;; esac\n"), 0o755)
 	fs, err := SlurmFiles(*s)
 	if err != nil {
@@ -79,38 +81,46 @@ func TestSlurmTaskRunsItsPartWithPeersOnTheirNodes(t *testing.T) {
 	}
 }
 
-// TestSlurmTaskPassesSIGTERMToItsPart: scancel --signal=TERM reaches the
-// task's shell, which keeps the part's stats, passes the signal to the
-// part, waits for it, then runs its down: a part brought down leaves
-// nothing.
-func TestSlurmTaskPassesSIGTERMToItsPart(t *testing.T) {
-	s := testSplit(t, campaign.Slurm)
-	dir, calls := slurmScripts(t, &s, true)
-	cmd := task(dir, s, "0", "n1", "2")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	log := filepath.Join(s.Out, "part-left.log")
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(log); strings.Contains(string(b), "ready") {
-			break
+// TestSlurmTaskStopsItsPart: once the stop file appears, the task keeps
+// its part's stats (the part still answers), stops the part, waits for it
+// and runs its down, and ends as its part did. On Slurm's own SIGTERM to
+// the task's whole group (scancel, the time limit) it stops too and runs
+// the down: a part brought down leaves nothing.
+func TestSlurmTaskStopsItsPart(t *testing.T) {
+	for _, how := range []string{"stop file", "SIGTERM"} {
+		s := testSplit(t, campaign.Slurm)
+		dir, calls := slurmScripts(t, &s, true)
+		cmd := task(dir, s, "0", "n1", "2")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a task's group, as slurmstepd makes it
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(end) {
-			t.Fatal("the part never said ready")
+		log := filepath.Join(s.Out, "part-left.log")
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, _ := os.ReadFile(log); strings.Contains(string(b), "ready") {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the part never said ready")
+			}
 		}
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(calls)
-	want := "up '/labs/two parts.yaml' --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001\nstats twoparts-left -o json\nTERM\ndown twoparts-left\n"
-	want = strings.ReplaceAll(want, "'", "")
-	if string(b) != want {
-		t.Errorf("atmlab ran\n%s\nwant\n%s", b, want)
-	}
-	if b, _ := os.ReadFile(filepath.Join(s.Out, "part-left.stats.json")); string(b) != "{\"cuts\": []}\n" {
-		t.Errorf("part-left.stats.json: %q", b)
+		if how == "stop file" {
+			os.WriteFile(filepath.Join(s.Out, SlurmStop), nil, 0o644)
+		} else {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // as slurmstepd does: every process of the task
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		b, _ := os.ReadFile(calls)
+		got := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if got[0] != "up /labs/two parts.yaml --part left --cut-listen 0.0.0.0:47000 --cut-peer right=n1:47001" || got[len(got)-1] != "down twoparts-left" || !slices.Contains(got, "TERM") {
+			t.Errorf("%s: atmlab ran\n%s", how, b)
+		}
+		stats, _ := os.ReadFile(filepath.Join(s.Out, "part-left.stats.json"))
+		if how == "stop file" && (string(stats) != "{\"cuts\": []}\n" || !slices.Equal(got[1:3], []string{"stats twoparts-left -o json", "TERM"})) {
+			t.Errorf("%s: part-left.stats.json %q; atmlab ran\n%s", how, stats, b)
+		}
 	}
 }
 
