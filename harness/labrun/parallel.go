@@ -12,10 +12,9 @@ import (
 // lab of its own (an Env whose Lanes allow it; seeded by the point alone,
 // so its figures do not depend on what runs beside it), and writes their records in the
 // points' order, as one at a time would: a point that ends before an
-// earlier one waits for it. The points start in order; when ctx ends no
-// further point starts, and those under way end and are written, so an
-// interrupted run keeps an unbroken first part of the points, as one at a
-// time keeps.
+// earlier one waits for it. The points start in startOrder's order; when
+// ctx ends no further point starts, and those under way end and the
+// unbroken first part of the points is written, as one at a time keeps.
 //
 // Beside other variants (r.ov set), its points take their lanes from the
 // run's shared ones, it says when all have started, and it writes, watches
@@ -31,6 +30,7 @@ func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time
 	done := make(chan int, len(pts))
 	var recs []Record
 	var werr error
+	order := startOrder(r.Lab, pts)
 	started, running := 0, 0
 	var turn <-chan struct{}
 	myTurn, abandoned := true, false
@@ -45,7 +45,7 @@ func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time
 			if !r.takeLane(ctx) {
 				break
 			}
-			i := started
+			i := order[started]
 			if myTurn {
 				r.watch(len(recs), len(pts), start, &pts[i], nil)
 			}
@@ -75,7 +75,7 @@ func (r *Runner) runSideBySide(ctx context.Context, pts []Point, start time.Time
 			}
 			r.takeTurn(len(pts), start, pts[len(recs)])
 		}
-		for n := len(recs); myTurn && !abandoned && werr == nil && n < started && ended[n]; n = len(recs) {
+		for n := len(recs); myTurn && !abandoned && werr == nil && n < len(pts) && ended[n]; n = len(recs) {
 			rec := measured[n]
 			recs = append(recs, rec)
 			werr = r.write(rec)
@@ -127,4 +127,25 @@ func (r *Runner) leaveLane() {
 	if r.ov != nil {
 		<-r.ov.lanes
 	}
+}
+
+// startOrder is the order side-by-side points start in: those whose
+// experiment runs a background load (two streams, the longest points)
+// first, each group in the points' order, so that a long point does not
+// end the run alone on one core while the others idle. Records are
+// written in the points' order all the same.
+func startOrder(lab *topologies.Lab, pts []Point) []int {
+	loaded := map[string]bool{}
+	for _, e := range lab.Experiments {
+		loaded[e.Name] = e.Background != nil
+	}
+	var first, rest []int
+	for i, p := range pts {
+		if loaded[p.Experiment] {
+			first = append(first, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	return append(first, rest...)
 }

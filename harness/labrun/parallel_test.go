@@ -117,3 +117,42 @@ func TestVirtualPointsSideBySideKeepInterruptedPrefix(t *testing.T) {
 		t.Errorf("results.jsonl has %d lines, want 2", got)
 	}
 }
+
+// TestVirtualPointsWithBackgroundStartFirst: side by side, the points of
+// an experiment with a background load (the longest) start before the
+// others, and the records are written in the points' order all the same.
+func TestVirtualPointsWithBackgroundStartFirst(t *testing.T) {
+	lab, err := labfile.Parse("bg.yaml", []byte(labtest.Lab("two-hosts", "bg", `experiments:
+  - {name: plain, from: h1, to: h2, tests: [UDP_STREAM], sizes: [64, 128, 256], duration: 1s}
+  - {name: loaded, from: h1, to: h2, tests: [UDP_STREAM], sizes: [512, 1024], duration: 1s, background: {from: h2, to: h1, test: UDP_STREAM}}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(jobs int) string {
+		// A plain point ends only once a loaded one has: two plain points
+		// on the two lanes first would wait for ever (here, 5 s).
+		loadedEnded := make(chan struct{})
+		var once sync.Once
+		var out bytes.Buffer
+		r := &Runner{Lab: lab, Variant: "base", JSONL: &out, Jobs: jobs, Env: modelFunc(func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
+			if p.Experiment == "loaded" {
+				once.Do(func() { close(loadedEnded) })
+			} else if jobs > 1 {
+				select {
+				case <-loadedEnded:
+				case <-time.After(5 * time.Second):
+					return perf.Result{Test: p.Test, Error: "no loaded point ended first"}, nil, nil
+				}
+			}
+			return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
+		})}
+		if _, err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return atField.ReplaceAllString(out.String(), `"at":""`)
+	}
+	if one, two := run(1), run(2); two != one {
+		t.Errorf("two at a time wrote\n%s\none at a time\n%s", two, one)
+	}
+}
