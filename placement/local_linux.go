@@ -35,7 +35,7 @@ type localRunner struct {
 	s        Split
 	w        io.Writer
 	out      *results.Folder
-	lock     *os.File
+	unlock   func() // the split lab's lock, held from start to stop
 	machines [2]string
 	remove   func() error
 	cmds     []*exec.Cmd
@@ -59,27 +59,35 @@ func newLocal(s Split, w io.Writer) (runner, error) {
 }
 
 // lockSplit takes the split lab's lock on this machine, held while it is
-// up, so that a down does not pull it from under a running up.
-func lockSplit(lab string) (*os.File, error) {
+// up, so that a down does not pull it from under a running up. Its file
+// goes when it is released (unlock), as the kernel's lab locks do: a lock
+// taken on a file removed meanwhile guards nothing, so it is taken again.
+func lockSplit(lab string) (unlock func(), err error) {
 	if err := os.MkdirAll(kernel.RunDir, 0o755); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(kernel.RunDir, machineLab(lab)+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("split lab %s is up on this machine (%s is held): stop it with SIGINT", lab, path)
+		}
+		var got, now syscall.Stat_t
+		if syscall.Fstat(int(f.Fd()), &got) == nil && syscall.Stat(path, &now) == nil && got.Ino == now.Ino && got.Dev == now.Dev {
+			return func() { os.Remove(path); f.Close() }, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("split lab %s is up on this machine (%s is held): stop it with SIGINT", lab, path)
 	}
-	return f, nil
 }
 
 func (l *localRunner) start(ctx context.Context, out *results.Folder) error {
 	l.out = out
 	var err error
-	if l.lock, err = lockSplit(l.s.Lab); err != nil {
+	if l.unlock, err = lockSplit(l.s.Lab); err != nil {
 		return err
 	}
 	if err := removeLocal(l.s, io.Discard); err != nil { // what a killed run left
@@ -144,10 +152,10 @@ func (l *localRunner) stopped() string {
 // stop interrupts each part, kills one that has not ended after stopWait,
 // then runs each part's down and removes the machines.
 func (l *localRunner) stop(out *results.Folder) error {
-	if l.lock == nil {
+	if l.unlock == nil {
 		return nil
 	}
-	defer l.lock.Close()
+	defer l.unlock()
 	var errs []error
 	for k, done := range l.done {
 		select {
@@ -204,11 +212,11 @@ func downLocal(s Split, w io.Writer) error {
 	if err := kernel.RequireRoot(); err != nil {
 		return err
 	}
-	lock, err := lockSplit(s.Lab)
+	unlock, err := lockSplit(s.Lab)
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
+	defer unlock()
 	return removeLocal(s, w)
 }
 

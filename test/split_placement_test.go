@@ -111,8 +111,8 @@ func (p *placed) down() {
 	}
 }
 
-// nothingLeft checks that no namespace, process, control socket or lock
-// of the lab remains.
+// nothingLeft checks that no namespace, process, link, control socket or
+// lock file of the lab remains.
 func nothingLeft(t *testing.T, lab string) {
 	t.Helper()
 	if left := namespaces(lab); len(left) > 0 {
@@ -127,9 +127,9 @@ func nothingLeft(t *testing.T, lab string) {
 	if links, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(links), lab) {
 		t.Errorf("links left:\n%s", links)
 	}
-	socks, _ := filepath.Glob("/run/atmlab/" + lab + "*.sock")
-	if len(socks) > 0 {
-		t.Errorf("control sockets left: %v", socks)
+	files, _ := filepath.Glob("/run/atmlab/" + lab + "[-.]*")
+	if len(files) > 0 {
+		t.Errorf("control sockets or locks left: %v", files)
 	}
 }
 
