@@ -56,12 +56,18 @@ type Lab struct {
 // and Up returns an error having touched nothing. Then it cleans up what a
 // killed run of the lab left. On any failure it removes what it made, and
 // only that.
-func Up(lab *topologies.Lab) (*Lab, error) { return UpPart(lab, nil) }
+func Up(lab *topologies.Lab) (*Lab, error) { return UpPart(lab, nil, nil) }
 
 // UpPart is Up for one part of a split lab: the hosts named in standIns
 // are the far ends of its cut links, built as models only (no namespace,
 // no TAP), whose ports the caller attaches to the cut (backend/cut).
-func UpPart(lab *topologies.Lab, standIns []string) (_ *Lab, err error) {
+// whole, if not nil, is the split lab: the hosts' files name all its
+// hosts, so that a host reaches one in another part by its name.
+func UpPart(lab *topologies.Lab, standIns []string, whole *topologies.Lab) (_ *Lab, err error) {
+	names := lab
+	if whole != nil {
+		names = whole
+	}
 	if err := RequireRoot(); err != nil {
 		return nil, err
 	}
@@ -142,7 +148,7 @@ func UpPart(lab *topologies.Lab, standIns []string) (_ *Lab, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeHosts(lab, name); err != nil && !slices.Contains(k.Notes, err.Error()) {
+		if err := writeHosts(names, name); err != nil && !slices.Contains(k.Notes, err.Error()) {
 			k.Notes = append(k.Notes, err.Error()) // once: a rootless lab's every host fails alike
 		}
 	}

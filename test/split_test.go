@@ -109,6 +109,7 @@ func TestSplitLabInRealTime(t *testing.T) {
 	file := writeSplitLab(t, name, "1ms")
 	m := machines(t, name+"-m")
 	left, right, both := upSplit(t, name, file, m)
+	both.exec("h1", "ping", "-c", "1", "h2") // a host in the other part, by its name
 	tcp, udp, rr := measure(both, "split")
 
 	if !within(tcp, wholeTCP, 0.01) {

@@ -154,12 +154,20 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 		}
 		lab, standIns = part.Lab, part.StandIns
 	}
-	k, err := kernel.UpPart(lab, standIns)
+	k, err := kernel.UpPart(lab, standIns, whole)
 	if err != nil {
 		return err
 	}
 	defer k.Close()
 	k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = f.Loop.Spin, f.Loop.Linger, f.Loop.IdleSpin
+	if part != nil && f.Loop.IdleSpin == DefaultLoop.IdleSpin {
+		// A part's loop sleeps in epoll when idle instead of polling and
+		// yielding the core: a frame from the peer or a host wakes it at
+		// once, where two yielding loops on one busy machine waited for
+		// each other's and other work's time slices (TCP_RR across a 1 ms
+		// cut at half the model's rate; at it, with this).
+		k.Loop.IdleSpin = 0
+	}
 	if part != nil {
 		cuts, err := f.cuts(ctx, whole, part, k)
 		if err != nil {
