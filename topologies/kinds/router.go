@@ -17,6 +17,7 @@ var routerRow = Row{Kind: topologies.KindRouter, Keys: []string{"mpls", "interfa
 	Start: func(n *topologies.Node) { n.Router = &topologies.Router{} },
 	Decode: func(d *labyaml.Decoder, n *topologies.Node) []labyaml.Field {
 		return []labyaml.Field{
+			{Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &n.MPLS) }},
 			{Name: "ttl", Required: false, Decode: func(key string, v *yaml.Node) {
 				var m string
 				labyaml.OneOf(d, key, v, &m, "uniform", "pipe")

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/netip"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/units"
 	"github.com/atmlab/atmlab/topologies"
-	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/kinds"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/plan"
@@ -154,14 +151,7 @@ func (d *decoder) rate(key string, v *yaml.Node, into *units.BitRate) {
 // setting decodes a lab file's value with the parser of its row of
 // settings.Settings.
 func setting[T any](d *decoder, key string, v *yaml.Node, parse func(string) (T, error), into *T) {
-	if s, ok := d.Scalar(key, v); ok {
-		x, err := parse(s)
-		if err != nil {
-			d.Errorf(v, key, "%v", err)
-			return
-		}
-		*into = x
-	}
+	labyaml.Parsed(&d.Decoder, key, v, parse, into)
 }
 
 // duration decodes a Go duration from 0 to settings.MaxDuration.
@@ -309,6 +299,8 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 	var ipv4Line int
 	mtu := 0
 	fields := []labyaml.Field{{Name: "kind", Required: true, Decode: func(string, *yaml.Node) {}}}
+	// The keys every kind with interfaces shares; a kind's own keys are
+	// its row's (kinds.Row.Decode).
 	all := map[string]labyaml.Field{
 		"ipv4": {Name: "ipv4", Required: false, Decode: func(key string, v *yaml.Node) {
 			ipv4, ipv4Line = d.address(key, v, node.Kind), v.Line
@@ -318,26 +310,6 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 			d.interfaces(key, v, node)
 		}},
 		"routes": {Name: "routes", Required: false, Decode: func(key string, v *yaml.Node) { d.routes(key, v, node) }},
-		"sysctls": {Name: "sysctls", Required: false, Decode: func(key string, v *yaml.Node) {
-			if v.Kind != yaml.MappingNode {
-				d.Errorf(v, key, "want a mapping such as {net.ipv4.tcp_congestion_control: cubic}")
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k, val := v.Content[i], v.Content[i+1]
-				if !strings.HasPrefix(k.Value, "net.") || strings.ContainsAny(k.Value, "/ ") {
-					d.Errorf(k, key+"."+k.Value, "only the namespace's own net.* sysctls can be set per host")
-					continue
-				}
-				if s, ok := d.Scalar(key+"."+k.Value, val); ok {
-					node.Sysctls = append(node.Sysctls, topologies.Sysctl{Key: k.Value, Value: s, Line: k.Line})
-				}
-			}
-		}},
-		"buffer": {Name: "buffer", Required: false, Decode: func(key string, v *yaml.Node) { d.buffer(key, v, &node.Buffer) }},
-		"ageing": {Name: "ageing", Required: false, Decode: func(key string, v *yaml.Node) { d.duration(key, v, &node.Ageing) }},
-		"mpls":   {Name: "mpls", Required: false, Decode: func(key string, v *yaml.Node) { d.Boolean(key, v, &node.MPLS) }},
-		"cpu":    {Name: "cpu", Required: false, Decode: func(key string, v *yaml.Node) { node.CPU = d.frameCPU(key, v) }},
 	}
 	if spec.Decode != nil {
 		for _, f := range spec.Decode(&d.Decoder, node) {
@@ -373,33 +345,6 @@ func (d *decoder) node(path string, n *yaml.Node, node *topologies.Node) {
 		}
 		sort.Slice(node.Interfaces, func(a, b int) bool { return node.Interfaces[a].Name < node.Interfaces[b].Name })
 	}
-}
-
-// buffer decodes a switch's output buffer per port.
-func (d *decoder) buffer(key string, v *yaml.Node, into *units.Size) {
-	setting(d, key, v, settings.ParseBuffer, into)
-}
-
-// frameCPU decodes a host's or a software switch's processing limit:
-// cpu: {per_packet, per_byte | rate, queue}.
-func (d *decoder) frameCPU(key string, v *yaml.Node) *topologies.FrameCPU {
-	c := &topologies.FrameCPU{}
-	d.Mapping(v, key, []labyaml.Field{
-		{Name: "per_packet", Required: false, Decode: func(key string, v *yaml.Node) { d.DurationIn(key, v, MaxCost, &c.PerPacket) }},
-		{Name: "per_byte", Required: false, Decode: func(key string, v *yaml.Node) { // as the copy rate it is: 8 bits an octet
-			var perByte time.Duration
-			d.DurationIn(key, v, maxPerByte, &perByte)
-			if perByte > 0 {
-				c.Copy = units.BitRate(math.Round(8e9 / float64(perByte)))
-			}
-		}},
-		{Name: "rate", Required: false, Decode: func(key string, v *yaml.Node) { d.rate(key, v, &c.Copy) }},
-		{Name: "queue", Required: false, Decode: func(key string, v *yaml.Node) { d.IntIn(key, v, 1, 1<<20, &c.Queue) }},
-	})
-	if c.Queue == 0 {
-		c.Queue = defaults.CPUQueue
-	}
-	return c
 }
 
 func (d *decoder) prefix(key string, v *yaml.Node) netip.Prefix {

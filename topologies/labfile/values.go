@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,10 +24,9 @@ const (
 
 // Value ranges the decoder enforces (docs/lab-file.md).
 const (
-	MaxCost    = kinds.MaxCost        // a CPU's or router's cost per packet
-	MaxCable   = 100_000_000.0        // metres: 100,000 km, 0.5 s of propagation
-	nsPerMetre = 5                    // about 5 ns per metre in copper and fibre
-	maxPerByte = 8 * time.Millisecond // per_byte: 1 kbit/s
+	MaxCost    = kinds.MaxCost // a CPU's or router's cost per packet
+	MaxCable   = 100_000_000.0 // metres: 100,000 km, 0.5 s of propagation
+	nsPerMetre = 5             // about 5 ns per metre in copper and fibre
 )
 
 //go:embed sysctls.txt

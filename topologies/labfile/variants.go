@@ -93,7 +93,7 @@ func (d *decoder) override(path string, n *yaml.Node, lab *topologies.Lab) topol
 			if n := lab.Node(o.Node); n != nil && n.Kind != topologies.KindSwitch && n.Kind != topologies.KindHub {
 				d.Errorf(v, key, "buffer: is a switch's; %s is a %s", n.Name, n.Kind)
 			}
-			d.buffer(key, v, &o.Buffer)
+			kinds.DecodeBuffer(&d.Decoder, key, v, &o.Buffer)
 		}},
 		{Name: "cost", Required: false, Decode: func(key string, v *yaml.Node) {
 			if n := lab.Node(o.Node); n != nil && n.Kind != topologies.KindRouter {
@@ -115,7 +115,7 @@ func (d *decoder) override(path string, n *yaml.Node, lab *topologies.Lab) topol
 			if n := lab.Node(o.Node); n != nil && n.Kind != topologies.KindHost && n.Kind != topologies.KindSwitch {
 				d.Errorf(v, key, "cpu: limits a host or a switch; %s is a %s", n.Name, n.Kind)
 			}
-			o.CPU = d.frameCPU(key, v)
+			o.CPU = kinds.DecodeFrameCPU(&d.Decoder, key, v)
 		}},
 		{Name: "phy", Required: false, Decode: func(key string, v *yaml.Node) { d.phy(key, v, &o.PHY) }},
 		{Name: "aal", Required: false, Decode: func(key string, v *yaml.Node) {

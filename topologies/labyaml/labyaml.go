@@ -203,6 +203,19 @@ func FloatIn(s string, lo, hi float64) (float64, bool) {
 	return f, err == nil && f >= lo && f <= hi
 }
 
+// Parsed decodes a value with parse (a settings row's parser, say); its
+// error is the problem at the value's line.
+func Parsed[T any](d *Decoder, key string, v *yaml.Node, parse func(string) (T, error), into *T) {
+	if s, ok := d.Scalar(key, v); ok {
+		x, err := parse(s)
+		if err != nil {
+			d.Errorf(v, key, "%v", err)
+			return
+		}
+		*into = x
+	}
+}
+
 // OneOf decodes a value that must be one of allowed.
 func OneOf[T ~string](d *Decoder, key string, v *yaml.Node, into *T, allowed ...T) {
 	if s, ok := d.Scalar(key, v); ok {
