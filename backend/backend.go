@@ -1,6 +1,7 @@
 // Package backend is the runtime seam: a Backend brings a lab up in one
-// runtime and hands back the Env the experiment runner (labrun) measures
-// it through. Each runtime is a package of its own beside this one, as
+// runtime and hands back the Env that drives the experiment runner
+// (labrun) over it, handing the runner its measuring as values, so that
+// every call goes down. Each runtime is a package of its own beside this one, as
 // wireguard-go keeps tun_linux.go beside tun/netstack: backend/linux (the
 // kernel's namespaces, TAPs and the real-time loop; package kernel) and
 // backend/virtual (netstack hosts in model time). backend/registry lists
@@ -20,15 +21,18 @@ type Backend interface {
 	// Clock is the clock its labs' points are measured by.
 	Clock() clock.Clock
 	// Up brings a lab up (or readies it: a virtual lab is built afresh
-	// for each point) and returns it as the runner measures it. The
+	// for each point) and returns what runs the runner over it. The
 	// caller closes it.
 	Up(ctx context.Context, lab *topologies.Lab, o Options) (Env, error)
 }
 
-// Env is a lab a Backend brought up, as the runner measures it in any
-// runtime (labrun.Env), and what tears it down.
+// Env is a lab a Backend brought up: what measures a run's points on it
+// and what tears it down.
 type Env interface {
-	labrun.Env
+	// Run measures r's points on the lab: it sets r.Env (its clock and
+	// its measuring, as labrun.Env's values), readies what stays up for
+	// the whole run, and runs r.
+	Run(ctx context.Context, r *labrun.Runner) ([]labrun.Record, error)
 	Close() error
 }
 

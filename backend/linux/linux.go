@@ -54,7 +54,7 @@ type Env struct {
 
 var (
 	_ labrun.Hosts = (*Env)(nil)
-	_ labrun.Env   = (*Env)(nil)
+	_ backend.Env  = (*Env)(nil)
 )
 
 // Kernel is the lab in the kernel (the live view shows it).

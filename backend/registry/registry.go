@@ -61,8 +61,7 @@ func MeasureOn(out, self string, up func(backend.Env) (done func()), workers *vi
 		if up != nil {
 			defer up(env)()
 		}
-		r.Env = env
-		recs, err := r.Run(ctx)
+		recs, err := env.Run(ctx, r)
 		return len(recs), err
 	}
 }

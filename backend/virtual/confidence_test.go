@@ -25,8 +25,8 @@ experiments:
 `)
 	run := func() ([]labrun.Record, []byte) {
 		var out bytes.Buffer
-		r := &labrun.Runner{Lab: l, JSONL: &out, Env: Env{lab: l}}
-		recs, err := r.Run(context.Background())
+		r := &labrun.Runner{Lab: l, JSONL: &out}
+		recs, err := Env{lab: l}.Run(context.Background(), r)
 		if err != nil || len(recs) != 3 {
 			t.Fatalf("%d records, %v", len(recs), err)
 		}

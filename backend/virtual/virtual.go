@@ -82,17 +82,15 @@ func (e Env) With(workers *Workers, variant string) Env {
 	return e
 }
 
-var _ labrun.Env = Env{}
+var _ backend.Env = Env{}
 
-func (Env) Clock() clock.Clock { return clock.Virtual }
-func (Env) Close() error       { return nil }
+func (Env) Close() error { return nil }
 
-// Lanes: each point is on a lab of its own, so as many as the jobs.
-func (Env) Lanes(jobs int) int { return jobs }
-
-// Begin: nothing stays up between points.
-func (Env) Begin(context.Context, *labrun.Runner, []labrun.Point) (func(), error) {
-	return func() {}, nil
+// Run measures r's points: nothing stays up between them, and each is on
+// a lab of its own, so as many at once as the run's jobs.
+func (e Env) Run(ctx context.Context, r *labrun.Runner) ([]labrun.Record, error) {
+	r.Env = labrun.Env{Clock: clock.Virtual, Measure: e.Measure}
+	return r.Run(ctx)
 }
 
 // Measure measures the point (each of its confidence's runs) on a lab

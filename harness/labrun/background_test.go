@@ -65,7 +65,7 @@ func TestMeasureBackground(t *testing.T) {
 		{"exec sleep 2.3", ""}, // it ends after the duration (2 s after it started), before the point (2.5 s)
 		{"exec sleep 1.5", "the background load was not running throughout the point's duration (background load in a2 ended (exit status 0): it said nothing): it measured the path without it"},
 	} {
-		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: &bgEnv{bg: tc.bg}, Lab: lab, Self: "atmlab"}}
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: &bgEnv{bg: tc.bg}, Lab: lab, Self: "atmlab"}).Env()}
 		rec := r.measure(context.Background(), p)
 		b := rec.Background
 		// 10 MB in a point of about 1.5 s: about 53 Mbit/s.
@@ -104,7 +104,7 @@ func TestBackgroundLoadSockBuf(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := &bgArgsEnv{bgEnv: bgEnv{bg: "exec sleep 10"}}
-		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 		rec := r.measure(context.Background(), Points(lab)[0])
 		cmd := strings.Join(env.args, " ")
 		if !strings.Contains(cmd, "perf client -H 10.0.0.4") {

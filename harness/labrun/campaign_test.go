@@ -110,8 +110,7 @@ func campaign(t *testing.T, quick bool, s Shard, env *fakeEnv) (*Campaign, *stri
 	var jsonl, log strings.Builder
 	c := &Campaign{Variants: vs, Clocks: clock.Choice{clock.Real}, Shard: s, Self: "atmlab", JSONL: &jsonl, Log: &log, Out: "out",
 		Measure: func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
-			r.Env = &HostsEnv{Hosts: env, Lab: r.Lab, Self: "atmlab"}
-			recs, err := r.Run(ctx)
+			recs, err := (&HostsEnv{Hosts: env, Lab: r.Lab, Self: "atmlab"}).Run(ctx, r)
 			return len(recs), err
 		}}
 	return c, &jsonl
@@ -217,8 +216,8 @@ func TestCampaignServerNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	var jsonl strings.Builder
-	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: &fakeEnv{}, Lab: lab, Self: "atmlab"}, JSONL: &jsonl}
-	recs, err := r.Run(context.Background())
+	r := &Runner{Lab: lab, JSONL: &jsonl}
+	recs, err := (&HostsEnv{Hosts: &fakeEnv{}, Lab: lab, Self: "atmlab"}).Run(context.Background(), r)
 	if err == nil || len(recs) != 0 || jsonl.Len() != 0 || !strings.Contains(err.Error(), "perf server in mute exited before it was ready") {
 		t.Fatalf("Run() = %d records, %v", len(recs), err)
 	}

@@ -12,13 +12,10 @@ import (
 // measures, each on a lab of its own, as backend/virtual's.
 type modelFunc func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error)
 
-func (modelFunc) Clock() clock.Clock { return clock.Virtual }
-func (modelFunc) Lanes(jobs int) int { return jobs }
-func (modelFunc) Begin(context.Context, *Runner, []Point) (func(), error) {
-	return func() {}, nil
-}
+// env is the runner's Env for it.
+func (f modelFunc) env() Env { return Env{Clock: clock.Virtual, Measure: f.measure} }
 
-func (f modelFunc) Measure(ctx context.Context, _ *Runner, p Point, e *study.Experiment, rec *Record) {
+func (f modelFunc) measure(ctx context.Context, _ *Runner, p Point, e *study.Experiment, rec *Record) {
 	var err error
 	rec.Result, err = Iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
 		res, load, err := f(ctx, p, e)

@@ -87,16 +87,29 @@ type HostsEnv struct {
 	vethRates map[vethKey]float64
 }
 
-func (h *HostsEnv) Clock() clock.Clock { return clock.Real }
+// Env is how the runner measures the lab's points: one at a time, each by
+// its tool's real side in the hosts.
+func (h *HostsEnv) Env() Env {
+	return Env{Clock: clock.Real, OneAtATime: true, Measure: h.Measure, FrameRate: h.vethFrameRate}
+}
 
-// Lanes: the points share one lab and the machine, one at a time.
-func (h *HostsEnv) Lanes(int) int { return 1 }
+// Run measures r's points on the lab, driving the runner: atmlab perf
+// servers up for the whole run (begin), then every point by the runner.
+func (h *HostsEnv) Run(ctx context.Context, r *Runner) ([]Record, error) {
+	r.Env = h.Env()
+	end, err := h.begin(ctx, r, r.Pending())
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	return r.Run(ctx)
+}
 
-// Begin starts atmlab perf servers wherever an experiment or its
+// begin starts atmlab perf servers wherever an experiment or its
 // background load sends, up (and listening) for the whole run, and pings
 // the points' paths; it takes the hosts' veth probe and steal clock for
 // the runner, where they have them.
-func (h *HostsEnv) Begin(ctx context.Context, r *Runner, pts []Point) (end func(), err error) {
+func (h *HostsEnv) begin(ctx context.Context, r *Runner, pts []Point) (end func(), err error) {
 	if p, ok := h.Hosts.(Prober); ok && r.VethRTT == 0 {
 		r.VethRTT = p.VethRTT()
 	}

@@ -30,27 +30,30 @@ import (
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// Env is a lab a backend brought up (package backend), as the runner
-// measures it: the same three calls in either clock, so the runner never
-// asks which it is in. A real-time lab's is a HostsEnv, its tools' real
-// sides run in its hosts; a virtual-time lab's measures each point on a
-// lab of its own by its tool's virtual side (backend/virtual).
-type Env interface {
+// Env is how the backend that brought a lab up (package backend) has the
+// runner measure its points: the backend drives the run (its Env's Run
+// sets Runner.Env and calls Runner.Run) and hands its own measuring down
+// as values, so the runner calls nothing above it and never asks which
+// clock it is in. A real-time lab's is HostsEnv's, its tools' real sides
+// run in its hosts; a virtual-time lab's measures each point on a lab of
+// its own by its tool's virtual side (backend/virtual).
+type Env struct {
 	// Clock is the clock its points are measured by.
-	Clock() clock.Clock
-	// Begin readies the lab for a run of the points (what stays up for
-	// all of them: a real-time lab's atmlab perf servers) and returns what
-	// ends that.
-	Begin(ctx context.Context, r *Runner, pts []Point) (end func(), err error)
+	Clock clock.Clock
+	// OneAtATime: its points share one lab and the machine, so they are
+	// measured one at a time whatever the run's Jobs; otherwise each is
+	// on a lab of its own, as many at once as Jobs allows.
+	OneAtATime bool
 	// Measure measures one point by the side of its tool (ToolOf) for
 	// this runtime, into rec: its Result and Error and what the runtime
 	// records beside them (the emulator's health, the stack, the
 	// background load). A Flag it sets stands unless the runner's
 	// judgement finds a reason of its own.
-	Measure(ctx context.Context, r *Runner, p Point, e *study.Experiment, rec *Record)
-	// Lanes is how many points it measures at once when the run allows
-	// jobs: 1 where the points share one lab and the machine.
-	Lanes(jobs int) int
+	Measure func(ctx context.Context, r *Runner, p Point, e *study.Experiment, rec *Record)
+	// FrameRate, if set, is the datagrams a second a bare veth pair
+	// beside the lab carries with a point's tool, size and buffers (0:
+	// not known), measured for a UDP stream point that fell short.
+	FrameRate func(ctx context.Context, p Point) float64
 }
 
 // Point is one measurement of an experiment's matrix.
@@ -195,7 +198,7 @@ func DoneKey(p Point, clock string) string { return PointKey(p) + "\x00" + clock
 type Runner struct {
 	Variant  string // recorded with every point ("base" if empty)
 	Lab      *topologies.Lab
-	Env      Env       // the lab as its backend brought it up, in either clock
+	Env      Env       // how the backend driving the run measures its points, in either clock
 	JSONL    io.Writer // results.jsonl
 	CSV      *csv.Writer
 	Progress io.Writer // a progress line with ETA; nil for none
@@ -208,10 +211,9 @@ type Runner struct {
 	// (lab run --append).
 	Done map[string]bool
 	// Jobs is how many points the run may measure at once, each on its
-	// own lab, as far as its Env's Lanes allow; their records are written
-	// in order all the same. Below 2: one at a time. A HostsEnv (real
-	// time) always measures one at a time: its points share one lab and
-	// the machine.
+	// own lab, unless its Env measures one at a time (a HostsEnv's points
+	// share one lab and the machine); their records are written in order
+	// all the same. Below 2: one at a time.
 	Jobs int
 	// Steal reads the machine's steal time (a HostsEnv's hosts', a
 	// Stealer; a test's stand-in plays a hypervisor). nil: no steal is
@@ -221,18 +223,23 @@ type Runner struct {
 	ov            *overlap              // set when its points run beside other variants' (Campaign.runOverlapped)
 }
 
-// Run measures every point in order. It returns the records so far when
-// ctx ends.
+// Pending is the points the run is to measure: its variant's in its
+// shard, less those already measured in its Env's clock (Done).
+func (r *Runner) Pending() []Point {
+	clk := r.Env.Clock.Key()
+	return slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, clk)] })
+}
+
+// Run measures every pending point in order by its Env, which the backend
+// driving the run set. It returns the records so far when ctx ends.
 func (r *Runner) Run(ctx context.Context) ([]Record, error) {
-	clk := r.Env.Clock().Key()
-	pts := slices.DeleteFunc(ShardPoints(r.Lab, cmp.Or(r.Variant, "base"), r.Shard), func(p Point) bool { return r.Done[DoneKey(p, clk)] })
-	end, err := r.Env.Begin(ctx, r, pts)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
+	pts := r.Pending()
 	start := time.Now()
-	if lanes := r.Env.Lanes(r.Jobs); r.ov != nil || lanes > 1 && len(pts) > 1 {
+	lanes := r.Jobs
+	if r.Env.OneAtATime {
+		lanes = 1
+	}
+	if r.ov != nil || lanes > 1 && len(pts) > 1 {
 		return r.runSideBySide(ctx, pts, start, max(lanes, 1))
 	}
 	var recs []Record
@@ -342,11 +349,11 @@ func AwaitUnstolen(ctx context.Context, steal func() (time.Duration, error), win
 // stream stays more than 2 % below its ceiling with no error to say why.
 func (r *Runner) measure(ctx context.Context, p Point) Record {
 	e := r.experiment(p.Experiment)
-	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Env.Clock().Key(), VethRTT: float64(r.VethRTT) / 1e3}
+	rec := Record{Point: p, At: time.Now().UTC().Format(time.RFC3339), Clock: r.Env.Clock.Key(), VethRTT: float64(r.VethRTT) / 1e3}
 	r.Env.Measure(ctx, r, p, e, &rec)
 	r.judge(p, &rec)
-	if fr, ok := r.Env.(frameRater); ok && p.Test == perf.UDPStream && rec.below(0.99) {
-		if v := fr.vethFrameRate(ctx, p); v > 0 {
+	if r.Env.FrameRate != nil && p.Test == perf.UDPStream && rec.below(0.99) {
+		if v := r.Env.FrameRate(ctx, p); v > 0 {
 			rec.VethFrameRate = v
 			r.judge(p, &rec)
 		}
@@ -356,8 +363,8 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 
 // Iterate measures a point with measure once, or, when its experiment has
 // a confidence:, again until the confidence is reached (netperf's -I/-i):
-// the result is the last run's with the runs' mean as its figure. Envs
-// measure each point through it.
+// the result is the last run's with the runs' mean as its figure. Envs'
+// Measure measure each point through it.
 func Iterate(ctx context.Context, p Point, e *study.Experiment,
 	measure func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error)) (perf.Result, error) {
 	if e.Confidence == nil {

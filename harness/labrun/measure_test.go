@@ -80,7 +80,7 @@ func TestMeasureEmulatorQueries(t *testing.T) {
 		{[]error{nil, down}, 0, "the emulator's counters could not be read (lab m did not answer)"},
 	} {
 		env := &queryEnv{answers: tc.answers}
-		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 		rec := r.measure(context.Background(), p)
 		if rec.HostDrops != tc.drops || (tc.flag == "") != (rec.HostKernel != nil) || (tc.flag == "") != (rec.EmulatorCPU > 0) || !strings.HasPrefix(rec.Flag, tc.flag) || len(env.answers) != 0 {
 			t.Errorf("queries %v: drops %d, cpu %g, host counters %v, flag %q; want drops %d, flag %q", tc.answers, rec.HostDrops, rec.EmulatorCPU, rec.HostKernel, rec.Flag, tc.drops, tc.flag)
@@ -103,7 +103,7 @@ func TestMeasureLateness(t *testing.T) {
 		}
 	}
 	env := &queryEnv{answers: []error{nil, nil}, late: [][]time.Duration{before, during}}
-	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+	r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 	rec := r.measure(context.Background(), Points(lab)[0])
 	l := rec.Lateness
 	if l == nil || l.Count != 100 || l.P50 < 3900*time.Nanosecond || l.P50 > 4*us || l.P99 < 870*us || l.P99 > 900*us || l.Max < 870*us || l.Max > 930*us {
@@ -127,13 +127,13 @@ func TestMeasureReleaseSpacing(t *testing.T) {
 		during[i] = 120 * time.Microsecond
 	}
 	env := &queryEnv{answers: []error{nil, nil}, space: [][]time.Duration{{time.Second, time.Second}, during}}
-	r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+	r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 	rec := r.measure(context.Background(), Points(lab)[0])
 	if s := rec.ReleaseSpacing; s == nil || s.Count != 50 || s.P50 != 120*time.Microsecond || s.Max > 124*time.Microsecond {
 		t.Errorf("release spacing %+v; want 50 releases 120 µs apart (not the second before the point)", s)
 	}
 	env = &queryEnv{answers: []error{nil, nil}, space: [][]time.Duration{{time.Second}}}
-	r = &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+	r = &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 	if rec := r.measure(context.Background(), Points(lab)[0]); rec.ReleaseSpacing != nil {
 		t.Errorf("no releases during the point, but release spacing %+v", rec.ReleaseSpacing)
 	}
@@ -226,7 +226,7 @@ func TestMeasureRetakesStolen(t *testing.T) {
 		reads := 0
 		env := &queryEnv{answers: make([]error, 2*(StealRetakes+1))}
 		waits := 0
-		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}, awaitUnstolen: func(context.Context) { waits++ }, Steal: func() (time.Duration, error) {
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env(), awaitUnstolen: func(context.Context) { waits++ }, Steal: func() (time.Duration, error) {
 			// Two reads a measurement, before and after: a stolen one
 			// loses a whole second of each CPU, far above MaxSteal.
 			if reads%2 == 1 && reads/2 < tc.stolen {

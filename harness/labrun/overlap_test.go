@@ -30,7 +30,7 @@ func virtualCampaign(t *testing.T, jobs int, f modelFunc) (*Campaign, *strings.B
 	var jsonl, log strings.Builder
 	c := &Campaign{Variants: vs, Clocks: clock.Choice{clock.Virtual}, JSONL: &jsonl, Log: &log, Out: "out", Jobs: jobs,
 		Measure: func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
-			r.Env = f
+			r.Env = f.env()
 			recs, err := r.Run(ctx)
 			return len(recs), err
 		}}
@@ -76,7 +76,7 @@ func TestVirtualVariantsOverlapWriteInOrder(t *testing.T) {
 				once.Do(func() { close(slowEnded) })
 			}
 			return sizeFigure(ctx, p, e)
-		})
+		}).env()
 		recs, err := r.Run(ctx)
 		return len(recs), err
 	}
@@ -122,7 +122,7 @@ func TestVirtualVariantsOverlapStopAtFailure(t *testing.T) {
 		var jsonl strings.Builder
 		c := &Campaign{Variants: vs, Clocks: clock.Choice{clock.Virtual}, JSONL: &jsonl, Jobs: jobs,
 			Measure: func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
-				r.Env = modelFunc(sizeFigure)
+				r.Env = modelFunc(sizeFigure).env()
 				recs, err := r.Run(ctx)
 				if err == nil && r.Variant == "slow" {
 					err = broken

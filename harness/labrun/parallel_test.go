@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
@@ -54,7 +56,7 @@ func runJSONL(t *testing.T, jobs int, hold map[int]bool, release chan struct{}) 
 	var out bytes.Buffer
 	var order []int
 	var mu sync.Mutex
-	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Jobs: jobs, Env: modelFunc(fakePerf(hold, release, &order, &mu))}
+	r := &Runner{Lab: sideLab(t), Variant: "base", JSONL: &out, Jobs: jobs, Env: modelFunc(fakePerf(hold, release, &order, &mu)).env()}
 	recs, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func TestVirtualPointsSideBySideKeepInterruptedPrefix(t *testing.T) {
 				cancel() // interrupted while the second point ends
 			}
 			return res, load, err
-		})}
+		}).env()}
 	recs, err := r.Run(ctx)
 	if err != context.Canceled {
 		t.Fatalf("Run = %v, want context.Canceled", err)
@@ -146,7 +148,7 @@ func TestVirtualPointsWithBackgroundStartFirst(t *testing.T) {
 				}
 			}
 			return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
-		})}
+		}).env()}
 		if _, err := r.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -154,5 +156,49 @@ func TestVirtualPointsWithBackgroundStartFirst(t *testing.T) {
 	}
 	if one, two := run(1), run(2); two != one {
 		t.Errorf("two at a time wrote\n%s\none at a time\n%s", two, one)
+	}
+}
+
+// TestAnEnvOfOneLabMeasuresOneAtATime: an Env whose points share one lab
+// and the machine (a real-time lab's) has them measured one at a time,
+// in order, whatever the run's jobs; the same run's points on labs of
+// their own run side by side.
+func TestAnEnvOfOneLabMeasuresOneAtATime(t *testing.T) {
+	for _, oneLab := range []bool{true, false} {
+		var mu sync.Mutex
+		var running, most int
+		var order []int
+		second := make(chan struct{}) // closed when a second point is under way beside the first
+		var once sync.Once
+		measure := func(ctx context.Context, _ *Runner, p Point, _ *study.Experiment, rec *Record) {
+			mu.Lock()
+			running++
+			if most = max(most, running); running == 2 {
+				once.Do(func() { close(second) })
+			}
+			mu.Unlock()
+			if p.Size == 64 { // the first waits for a second lane, were there one
+				select {
+				case <-second:
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			mu.Lock()
+			running--
+			order = append(order, p.Size)
+			mu.Unlock()
+			rec.Result = perf.Result{Test: p.Test, ThroughputBps: 1e6}
+		}
+		r := &Runner{Lab: sideLab(t), Variant: "base", Jobs: 3, Env: Env{Clock: clock.Real, OneAtATime: oneLab, Measure: measure}}
+		recs, err := r.Run(context.Background())
+		if err != nil || len(recs) != 6 {
+			t.Fatalf("one lab %v: %d records, %v", oneLab, len(recs), err)
+		}
+		if oneLab && (most != 1 || !slices.Equal(order, []int{64, 128, 256, 512, 1024, 1472})) {
+			t.Errorf("one lab: %d points at once, measured in order %v; want 1, in the points' order", most, order)
+		}
+		if !oneLab && most < 2 {
+			t.Errorf("labs of their own with 3 jobs: at most %d point at once, want them side by side", most)
+		}
 	}
 }

@@ -116,7 +116,7 @@ func TestMeasureRecordsOtherLoad(t *testing.T) {
 	p := Points(lab)[0]
 	for _, idle := range []bool{false, true} {
 		env := &loadEnv{idle: idle}
-		r := &Runner{Lab: lab, Env: &HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}}
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 		start := time.Now()
 		rec := r.measure(context.Background(), p)
 		elapsed := time.Since(start)

@@ -36,12 +36,6 @@ type vethKey struct {
 	size, sockbuf int
 }
 
-// frameRater is an Env that can measure a bare veth pair's frame rate
-// beside its lab (a HostsEnv over a VethPairer).
-type frameRater interface {
-	vethFrameRate(ctx context.Context, p Point) float64
-}
-
 // vethFrameRate is the datagrams a second a bare veth pair beside the lab
 // carries with p's tool, size and socket buffers (a UDP stream for
 // vethSecs), measured once per run for each; 0 when the lab cannot make

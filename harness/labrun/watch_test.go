@@ -23,7 +23,7 @@ func TestRunnerWatch(t *testing.T) {
 	r := &Runner{Lab: lab, Variant: "base", Watch: func(p Progress) { seen = append(seen, p) },
 		Env: modelFunc(func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
 			return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
-		})}
+		}).env()}
 	if _, err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
