@@ -20,12 +20,34 @@ import (
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labfile"
+	"github.com/atmlab/atmlab/validate"
 )
 
 // NeedsLinux is the error of a verb that builds namespaces and TAPs on a
 // system without them.
 func NeedsLinux(verb string) error {
 	return fmt.Errorf("atmlab %s needs Linux (network namespaces and TAPs), not %s: run it on a Linux machine; here validate, calc, sim, report, perf and lab run --clock virtual work", verb, runtime.GOOS)
+}
+
+// Up is atmlab up past its flags: the lab file loaded (its warnings on
+// f.Log, unless a holder's child runs this again), handed to a rootless
+// holder where one is needed, else built in the kernel and run until ctx
+// ends (Run). Without Linux it says so before reading anything.
+func (f Foreground) Up(ctx context.Context, file string) error {
+	if err := NeedsKernel("up"); err != nil {
+		return err
+	}
+	lab, err := labfile.Load(file)
+	if err != nil {
+		return err
+	}
+	if !InHolder() { // a holder's child runs this command again
+		validate.Warnings(f.Log, lab)
+	}
+	if NeedsHolder() {
+		return RunHolder(lab)
+	}
+	return f.Run(ctx, lab)
 }
 
 // RunningLab is a lab whose control socket answers (atmlab ls).

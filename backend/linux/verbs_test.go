@@ -1,6 +1,9 @@
 package linux
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,5 +22,24 @@ func TestHostShellPromptNamesLabAndNode(t *testing.T) {
 	t.Setenv("SHELL", "/bin/bash")
 	if argv, _ := hostShell("sw100", "h1"); argv[0] != "/bin/bash" {
 		t.Errorf("argv %q, want $SHELL", argv)
+	}
+}
+
+// atmlab up refuses a lab file with a problem before building anything,
+// with the file's error at its line (or, without Linux, says it needs
+// Linux before reading the file).
+func TestUpRefusesABadLabFileBeforeBuilding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("name: bad\ntopology:\n  nodes:\n    h1: {kind: toaster}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	err := Foreground{Log: &log}.Up(context.Background(), path)
+	want := path + `:4: topology.nodes.h1.kind: unknown kind "toaster"`
+	if NeedsKernel("up") != nil {
+		want = NeedsLinux("up").Error()
+	}
+	if err == nil || !strings.Contains(err.Error(), want) || log.Len() != 0 {
+		t.Errorf("Up(bad) = %v, log %q; want %q and nothing logged", err, log.String(), want)
 	}
 }

@@ -63,7 +63,7 @@ func newRoot() *cobra.Command {
 		Running:  func() ([]linux.RunningLab, error) { return runningLabs() },
 		Topology: func(ctx context.Context, lab string) (*topologies.View, error) { return labTopology(ctx, lab) },
 	})
-	refuseUnknownVerbs(root)
+	clihelp.RefuseUnknownVerbs(root, func(err error) error { return usageError{err} })
 	return root
 }
 
@@ -102,35 +102,5 @@ func interruptible(ctx context.Context, f func() error) error {
 		return err
 	case <-ctx.Done():
 		return errInterrupted
-	}
-}
-
-// refuseUnknownVerbs makes each group of verbs (lab, perf) refuse a word
-// that is none of its verbs, as the root does, instead of printing its
-// help and succeeding: `atmlab lab FILE` is a mistake for `lab run FILE`.
-func refuseUnknownVerbs(root *cobra.Command) {
-	for _, c := range root.Commands() {
-		if !c.HasSubCommands() || c.Runnable() {
-			continue
-		}
-		c.Args = cobra.ArbitraryArgs
-		c.RunE = func(cmd *cobra.Command, a []string) error {
-			if len(a) == 0 {
-				return cmd.Help()
-			}
-			var verbs []string
-			for _, s := range cmd.Commands() {
-				if s.IsAvailableCommand() {
-					verbs = append(verbs, s.Name())
-				}
-			}
-			hint := ""
-			if len(verbs) == 1 {
-				hint = fmt.Sprintf("; did you mean atmlab %s %s %s?", cmd.Name(), verbs[0], strings.Join(a, " "))
-			} else if len(verbs) > 1 {
-				hint = fmt.Sprintf("; its commands are %s", strings.Join(verbs, ", "))
-			}
-			return usageError{fmt.Errorf("unknown command %q for %q%s", a[0], cmd.CommandPath(), hint)}
-		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/internal/clihelp"
 	"github.com/atmlab/atmlab/placement"
-	"github.com/atmlab/atmlab/topologies/labfile"
-	"github.com/atmlab/atmlab/validate"
 	"github.com/atmlab/atmlab/web"
 )
 
@@ -32,28 +30,15 @@ func newUp(opts *options) *cobra.Command {
 			if err := refuseVirtualUp(clockFlag); err != nil {
 				return err
 			}
-			if err := linux.NeedsKernel("up"); err != nil {
-				return err
-			}
 			if err := errors.Join(view.Check(), fg.Part.Check()); err != nil {
 				return err
-			}
-			lab, err := labfile.Load(a[0])
-			if err != nil {
-				return err
-			}
-			if !linux.InHolder() { // a holder's child runs this command again
-				validate.Warnings(cmd.ErrOrStderr(), lab)
-			}
-			if linux.NeedsHolder() {
-				return linux.RunHolder(lab)
 			}
 			fg.Out, fg.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fg.View = func(ctx context.Context, src linux.Source) (string, error) {
 				_, url, err := view.Start(ctx, fg.Out, src)
 				return url, err
 			}
-			return fg.Run(cmd.Context(), lab)
+			return fg.Up(cmd.Context(), a[0])
 		},
 	}
 	c.Flags().DurationVar(&fg.Loop.Spin, "spin", fg.Loop.Spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
