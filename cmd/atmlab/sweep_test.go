@@ -10,24 +10,16 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/internal/labtest"
 )
 
-const gridLab = `name: glab
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-    - endpoints: ["h2:eth0", "sw1:p2"]
-experiments:
+var gridLab = labtest.Lab("two-hosts-switch", "glab", `experiments:
   - {name: tcp, from: h1, to: h2, tests: [TCP_STREAM], sizes: [1448], repetitions: 2, duration: 300ms}
   - {name: rr, from: h1, to: h2, tests: [TCP_RR], sizes: [1], duration: 200ms}
 sweep:
   - {link: ["h1:eth0", "h2:eth0"], rate: [10M, 50M]}
   - {link: "h2:eth0", delay: [0s, 2ms]}
-`
+`)
 
 var atRE = regexp.MustCompile(`"at":"[^"]*"`)
 

@@ -7,23 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies/labfile"
 )
 
 func TestQuicken(t *testing.T) {
-	src := `name: q
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - {endpoints: ["h1:eth0", "h2:eth0"]}
-experiments:
+	src := labtest.Lab("two-hosts", "q", `experiments:
   - {name: sweep, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1, 2, 3, 4, 5], sockbufs: [0, 8192], repetitions: 3, duration: 10s}
   - {name: rr, from: h1, to: h2, tests: [TCP_RR, UDP_RR], sizes: [1, 64], quick: {tests: [UDP_RR], sizes: [64], variants: [slow], duration: 1s, repetitions: 3}}
 variants:
   - {name: slow, set: [{link: "h1:eth0", delay: 1ms}]}
-`
+`)
 	file := filepath.Join(t.TempDir(), "q.yaml")
 	os.WriteFile(file, []byte(src), 0o644)
 	lab, err := labfile.Load(file)

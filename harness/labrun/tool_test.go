@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies/labfile"
 	"github.com/atmlab/atmlab/topologies/study"
 )
@@ -92,14 +93,7 @@ func (badBox) Wrong() string { return "" }
 // against the tools here, at its line, as is virtual: on a tool that runs
 // in virtual time as it is.
 func TestCheckToolsNamesEveryBadToolAtItsLine(t *testing.T) {
-	lab, err := labfile.Parse("bad.yaml", []byte(`name: x
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-experiments:
+	lab, err := labfile.Parse("bad.yaml", []byte(labtest.Lab("two-hosts", "x", `experiments:
   - {name: a, from: h1, to: h2, tests: [TCP_STREAM], tool: netperf}
   - {name: b, from: h1, to: h2, tests: [TCP_RR], virtual: atmlab}
   - {name: c, from: h1, to: h2, tests: [TCP_STREAM], tool: iperf3, virtual: atmlab}
@@ -111,7 +105,7 @@ findings:
     measured: {experiment: a, test: TCP_STREAM, tool: no-such-tool}
     against: {experiment: c, test: TCP_STREAM, tool: iperf3}
     change: [0, 10]
-`))
+`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +115,10 @@ findings:
 		t.Fatalf("tools that run only in real time: %q", realOnly)
 	}
 	want := []string{
-		`bad.yaml:9: experiments[0].tool: "netperf": use ` + use,
-		`bad.yaml:10: experiments[1].virtual: only an experiment whose tool has no virtual side of its own (` + realOnly + `) can run as atmlab's test in virtual time; remove virtual:`,
-		`bad.yaml:13: reference[0].tool: "ttcp": use ` + use,
-		`bad.yaml:17: findings[0].measured.tool: "no-such-tool": use ` + use,
+		`bad.yaml:10: experiments[0].tool: "netperf": use ` + use,
+		`bad.yaml:11: experiments[1].virtual: only an experiment whose tool has no virtual side of its own (` + realOnly + `) can run as atmlab's test in virtual time; remove virtual:`,
+		`bad.yaml:14: reference[0].tool: "ttcp": use ` + use,
+		`bad.yaml:18: findings[0].measured.tool: "no-such-tool": use ` + use,
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
@@ -136,43 +130,29 @@ findings:
 // size's line, in a quick run's sizes too; one the lab file already
 // refused is not told twice, and another tool's sizes are left alone.
 func TestCheckToolsAsksEachToolItsUDPSizes(t *testing.T) {
-	lab, err := labfile.Parse("bad.yaml", []byte(`name: x
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-experiments:
+	lab, err := labfile.Parse("bad.yaml", []byte(labtest.Lab("two-hosts", "x", `experiments:
   - {name: a, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM], sizes: [65535]}
   - {name: b, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM, TCP_STREAM], sizes: [8, 16, 65507]}
   - {name: c, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], quick: {tests: [UDP_STREAM], sizes: [4]}}
   - {name: d, from: h1, to: h2, tests: [UDP_STREAM], sizes: [8, 65535]}
   - {name: e, from: h1, to: h2, tool: iperf3, tests: [TCP_STREAM], sizes: [8, 65535]}
-`))
+`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = CheckTools(lab)
 	want := []string{
-		`bad.yaml:9: experiments[0].sizes: 65535 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others; larger sizes for TCP tests go in an experiment of their own`,
-		`bad.yaml:10: experiments[1].sizes: 8 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
-		`bad.yaml:11: experiments[2].quick.sizes: 4 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
+		`bad.yaml:10: experiments[0].sizes: 65535 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others; larger sizes for TCP tests go in an experiment of their own`,
+		`bad.yaml:11: experiments[1].sizes: 8 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
+		`bad.yaml:12: experiments[2].quick.sizes: 4 bytes with UDP_STREAM: iperf3 sends UDP blocks of 16 to 65507 bytes and refuses others`,
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
 	}
-	_, err = labfile.Parse("big.yaml", []byte(`name: x
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-  links:
-    - endpoints: ["h1:eth0", "h2:eth0"]
-experiments:
+	_, err = labfile.Parse("big.yaml", []byte(labtest.Lab("two-hosts", "x", `experiments:
   - {name: a, from: h1, to: h2, tool: iperf3, tests: [UDP_STREAM], sizes: [70000]}
-`))
-	if want := `big.yaml:9: experiments[0].sizes: 70000 bytes with UDP_STREAM: a UDP message is at most 65535 bytes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "iperf3 sends") {
+`)))
+	if want := `big.yaml:10: experiments[0].sizes: 70000 bytes with UDP_STREAM: a UDP message is at most 65535 bytes`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "iperf3 sends") {
 		t.Errorf("a size no UDP message has: got %v, want only %q", err, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/defaults"
 	"github.com/atmlab/atmlab/topologies/labyaml"
@@ -308,21 +309,12 @@ experiments:
 }
 
 func TestVariants(t *testing.T) {
-	src := `name: x
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - {endpoints: ["h1:eth0", "sw1:p1"], ethernet: {rate: 100M}}
-    - {endpoints: ["h2:eth0", "sw1:p2"], ethernet: {rate: 100M}}
-variants:
+	src := labtest.Lab("two-hosts-switch", "x", `variants:
   - name: slow
     set: [{link: "h1:eth0", rate: 10M, delay: 5ms, loss: 1%}]
   - name: hub
     set: [{node: sw1, kind: hub}]
-`
+`)
 	file := filepath.Join(t.TempDir(), "lab.yaml")
 	os.WriteFile(file, []byte(src), 0o644)
 	lab, err := Load(file)

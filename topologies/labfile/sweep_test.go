@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/units"
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -99,20 +100,11 @@ func TestSweepWithVariant(t *testing.T) {
 
 // Jitter, a switch's buffer and a router's cost are variant keys too.
 func TestSweepMoreKeys(t *testing.T) {
-	src := `name: more
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-    - endpoints: ["h2:eth0", "sw1:p2"]
-sweep:
+	src := labtest.Lab("two-hosts-switch", "more", `sweep:
   - {link: "h1:eth0", jitter: [1ms]}
   - {node: sw1, buffer: [16KiB, 64KiB]}
   - {node: h1, cpu: [{}, {per_packet: 30us, rate: 121M}]}
-`
+`)
 	file := filepath.Join(t.TempDir(), "more.yaml")
 	os.WriteFile(file, []byte(src), 0o644)
 	lab, err := Load(file)

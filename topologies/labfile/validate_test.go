@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/internal/labtest"
 	"github.com/atmlab/atmlab/topologies"
 )
 
@@ -12,19 +13,10 @@ import (
 // variants, each setting a host link's rate and delay and the switch's buffer.
 func variantsLab(n int) []byte {
 	var src strings.Builder
-	src.WriteString(`name: many
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-    - endpoints: ["h2:eth0", "sw1:p2"]
-experiments:
+	src.WriteString(labtest.Lab("two-hosts-switch", "many", `experiments:
   - {name: s, from: h1, to: h2, tests: [TCP_STREAM, TCP_RR], sizes: [64, 1448]}
 variants:
-`)
+`))
 	for i := range n {
 		fmt.Fprintf(&src, "  - {name: v%d, set: [{link: \"h1:eth0\", rate: %dM, delay: %dus}, {node: sw1, buffer: %dKiB}]}\n", i, 1+i%100, i, 2+i)
 	}
@@ -39,22 +31,13 @@ func sweepLab1000() []byte {
 		delays = append(delays, fmt.Sprintf("%dms", i))
 		losses = append(losses, fmt.Sprintf("%d%%", i))
 	}
-	return []byte(fmt.Sprintf(`name: grid
-topology:
-  nodes:
-    h1: {kind: host, ipv4: 10.0.0.1/24}
-    h2: {kind: host, ipv4: 10.0.0.2/24}
-    sw1: {kind: switch}
-  links:
-    - endpoints: ["h1:eth0", "sw1:p1"]
-    - endpoints: ["h2:eth0", "sw1:p2"]
-experiments:
+	return []byte(labtest.Lab("two-hosts-switch", "grid", fmt.Sprintf(`experiments:
   - {name: s, from: h1, to: h2, tests: [TCP_STREAM, TCP_RR], sizes: [64, 1448]}
 sweep:
   - {link: ["h1:eth0", "h2:eth0"], rate: [%s]}
   - {link: "h2:eth0", delay: [%s]}
   - {link: "h1:eth0", loss: [%s]}
-`, strings.Join(rates, ", "), strings.Join(delays, ", "), strings.Join(losses, ", ")))
+`, strings.Join(rates, ", "), strings.Join(delays, ", "), strings.Join(losses, ", "))))
 }
 
 // validate is what atmlab validate does with a lab file's bytes: the lab

@@ -255,7 +255,7 @@ func TestNamedVariantsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Parse("v.yaml", variantsLab(MaxVariants+1))
-	if err == nil || !strings.Contains(err.Error(), "v.yaml:13: variants: 1001 variants: a lab file holds at most 1000") {
+	if err == nil || !strings.Contains(err.Error(), "v.yaml:14: variants: 1001 variants: a lab file holds at most 1000") {
 		t.Errorf("%d variants: %v", MaxVariants+1, err)
 	}
 }
