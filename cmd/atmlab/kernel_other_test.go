@@ -13,7 +13,8 @@ import (
 // it builds on macOS and Windows) every verb that builds namespaces says
 // it needs Linux, names itself and what works instead, and touches
 // nothing; the package's other tests (validate, calc, sim, perf, lab run
-// --clock virtual, report) run in the same build.
+// --clock virtual, report) run in the same build, but for those that
+// drive the runner's library code directly (skipInStubRun).
 func TestNeedsLinux(t *testing.T) {
 	dir := t.TempDir()
 	lab := filepath.Join(dir, "x.yaml")

@@ -165,6 +165,7 @@ func runVirtual(ctx context.Context, lab *topologies.Lab, r *labrun.Runner, out 
 // points three at a time, each on its own netstack lab, writes the same
 // results.jsonl and results.csv, timestamps aside, as one at a time.
 func TestVirtualPointsSideBySideSameBytes(t *testing.T) {
+	skipInStubRun(t)
 	lab, err := labfile.Parse("side.yaml", []byte(`name: side
 seed: 7
 topology:
