@@ -1,7 +1,14 @@
 // Package sched is the one source of time for atmlab's models.
 //
 // A Scheduler holds a queue of events ordered by model time; equal times run
-// in rank order (Timer.SetRank), then in the order they were scheduled.
+// in rank order (Timer.SetRank), then in the order they were scheduled: by
+// the model time they were scheduled at, then, among events scheduled at
+// one instant, a scheduler's own before those handed in from other
+// schedulers (AtFrom: frames crossing a cut of a split lab, by their
+// origin), then in sequence. In one scheduler the instant an event is
+// scheduled at only grows with the sequence, so the order is the order
+// of scheduling; across the parts of a split lab it is the one order every
+// part can compute alone (package emulator/sched/window).
 // Under a virtual clock the queue is drained as fast as the CPU allows (Run,
 // RunUntil, Step) and results are exact to the nanosecond. Under a real-time
 // driver (the kernel package's event loop) the driver runs the events due by
@@ -29,10 +36,12 @@ func New() *Scheduler { return &Scheduler{} }
 
 // Timer is a scheduled callback.
 type Timer struct {
-	s     *Scheduler
-	at    time.Duration
-	seq   uint64
-	rank  uint64
+	s      *Scheduler
+	at     time.Duration
+	from   time.Duration // the model time it was scheduled at (AtFrom: given)
+	origin uint32        // 0: scheduled here; else the cut it came in by (AtFrom)
+	seq    uint64
+	rank   uint64
 	f     func()
 	index int // position in the heap, -1 once run or stopped
 }
@@ -60,7 +69,25 @@ func (s *Scheduler) At(t time.Duration, f func()) *Timer {
 		t = s.now
 	}
 	s.seq++
-	tm := &Timer{s: s, at: t, seq: s.seq, f: f}
+	tm := &Timer{s: s, at: t, from: s.now, seq: s.seq, f: f}
+	heap.Push(&s.events, tm)
+	return tm
+}
+
+// AtFrom schedules f at model time t as if it had been scheduled at model
+// time from (at most t) by origin, a number above 0 naming where it came
+// from: a frame that left another scheduler's part at from over cut
+// origin. Among events due at the same time and rank it runs after those
+// scheduled before from, and after this scheduler's own scheduled at
+// from; those of one origin and instant run in the order handed in. So
+// the order does not depend on when, in wall time or in this scheduler's
+// model time, it was handed in. t in the past runs at the next step.
+func (s *Scheduler) AtFrom(t, from time.Duration, origin uint32, f func()) *Timer {
+	if t < s.now {
+		t = s.now
+	}
+	s.seq++
+	tm := &Timer{s: s, at: t, from: min(from, t), origin: origin, seq: s.seq, f: f}
 	heap.Push(&s.events, tm)
 	return tm
 }
@@ -75,7 +102,7 @@ func (t *Timer) Reset(at time.Duration) {
 	t.Stop()
 	s := t.s
 	s.seq++
-	t.at, t.seq = max(at, s.now), s.seq
+	t.at, t.seq, t.from, t.origin = max(at, s.now), s.seq, s.now, 0
 	heap.Push(&s.events, t)
 }
 
@@ -127,6 +154,19 @@ func (s *Scheduler) RunUntil(t time.Duration) {
 	}
 }
 
+// RunBefore runs every event due before t (not at t), each at its own
+// time, and leaves the clock at t: a part of a split lab runs a window so
+// (package emulator/sched/window), since what another part hands in may
+// be due at t itself and order before this part's own events at t.
+func (s *Scheduler) RunBefore(t time.Duration) {
+	for len(s.events) > 0 && s.events[0].at < t {
+		s.Step()
+	}
+	if t > s.now {
+		s.now = t
+	}
+}
+
 // RunDue runs at most n of the events due at or before t, each at its own
 // time, and returns how many it ran and whether that was all of them; only
 // then does the clock move to t. A real-time driver that must stay
@@ -164,6 +204,12 @@ func (h eventHeap) Less(i, j int) bool {
 	}
 	if h[i].rank != h[j].rank {
 		return h[i].rank < h[j].rank
+	}
+	if h[i].from != h[j].from {
+		return h[i].from < h[j].from
+	}
+	if h[i].origin != h[j].origin {
+		return h[i].origin < h[j].origin
 	}
 	return h[i].seq < h[j].seq
 }

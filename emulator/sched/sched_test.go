@@ -135,3 +135,28 @@ func TestRankOrdersTies(t *testing.T) {
 		t.Fatalf("ran %v", got)
 	}
 }
+
+// An event handed in from another scheduler (AtFrom) runs among those due
+// at its time by the instant it was scheduled at: after this scheduler's
+// own scheduled before or at that instant, before those scheduled later,
+// whenever it was handed in; by origin, then in the order handed in.
+func TestAtFromOrdersByInstantThenOrigin(t *testing.T) {
+	s := New()
+	var got []string
+	log := func(name string) func() { return func() { got = append(got, name) } }
+	s.At(50, log("own@0"))
+	s.At(10, func() { s.At(50, log("own@10")) })
+	s.At(30, func() {
+		s.At(50, log("own@30"))
+		s.AtFrom(50, 10, 2, log("cut2@10"))
+		s.AtFrom(50, 10, 1, log("cut1@10 first"))
+		s.AtFrom(50, 10, 1, log("cut1@10 second"))
+		s.AtFrom(50, 20, 1, log("cut1@20"))
+		s.AtFrom(50, 0, 1, log("cut1@0"))
+	})
+	s.Run()
+	want := []string{"own@0", "cut1@0", "own@10", "cut1@10 first", "cut1@10 second", "cut2@10", "cut1@20", "own@30"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ran %q, want %q", got, want)
+	}
+}

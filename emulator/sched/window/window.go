@@ -1,0 +1,250 @@
+// Package window runs the parts of a split lab, each on a scheduler of
+// its own, as one simulation: conservative windows of the lookahead (the
+// smallest delay of the links cut between parts). Nothing a part does at
+// model time t can reach another part before t + the lookahead, so in a
+// window [T, T+lookahead) every part runs alone, on a goroutine of its
+// own; what crosses a cut during the window (Post) is handed to its
+// part's scheduler at the window's end, at its arrival time and stamped
+// with its departure (sched.AtFrom), so that every part runs its events in
+// the order one scheduler running the whole lab would (docs/split.md).
+package window
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// Group is the parts' schedulers run in windows of Lookahead.
+type Group struct {
+	Parts     []*sched.Scheduler
+	Lookahead time.Duration
+
+	// out[src][dst] is what part src posted to part dst in this window:
+	// only src's goroutine appends to it, only the barrier drains it.
+	out  [][][]post
+	edge []time.Duration // each part's current window end: nothing may arrive before it
+
+	work []chan func()
+	done chan any // nil, or what a part's goroutine panicked with
+	once sync.Once
+}
+
+// post is an event handed from one part to another.
+type post struct {
+	at, from time.Duration
+	origin   uint32
+	f        func()
+}
+
+// New returns a group of the parts' schedulers (each at the same model
+// time) run in windows of lookahead, which must be above 0.
+func New(parts []*sched.Scheduler, lookahead time.Duration) *Group {
+	if lookahead <= 0 {
+		panic("window: a lookahead above 0 is needed")
+	}
+	g := &Group{Parts: parts, Lookahead: lookahead, out: make([][][]post, len(parts)), edge: make([]time.Duration, len(parts))}
+	for i := range parts {
+		g.out[i] = make([][]post, len(parts))
+	}
+	return g
+}
+
+// Post hands f from part src to part dst, to run at model time at there,
+// as an event scheduled at from (the frame's departure, the current time
+// of src) by cut origin (above 0). It is called on src's goroutine, from
+// one of src's events; at must be at least the end of src's window (a
+// frame's departure plus the cut's delay is): anything earlier would be
+// too late for dst, and is a fault of the lookahead, which panics.
+func (g *Group) Post(src, dst int, at, from time.Duration, origin uint32, f func()) {
+	if at < g.edge[src] {
+		panic(fmt.Sprintf("window: part %d posted an event at %v to part %d inside the window ending at %v (the lookahead %v is more than the cut's delay)", src, at, dst, g.edge[src], g.Lookahead))
+	}
+	g.out[src][dst] = append(g.out[src][dst], post{at: at, from: from, origin: origin, f: f})
+}
+
+// deliver hands every post to its part's scheduler, by sender in part
+// order, each sender's in the order posted.
+func (g *Group) deliver() {
+	for src := range g.out {
+		for dst, ps := range g.out[src] {
+			for _, p := range ps {
+				g.Parts[dst].AtFrom(p.at, p.from, p.origin, p.f)
+			}
+			clear(ps)
+			g.out[src][dst] = ps[:0]
+		}
+	}
+}
+
+// start starts a goroutine per part, which runs what it is handed.
+func (g *Group) start() {
+	g.once.Do(func() {
+		g.done = make(chan any, len(g.Parts))
+		for range g.Parts {
+			ch := make(chan func())
+			g.work = append(g.work, ch)
+			go func() {
+				for f := range ch {
+					g.done <- run(f)
+				}
+			}()
+		}
+	})
+}
+
+// run calls f and returns what it panicked with, nil if it did not.
+func run(f func()) (p any) {
+	defer func() { p = recover() }()
+	f()
+	return nil
+}
+
+// Close ends the parts' goroutines.
+func (g *Group) Close() {
+	for _, ch := range g.work {
+		close(ch)
+	}
+	g.work = nil
+}
+
+// each runs f(i) for every part i, on the parts' goroutines at once, and
+// returns when all have; with one part, on the caller's. A part's panic
+// is raised again on the caller's goroutine.
+func (g *Group) each(f func(i int)) {
+	if len(g.Parts) == 1 {
+		f(0)
+		return
+	}
+	g.start()
+	for i, ch := range g.work {
+		ch <- func() { f(i) }
+	}
+	var fault any
+	for range g.work {
+		if p := <-g.done; p != nil && fault == nil {
+			fault = p
+		}
+	}
+	if fault != nil {
+		panic(fault)
+	}
+}
+
+// Now is the model time every part has reached: the smallest of their
+// clocks.
+func (g *Group) Now() time.Duration {
+	now := g.Parts[0].Now()
+	for _, s := range g.Parts[1:] {
+		now = min(now, s.Now())
+	}
+	return now
+}
+
+// idle reports whether no part has an event pending and nothing is posted.
+func (g *Group) idle() bool {
+	for i, s := range g.Parts {
+		if s.Pending() > 0 {
+			return false
+		}
+		for _, ps := range g.out[i] {
+			if len(ps) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// RunUntil runs every part's events due at or before t, in windows of the
+// lookahead, and leaves every clock at t, as sched.Scheduler.RunUntil does
+// one scheduler's.
+func (g *Group) RunUntil(t time.Duration) {
+	for now := g.Now(); now < t; now = g.Now() {
+		end := min(now+g.Lookahead, t)
+		g.window(func(i int) { g.Parts[i].RunBefore(end) }, end)
+	}
+	// Events at t itself: what they post arrives after t.
+	g.window(func(i int) { g.Parts[i].RunUntil(t) }, t)
+}
+
+// window runs one window ending at end on every part at once, then hands
+// on what crossed.
+func (g *Group) window(run func(i int), end time.Duration) {
+	for i := range g.edge {
+		g.edge[i] = end
+	}
+	g.each(run)
+	g.deliver()
+}
+
+// RunLead runs the parts until done reports true after an event of part
+// lead, or until the lead's clock reaches limit, or until nothing is left
+// to run, and returns whether done did; done is called on the lead's
+// goroutine. The lead runs one window ahead of the others in windows of
+// half the lookahead (what either sends in a window arrives two windows
+// later), so that when it is done at t the others have not passed t; they
+// then run their events due before t and leave their clocks there. So a
+// test that runs in one part ends as it would in one scheduler, with the
+// other parts (a background load) at the same model time. Only an event
+// of another part at the very nanosecond the test ends has not run,
+// where in one scheduler it might have.
+func (g *Group) RunLead(lead int, done func() bool, limit time.Duration) bool {
+	ls := g.Parts[lead]
+	if len(g.Parts) == 1 {
+		for !done() && ls.Now() < limit && ls.Step() {
+		}
+		return done()
+	}
+	half := max(g.Lookahead/2, 1)
+	base := g.Now()
+	at := func(k int) time.Duration { return base + time.Duration(k)*half }
+	going := true
+	stepLead := func(end time.Duration) { // going false once done or at the limit
+		for {
+			if done() || ls.Now() >= limit {
+				going = false
+				return
+			}
+			if next, ok := ls.Next(); !ok || next >= end {
+				return
+			}
+			ls.Step()
+		}
+	}
+	g.edge[lead] = at(1)
+	stepLead(at(1))
+	g.deliver()
+	for k := 1; going; k++ {
+		leadEnd, restEnd := at(k+1), at(k)
+		if g.idle() || restEnd >= limit {
+			break
+		}
+		for i := range g.edge {
+			g.edge[i] = restEnd
+		}
+		g.edge[lead] = leadEnd
+		g.each(func(i int) {
+			if i == lead {
+				stepLead(leadEnd)
+				return
+			}
+			g.Parts[i].RunBefore(restEnd)
+		})
+		g.deliver()
+	}
+	// The others catch up with the lead, to where it stopped.
+	stop := ls.Now()
+	for i := range g.edge {
+		g.edge[i] = stop
+	}
+	g.each(func(i int) {
+		if i != lead && g.Parts[i].Now() < stop {
+			g.Parts[i].RunBefore(stop)
+		}
+	})
+	g.deliver()
+	return done()
+}
