@@ -45,4 +45,7 @@ type Options struct {
 	// Out is the results folder, where a backend records its setup beside
 	// the results ("" for none).
 	Out string
+	// Split is how a lab with parts: runs in virtual time: "" each part on
+	// a core of its own where a point allows, "whole" on one scheduler.
+	Split string
 }

@@ -21,7 +21,7 @@ type atmSwitch struct {
 func (atmSwitchUnit) build(b *builder, nodes []*topologies.Node) []Device {
 	var out []Device
 	for _, node := range nodes {
-		sw := atm.NewSwitch(b.s, node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard(node.ATMSwitch.Discard)})
+		sw := atm.NewSwitch(b.on(node.Name), node.Name, atm.SwitchConfig{QueueCells: node.ATMSwitch.Queue, Discard: discard(node.ATMSwitch.Discard)})
 		out = append(out, &atmSwitch{named: named(node.Name), node: node, sw: sw, ports: map[string]*atm.SwitchPort{}})
 	}
 	return out

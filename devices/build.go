@@ -11,12 +11,14 @@ package devices
 import (
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/atmlab/atmlab/emulator"
 	"github.com/atmlab/atmlab/emulator/atm"
 	"github.com/atmlab/atmlab/emulator/sched"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/kinds"
+	"github.com/atmlab/atmlab/topologies/split"
 	"github.com/atmlab/atmlab/wireshark"
 )
 
@@ -90,9 +92,51 @@ func (l *NetLink) CaptureDescription() string {
 // in file order. Resolve checked and planned everything that can fail on
 // input, so Build cannot fail; it panics on a programming fault (a kind
 // without a unit, a link its ends' devices cannot end).
+//
+// A lab with parts: is built on the one scheduler too, its cut links as
+// in a split run (each frame crossing one delivered by an event of its own,
+// ordered as one crossing between parts is: BuildSplit), so that the lab
+// run whole and run split give the same results.
 func Build(lab *topologies.Lab, s *sched.Scheduler) *Network {
+	plan, err := split.Of(lab)
+	if err != nil {
+		panic(fmt.Sprintf("devices: %v (a programming fault: Resolve checked the lab's cuts)", err))
+	}
+	var sp *Split
+	if plan != nil {
+		sp = &Split{Plan: plan, Sched: func(string) *sched.Scheduler { return s }}
+	}
+	return build(lab, s, sp)
+}
+
+// Split is how BuildSplit places a split lab: each part's models on a
+// scheduler of its own, and what crosses a cut handed from one to the
+// other.
+type Split struct {
+	Plan  *split.Plan
+	Sched func(part string) *sched.Scheduler
+	// Post hands f, a frame's arrival over cut origin (1 + its index in
+	// Plan.Cuts), from part src to part dst, to run there at model time
+	// at as an event scheduled at from (window.Group.Post); nil: the
+	// parts share a scheduler, which takes it at once (sched.AtFrom).
+	Post func(src, dst string, at, from time.Duration, origin uint32, f func())
+}
+
+// BuildSplit builds a split lab: each node's models on its part's
+// scheduler, and each cut link's two directions on the scheduler of the
+// part that sends in it, handing each frame to the far part with its
+// arrival time (emulator.ChannelConfig.Cut). Network.Sched is the first
+// part's scheduler.
+func BuildSplit(lab *topologies.Lab, sp *Split) *Network {
+	return build(lab, nil, sp)
+}
+
+func build(lab *topologies.Lab, s *sched.Scheduler, sp *Split) *Network {
 	n := &Network{Sched: s, Hosts: map[string]*emulator.HostPort{}, Lab: lab, byName: map[string]Device{}}
-	b := &builder{lab: lab, s: s, n: n, ports: map[string]emulator.Port{}}
+	if s == nil {
+		n.Sched = sp.Sched(sp.Plan.Parts[0].Name)
+	}
+	b := &builder{lab: lab, s: s, sp: sp, n: n, ports: map[string]emulator.Port{}}
 	byKind := map[topologies.Kind][]*topologies.Node{}
 	for _, node := range lab.Nodes {
 		byKind[node.Kind] = append(byKind[node.Kind], node)
@@ -154,9 +198,48 @@ func (b *builder) etherLink(l *topologies.Link) {
 	ab := b.n.channelConfig(l.A, l.AB, l)
 	ba := b.n.channelConfig(l.B, l.BA, l)
 	nl := &NetLink{Link: l}
-	nl.AB, nl.BA = emulator.Connect(b.s, pa, pb, ab, ba)
+	if origin := b.cutOrigin(l); origin > 0 {
+		ab.Cut = b.cut(l.A.Node, l.B.Node, origin, pb)
+		ba.Cut = b.cut(l.B.Node, l.A.Node, origin, pa)
+		nl.AB, nl.BA = emulator.NewChannel(b.on(l.A.Node), ab, pb), emulator.NewChannel(b.on(l.B.Node), ba, pa)
+		pa.SetTX(nl.AB)
+		pb.SetTX(nl.BA)
+	} else {
+		nl.AB, nl.BA = emulator.Connect(b.on(l.A.Node), pa, pb, ab, ba)
+	}
 	b.n.Links = append(b.n.Links, nl)
 	b.n.Ports = append(b.n.Ports, pa, pb)
+}
+
+// cutOrigin returns 1 + the index of l among the plan's cuts, 0 if l is
+// not cut.
+func (b *builder) cutOrigin(l *topologies.Link) uint32 {
+	if b.sp == nil {
+		return 0
+	}
+	for i, c := range b.sp.Plan.Cuts {
+		if c.Link == l {
+			return uint32(i + 1)
+		}
+	}
+	return 0
+}
+
+// cut is a cut direction's hand-off from node from's part to node to's:
+// the frame reaches dst at its arrival time, as an event of the far part
+// scheduled at the frame's departure (now, in the sending part) by the cut.
+func (b *builder) cut(from, to string, origin uint32, dst emulator.Receiver) func(*emulator.Frame, time.Duration) {
+	src, far := b.on(from), b.on(to)
+	srcPart, dstPart := b.sp.Plan.PartOf(from), b.sp.Plan.PartOf(to)
+	post := b.sp.Post
+	return func(f *emulator.Frame, at time.Duration) {
+		deliver := func() { dst.Receive(f) }
+		if post == nil {
+			far.AtFrom(at, src.Now(), origin, deliver)
+			return
+		}
+		post(srcPart, dstPart, at, src.Now(), origin, deliver)
+	}
 }
 
 // channelConfig sets up the direction that from transmits on, with the

@@ -35,7 +35,7 @@ func (b *builder) atmLink(l *topologies.Link) {
 		im := dirs[i].Impair
 		cfg := atm.LinkConfig{PHY: phy, Propagation: l.Propagation, Delay: im.Delay, Jitter: im.Jitter, CLR: im.Loss,
 			Limit: im.Limit, Seed: seedOf(b.lab.Seed, ends[i].String())}
-		cl := atm.NewCellLink(b.s, cfg, rx[1-i])
+		cl := atm.NewCellLink(b.on(ends[i].Node), cfg, rx[1-i])
 		attach[i](cl)
 		if i == 0 {
 			nl.ATM.AB = cl

@@ -28,7 +28,7 @@ func (hostUnit) build(b *builder, nodes []*topologies.Node) []Device {
 	for _, node := range nodes {
 		h := &host{named: named(node.Name), node: node, ports: map[string]*emulator.HostPort{}}
 		for _, i := range node.Interfaces {
-			hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: frameCPU(node.CPU, b.s)}
+			hp := &emulator.HostPort{Name: node.Name + ":" + i.Name, CPU: frameCPU(node.CPU, b.on(node.Name))}
 			b.n.Hosts[hp.Name] = hp
 			h.ports[i.Name] = hp
 		}
@@ -50,7 +50,7 @@ func (h *host) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (a
 	_, aal, encap := l.ATM.Layers()
 	hp := h.ports[e.Port]
 	iface := h.node.Interface(e.Port)
-	a := atm.NewAdapter(b.s, atm.AdapterConfig{
+	a := atm.NewAdapter(b.on(e.Node), atm.AdapterConfig{
 		AAL: aal, Encap: encap, VCs: vcs(iface), PCR: l.ATM.PCR,
 		Ring: NICRing, MaxSDU: iface.MTU + encap.Overhead(), HostMAC: [6]byte(b.lab.MAC(e)),
 	}, hp)

@@ -35,7 +35,7 @@ func (hubUnit) build(b *builder, nodes []*topologies.Node) []Device {
 		if node.Repeater == topologies.Class1 {
 			repeater = ether.RepeaterClassI
 		}
-		h := ether.NewHub(b.s, node.Name, ether.HubConfig{Rate: hubRate(b.lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(b.lab.Seed, node.Name)})
+		h := ether.NewHub(b.on(node.Name), node.Name, ether.HubConfig{Rate: hubRate(b.lab, node.Name), Repeater: repeater + ether.DTEPairBits, Seed: seedOf(b.lab.Seed, node.Name)})
 		out = append(out, &hub{named: named(node.Name), h: h})
 	}
 	return out

@@ -98,10 +98,20 @@ type (
 // builder is one Build's state: what every unit builds on.
 type builder struct {
 	lab *topologies.Lab
-	s   *sched.Scheduler
+	s   *sched.Scheduler // the one scheduler, or nil when the lab is split (sp)
+	sp  *Split
 	n   *Network
 	// ports are the Ethernet ports devices have handed out, by endpoint.
 	ports map[string]emulator.Port
+}
+
+// on returns the scheduler node's models run on: its part's in a split
+// lab, else the one.
+func (b *builder) on(node string) *sched.Scheduler {
+	if b.sp != nil {
+		return b.sp.Sched(b.sp.Plan.PartOf(node))
+	}
+	return b.s
 }
 
 // etherPort returns the Ethernet port at e, from e's device the first time.

@@ -40,13 +40,13 @@ func (routerUnit) build(b *builder, nodes []*topologies.Node) []Device {
 		switch {
 		case c.SharedCPU:
 			if shared == nil {
-				shared = router.NewCPU(b.s, c.Queue)
+				shared = router.NewCPU(b.on(node.Name), c.Queue)
 			}
 			cfg.CPU = shared
 		case cfg.Cost != (router.Cost{}):
-			cfg.CPU = router.NewCPU(b.s, c.Queue)
+			cfg.CPU = router.NewCPU(b.on(node.Name), c.Queue)
 		}
-		r := router.New(b.s, node.Name, cfg)
+		r := router.New(b.on(node.Name), node.Name, cfg)
 		for _, i := range node.Interfaces {
 			r.AddIface(i.Name, [6]byte(b.lab.MAC(topologies.Endpoint{Node: node.Name, Port: i.Name})), i.IPv4, i.MTU)
 		}
@@ -66,7 +66,7 @@ func (d *ipRouter) etherPort(_ *builder, name string) emulator.Port { return d.i
 func (d *ipRouter) cellEnd(b *builder, l *topologies.Link, e topologies.Endpoint) (atm.CellReceiver, func(*atm.CellLink)) {
 	_, aal, encap := l.ATM.Layers()
 	i, ti := d.iface(e.Port), d.node.Interface(e.Port)
-	a := atm.NewAdapter(b.s, atm.AdapterConfig{
+	a := atm.NewAdapter(b.on(e.Node), atm.AdapterConfig{
 		AAL: aal, Encap: encap, VCs: vcs(ti), PCR: l.ATM.PCR,
 		Ring: RouterQueue, MaxSDU: ti.MTU + encap.Overhead(), HostMAC: i.MAC,
 	}, i)

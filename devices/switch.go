@@ -22,11 +22,11 @@ type ethSwitch struct {
 func (switchUnit) build(b *builder, nodes []*topologies.Node) []Device {
 	var out []Device
 	for _, node := range nodes {
-		sw := ether.NewSwitch(b.s, node.Name)
+		sw := ether.NewSwitch(b.on(node.Name), node.Name)
 		if node.Ageing > 0 {
 			sw.Ageing = node.Ageing
 		}
-		sw.CPU = frameCPU(node.CPU, b.s)
+		sw.CPU = frameCPU(node.CPU, b.on(node.Name))
 		out = append(out, &ethSwitch{named: named(node.Name), sw: sw, buffer: node.Buffer})
 	}
 	return out

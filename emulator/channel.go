@@ -22,6 +22,12 @@ type ChannelConfig struct {
 	// PerFrame steps every wire frame alone, one event each, and never
 	// takes or hands on a train: the reference trains are tested against.
 	PerFrame bool
+	// Cut, if set, makes the direction one a split lab is cut at: each
+	// frame, once its arrival time is known (at its last bit, or when a
+	// train is queued), is handed to Cut with that time instead of to the
+	// pipe, one by one, and Cut delivers it to the far end at that time,
+	// in the far part (devices builds it; docs/split.md).
+	Cut func(f *Frame, at time.Duration)
 }
 
 // ChannelStats are a channel's counters since it was built.
@@ -264,6 +270,10 @@ func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 	if at > end {
 		c.flight.Push(at)
 	}
+	if c.cfg.Cut != nil {
+		c.cut(p, at)
+		return true
+	}
 	p.At = at
 	c.pipe.Push(p)
 	if train {
@@ -275,6 +285,23 @@ func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 		c.deliveries.Push(delivery{n: 1})
 	}
 	return true
+}
+
+// cut hands a piece that arrives at at to the far part: a frame of its
+// own (the far part owns it; a frame from a pool is copied, the pool
+// being this part's).
+func (c *Channel) cut(p Piece, at time.Duration) {
+	g := c.carve.Cut(p)
+	if g.pool != nil {
+		f := g
+		g = &Frame{Data: append([]byte(nil), f.Data...), ID: f.ID, Born: f.Born}
+		f.Release()
+	}
+	c.stats.Delivered++
+	if c.Tap != nil {
+		c.Tap(g, at)
+	}
+	c.cfg.Cut(g, at)
 }
 
 // delivery is n pieces of the pipe, handed on as a train or one by one.
@@ -327,7 +354,7 @@ func (c *Channel) deliverDue() {
 
 // trainsOut reports whether the channel hands trains on to its receiver.
 func (c *Channel) trainsOut() bool {
-	return c.trainDst != nil && !c.cfg.PerFrame && c.Tap == nil && c.trainDst.AcceptsTrains()
+	return c.cfg.Cut == nil && c.trainDst != nil && !c.cfg.PerFrame && c.Tap == nil && c.trainDst.AcceptsTrains()
 }
 
 // slot is a piece queued or in service in a train, with its times.

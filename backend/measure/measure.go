@@ -43,6 +43,8 @@ type Lab struct {
 	// Report renders a results folder's report (report.Write: the
 	// plotting library stays in the report and the command that links it).
 	Report func(ctx context.Context, dir string) error
+	// Split is how a lab with parts: runs in virtual time (backend.Options).
+	Split string
 }
 
 // Load loads the lab file and plans the run: the lab as written, then
@@ -105,10 +107,10 @@ func (l *Lab) measure(ctx context.Context) error {
 		}
 	}
 	var workers *virtual.Workers
-	if l.Clocks.Only(clock.Virtual) && camp.Jobs > 1 && camp.Points() > 1 && !testing.Testing() {
+	if l.Clocks.Only(clock.Virtual) && camp.Jobs > 1 && camp.Points() > 1 && !testing.Testing() && l.Split == "" {
 		workers = virtual.NewWorkers(camp.Self, l.File, l.Quick, min(camp.Jobs, camp.Points()), l.Log)
 	}
-	camp.Measure = registry.MeasureOn(out, camp.Self, up, workers)
+	camp.Measure = registry.MeasureOn(out, camp.Self, l.Split, up, workers)
 	restore, restoreGC := registry.Procs(l.Clocks, camp.Jobs, camp.Points()), registry.GC(l.Clocks)
 	total, runErr := camp.Run(ctx)
 	if workers != nil {

@@ -39,18 +39,19 @@ func For(c clock.Clock) (backend.Backend, error) {
 // once the lab is up (the live view shows it) and returns what to do
 // before it is torn down.
 func Measure(out, self string, up func(backend.Env) (done func())) func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
-	return MeasureOn(out, self, up, nil)
+	return MeasureOn(out, self, "", up, nil)
 }
 
 // MeasureOn is Measure with a virtual lab's points measured on workers
-// (nil: in this process).
-func MeasureOn(out, self string, up func(backend.Env) (done func()), workers *virtual.Workers) func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
+// (nil: in this process), a lab with parts: run as split says
+// (backend.Options).
+func MeasureOn(out, self, split string, up func(backend.Env) (done func()), workers *virtual.Workers) func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
 	return func(ctx context.Context, c clock.Clock, r *labrun.Runner) (int, error) {
 		b, err := For(c)
 		if err != nil {
 			return 0, err
 		}
-		env, err := b.Up(ctx, r.Lab, backend.Options{Variant: r.Variant, Self: self, Out: out})
+		env, err := b.Up(ctx, r.Lab, backend.Options{Variant: r.Variant, Self: self, Out: out, Split: split})
 		if err != nil {
 			return 0, err
 		}

@@ -33,6 +33,11 @@ func Measure(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.
 // load did beside the point (nil without one), as a real-time record does:
 // its sender's NIC bytes over the point's model time.
 func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment) (perf.Result, *labrun.BackgroundLoad, error) {
+	return MeasureSplit(ctx, lab, p, e, Auto)
+}
+
+// MeasureSplit is MeasureLoad with a lab with parts: run as mode says.
+func MeasureSplit(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment, mode Mode) (perf.Result, *labrun.BackgroundLoad, error) {
 	spec := perf.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
 	if strings.HasSuffix(p.Test, "_RR") {
 		spec.Request, spec.Response = p.Size, p.Size
@@ -51,11 +56,11 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 	if err := ctx.Err(); err != nil {
 		return res, nil, err
 	}
-	l, err := Build(lab, PointSeed(lab.Seed, p))
+	l, err := buildPoint(lab, PointSeed(lab.Seed, p), mode, p, e.Background)
 	if err != nil {
 		return res, nil, err
 	}
-	defer l.Close()
+	defer l.close()
 	addr := func(host string) (netip.Addr, error) {
 		a, err := netip.ParseAddr(lab.Node(host).Address())
 		if err != nil {
@@ -67,7 +72,7 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 	if err != nil {
 		return res, nil, err
 	}
-	l.Sched.RunUntil(StartAt)
+	l.runUntil(StartAt)
 	var load *labrun.BackgroundLoad
 	if bg := e.Background; bg != nil {
 		load = &labrun.BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
@@ -79,20 +84,21 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 		if strings.HasSuffix(bg.Test, "_RR") {
 			bspec.Message, bspec.Request, bspec.Response = 0, bg.Size, bg.Size
 		}
-		if _, err := vperf.Start(vperf.Test{Lab: l.Lab, From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
+		if _, err := vperf.Start(vperf.Test{Lab: l.labOf(bg.From), From: bg.From, To: bg.To, Addr: bto, Spec: bspec}); err != nil {
 			load.Error = err.Error()
 			return res, load, fmt.Errorf("background %s: %w", bg.Test, err)
 		}
-		l.Sched.RunFor(time.Second) // the load reaches steady state first, as in real time
+		l.runUntil(l.labOf(p.From).Sched.Now() + time.Second) // the load reaches steady state first, as in real time
 	}
 	var sent0 uint64
-	t0 := l.Sched.Now()
+	tl := l.labOf(p.From)
+	t0 := tl.Sched.Now()
 	if load != nil {
-		sent0 = l.Hosts[load.From].TxBytes
+		sent0 = l.hosts[load.From].TxBytes
 	}
-	res, err = run(vperf.Test{Lab: l.Lab, From: p.From, To: p.To, Addr: to, Spec: spec})
-	if dt := l.Sched.Now() - t0; load != nil && dt > 0 {
-		load.SentBps = 8 * float64(l.Hosts[load.From].TxBytes-sent0) / dt.Seconds()
+	res, err = run(vperf.Test{Lab: tl, From: p.From, To: p.To, Addr: to, Spec: spec})
+	if dt := tl.Sched.Now() - t0; load != nil && dt > 0 {
+		load.SentBps = 8 * float64(l.hosts[load.From].TxBytes-sent0) / dt.Seconds()
 	}
 	return res, load, err
 }

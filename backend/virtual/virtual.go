@@ -7,6 +7,8 @@ package virtual
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 
 	"github.com/atmlab/atmlab/backend"
 	"github.com/atmlab/atmlab/emulator/vhost"
@@ -15,6 +17,7 @@ import (
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/split"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
@@ -48,9 +51,17 @@ type Setup struct {
 // Up builds the lab once, so that what virtual hosts cannot honour is
 // refused before the first point, and records its setup in o.Out.
 func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (backend.Env, error) {
+	mode, err := ParseMode(o.Split)
+	if err != nil {
+		return nil, err
+	}
 	l, err := Build(lab, lab.Seed)
 	if err != nil {
 		return nil, err
+	}
+	if plan, _ := split.Of(lab); plan != nil && mode == Auto && os.Getenv("GOMAXPROCS") == "" {
+		// A part a core: a run of one point at a time (GOMAXPROCS 1) too.
+		runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), min(len(plan.Parts), runtime.NumCPU())))
 	}
 	setup := Setup{Stack: vhost.Netstack, Hosts: map[string]vhost.Settings{}, QueueFrames: vhost.QueueFrames,
 		UDPQueue: vperf.UDPQueue, StartAt: StartAt.String(), Seed: lab.Seed}
@@ -63,7 +74,7 @@ func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (ba
 			return nil, fmt.Errorf("virtual setup: %w", err)
 		}
 	}
-	return Env{lab: lab}, nil
+	return Env{lab: lab, mode: mode}, nil
 }
 
 // Env measures a lab's points in virtual time, each on a lab of its own
@@ -73,6 +84,7 @@ type Env struct {
 	lab     *topologies.Lab
 	workers *Workers
 	variant string
+	mode    Mode // how a lab with parts: runs
 }
 
 // With is the env measuring its points on workers, as variant of the
@@ -111,7 +123,7 @@ func (e Env) measureHere(ctx context.Context, p labrun.Point, ex *study.Experime
 	rec.Stack = vhost.Netstack
 	var err error
 	rec.Result, err = labrun.Iterate(ctx, p, ex, func(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, error) {
-		res, load, err := MeasureLoad(ctx, e.lab, p, ex)
+		res, load, err := MeasureSplit(ctx, e.lab, p, ex, e.mode)
 		rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
 		return res, err
 	})

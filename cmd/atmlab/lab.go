@@ -22,6 +22,7 @@ func newLab(opts *options) *cobra.Command {
 // labRunFlags are lab run's flags.
 type labRunFlags struct {
 	out, clock, shard       string
+	split                   string
 	quick, appendRun, force bool
 	jobs                    int
 	view                    web.Live
@@ -42,6 +43,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&fl.appendRun, "append", false, "add to the --out folder's results: measure only the points it lacks (the same lab file, atmlab, clock, --quick and shard)")
 	c.Flags().BoolVar(&fl.force, "force", false, "replace what an earlier run wrote in the --out folder")
 	c.Flags().IntVar(&fl.jobs, "jobs", 0, "virtual-time points measured at once, each on its own lab, results in order as one at a time (0: one per CPU); real-time points run one at a time")
+	c.Flags().StringVar(&fl.split, "split", "", "virtual time, a lab with parts: whole runs it on one scheduler (default: each part on a core of its own where a point allows)")
 	c.Flags().BoolVar(&fl.quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	addWebFlags(c, &fl.view)
 	return c
@@ -55,6 +57,7 @@ func runLab(cmd *cobra.Command, file string, fl *labRunFlags) error {
 	}
 	l := measure.Lab{Start: labrun.Start{File: file, Clocks: clocks, Quick: fl.quick, Append: fl.appendRun, Force: fl.force, Out: fl.out,
 		Progress: labrun.ProgressWriter(cmd.ErrOrStderr()), Log: cmd.ErrOrStderr()}, Stdout: cmd.OutOrStdout(), Report: report.Write}
+	l.Split = fl.split
 	if l.Jobs, err = registry.Jobs(fl.jobs); err != nil {
 		return err
 	}

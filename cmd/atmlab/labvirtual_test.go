@@ -312,3 +312,29 @@ func TestReportFromResultsFolder(t *testing.T) {
 		t.Fatalf("report of a broken lab.yaml: %v", err)
 	}
 }
+
+// A lab with parts: run in virtual time, each part on a core of its own
+// (a stream in each half, a stream across the cut), writes the figures
+// the lab run whole on one scheduler (--split whole) writes.
+func TestLabRunSplitEqualsWhole(t *testing.T) {
+	file := labtest.File(t, labtest.Lab("split-two-switches", "split", `experiments:
+  - {name: halves, from: h1, to: h2, tests: [TCP_STREAM], sizes: [1448], duration: 200ms, background: {from: h3, to: h4, test: TCP_STREAM}}
+  - {name: across, from: h2, to: h4, tests: [TCP_STREAM], sizes: [1448], duration: 200ms}
+`))
+	var runs [][]map[string]any
+	for _, split := range []string{"whole", ""} {
+		out := filepath.Join(t.TempDir(), "out")
+		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out, "--split", split); err != nil {
+			t.Fatalf("lab run --split %q: %v\n%s", split, err, errOut)
+		}
+		runs = append(runs, figures(t, out))
+	}
+	a, _ := json.Marshal(runs[0])
+	b, _ := json.Marshal(runs[1])
+	if len(runs[0]) != 2 || string(a) != string(b) {
+		t.Errorf("split run wrote\n%s\nwhole\n%s", b, a)
+	}
+	if _, _, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", filepath.Join(t.TempDir(), "o"), "--split", "halves"); err == nil || !strings.Contains(err.Error(), `--split "halves"`) {
+		t.Errorf("--split halves: %v", err)
+	}
+}

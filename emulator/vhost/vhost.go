@@ -100,18 +100,28 @@ type Lab struct {
 	Hosts map[string]*Host // by node name
 	order []*Host          // in file order
 	frame uint64           // the last frame ID given out
-	port  uint16           // the last data port given out
+	port  *uint16          // the last data port given out, shared by a split lab's parts (SharePorts)
+
+	// Drive, if set, is how a test waits on the lab (vperf's Wait): it
+	// runs the lab until done reports true or the lab's clock reaches
+	// limit. A split lab's part sets it to run every part (window.Group's
+	// RunLead); nil: the lab's scheduler is stepped.
+	Drive func(done func() bool, limit time.Duration)
 }
+
+// SharePorts makes l give out the data ports o gives out, from one count:
+// the parts of a split lab number their tests as the lab whole does.
+func (l *Lab) SharePorts(o *Lab) { l.port = o.port }
 
 // Port gives each test its own data port, from 20001 up: a lab's own
 // count, so a point's ports do not depend on what ran before it in the
 // process.
 func (l *Lab) Port() uint16 {
-	l.port++
-	if l.port <= 20000 {
-		l.port = 20001
+	*l.port++
+	if *l.port <= 20000 {
+		*l.port = 20001
 	}
-	return l.port
+	return *l.port
 }
 
 // Host is one lab host: a netstack stack with a NIC per interface.
@@ -183,7 +193,7 @@ type Route struct {
 // New makes every host a netstack stack on s, attached to its ports, its
 // randomness seeded from seed and its name.
 func New(s *sched.Scheduler, seed uint64, hosts []Spec) (*Lab, error) {
-	l := &Lab{Sched: s, Hosts: map[string]*Host{}}
+	l := &Lab{Sched: s, Hosts: map[string]*Host{}, port: new(uint16)}
 	for _, spec := range hosts {
 		h, err := l.newHost(seed, spec)
 		if err != nil {

@@ -118,7 +118,11 @@ func Start(t Test) (*Running, error) {
 // Wait runs the scheduler until the test is over and returns its result.
 func (r *run) Wait() (perf.Result, error) {
 	s, t := r.t.Lab.Sched, r.t
-	for !r.finished && r.err == nil && s.Now() < r.abandon && s.Step() {
+	if d := t.Lab.Drive; d != nil {
+		d(func() bool { return r.finished || r.err != nil }, r.abandon)
+	} else {
+		for !r.finished && r.err == nil && s.Now() < r.abandon && s.Step() {
+		}
 	}
 	switch {
 	case r.err != nil:

@@ -158,6 +158,18 @@ func Check(lab *topologies.Lab) []error {
 		}
 	}
 	var errs []error
+	shared := ""
+	for _, n := range lab.Nodes {
+		if n.Router == nil || !n.Router.Cost.SharedCPU {
+			continue
+		}
+		if shared == "" {
+			shared = n.Name
+		} else if of[n.Name] != of[shared] {
+			errs = append(errs, &labyaml.Error{File: lab.File, Line: n.Line, Key: "parts",
+				Msg: fmt.Sprintf("router %s shares one CPU with router %s (cost: {cpu: shared}), which is in part %s: routers sharing a CPU must be in one part", n.Name, shared, of[shared])})
+		}
+	}
 	for _, l := range lab.Links {
 		a, b := of[l.A.Node], of[l.B.Node]
 		if a == b || a == "" || b == "" {

@@ -87,3 +87,16 @@ func TestCandidatesSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// Routers sharing one CPU share its queue: they may not be in two parts.
+func TestRoutersSharingACPUStayInOnePart(t *testing.T) {
+	src := labtest.Set(labtest.Lab("mpls-two-routers", "s",
+		"parts: {left: [h1, r1], right: [r2, h2]}"),
+		"topology.nodes.r1.cost", "{ip: 30us, cpu: shared}",
+		"topology.nodes.r2.cost", "{ip: 30us, cpu: shared}",
+		"topology.links[1].impair", "{delay: 1ms}")
+	_, err := labfile.Parse("s.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "parts: router r2 shares one CPU with router r1 (cost: {cpu: shared}), which is in part left") {
+		t.Fatalf("shared CPU across parts: %v", err)
+	}
+}

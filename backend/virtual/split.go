@@ -1,0 +1,163 @@
+package virtual
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/atmlab/atmlab/devices"
+	"github.com/atmlab/atmlab/emulator/sched"
+	"github.com/atmlab/atmlab/emulator/sched/window"
+	"github.com/atmlab/atmlab/emulator/vhost"
+	"github.com/atmlab/atmlab/harness/labrun"
+	"github.com/atmlab/atmlab/topologies"
+	"github.com/atmlab/atmlab/topologies/split"
+	"github.com/atmlab/atmlab/topologies/study"
+)
+
+// Split is a split lab built for virtual time in one process: each part's
+// models and hosts on a scheduler of its own, run in windows of the
+// lookahead, each part on a goroutine of its own (package
+// emulator/sched/window), what crosses a cut handed on at the windows'
+// ends. Its results are those of the lab built whole (Build).
+type Split struct {
+	Plan  *split.Plan
+	Group *window.Group
+	Net   *devices.Network
+	Parts []*vhost.Lab // in the plan's order
+	Hosts map[string]*vhost.Host
+	index map[string]int // part name -> index
+}
+
+// BuildSplit builds a lab with parts: as Split, with seed in place of the
+// lab's.
+func BuildSplit(lab *topologies.Lab, plan *split.Plan, seed uint64) (*Split, error) {
+	seeded := *lab
+	seeded.Seed = seed
+	sp := &Split{Plan: plan, Hosts: map[string]*vhost.Host{}, index: map[string]int{}}
+	scheds := make([]*sched.Scheduler, len(plan.Parts))
+	for i, p := range plan.Parts {
+		scheds[i] = sched.New()
+		sp.index[p.Name] = i
+	}
+	sp.Group = window.New(scheds, plan.Lookahead())
+	sp.Net = devices.BuildSplit(&seeded, &devices.Split{Plan: plan,
+		Sched: func(part string) *sched.Scheduler { return scheds[sp.index[part]] },
+		Post: func(src, dst string, at, from time.Duration, origin uint32, f func()) {
+			sp.Group.Post(sp.index[src], sp.index[dst], at, from, origin, f)
+		}})
+	all, err := Specs(&seeded, sp.Net)
+	if err != nil {
+		sp.Group.Close()
+		return nil, err
+	}
+	for i, p := range plan.Parts {
+		var specs []vhost.Spec
+		for _, s := range all {
+			if plan.PartOf(s.Name) == p.Name {
+				specs = append(specs, s)
+			}
+		}
+		l, err := vhost.New(scheds[i], seed, specs)
+		if err != nil {
+			sp.Close()
+			return nil, err
+		}
+		if i > 0 {
+			l.SharePorts(sp.Parts[0])
+		}
+		lead := i
+		l.Drive = func(done func() bool, limit time.Duration) { sp.Group.RunLead(lead, done, limit) }
+		sp.Parts = append(sp.Parts, l)
+		for name, h := range l.Hosts {
+			sp.Hosts[name] = h
+		}
+	}
+	return sp, nil
+}
+
+// LabOf returns the part's lab that holds host.
+func (sp *Split) LabOf(host string) *vhost.Lab {
+	return sp.Parts[sp.index[sp.Plan.PartOf(host)]]
+}
+
+// Close destroys every part's stacks and ends the parts' goroutines.
+func (sp *Split) Close() {
+	for _, l := range sp.Parts {
+		l.Close()
+	}
+	sp.Group.Close()
+}
+
+// Mode is how a point of a lab with parts: runs in virtual time.
+type Mode string
+
+// Modes.
+const (
+	// Auto splits a point's lab into its parts, each on a goroutine of its
+	// own, when its test's two ends are in one part and so are its
+	// background load's; else it runs whole.
+	Auto Mode = ""
+	// Whole runs the lab on one scheduler, its cut links as a split run
+	// has them (devices.Build): the reference a split run equals.
+	Whole Mode = "whole"
+)
+
+// ParseMode reads lab run's --split.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Auto, Whole:
+		return m, nil
+	}
+	return "", fmt.Errorf("--split %q: give whole (one scheduler), or leave it out (each part on a core of its own where a point allows)", s)
+}
+
+// pointLab is a point's lab, whole or split.
+type pointLab struct {
+	whole *Lab
+	split *Split
+	hosts map[string]*vhost.Host
+}
+
+// buildPoint builds a point's lab: split when mode and the point allow.
+func buildPoint(lab *topologies.Lab, seed uint64, mode Mode, p labrun.Point, bg *study.Background) (*pointLab, error) {
+	plan, err := split.Of(lab)
+	if err != nil {
+		return nil, err
+	}
+	within := func(a, b string) bool { return plan.PartOf(a) == plan.PartOf(b) }
+	if plan != nil && len(plan.Cuts) > 0 && mode == Auto && within(p.From, p.To) && (bg == nil || within(bg.From, bg.To)) {
+		sp, err := BuildSplit(lab, plan, seed)
+		if err != nil {
+			return nil, err
+		}
+		return &pointLab{split: sp, hosts: sp.Hosts}, nil
+	}
+	l, err := Build(lab, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &pointLab{whole: l, hosts: l.Hosts}, nil
+}
+
+func (l *pointLab) runUntil(t time.Duration) {
+	if l.split != nil {
+		l.split.Group.RunUntil(t)
+		return
+	}
+	l.whole.Sched.RunUntil(t)
+}
+
+func (l *pointLab) labOf(host string) *vhost.Lab {
+	if l.split != nil {
+		return l.split.LabOf(host)
+	}
+	return l.whole.Lab
+}
+
+func (l *pointLab) close() {
+	if l.split != nil {
+		l.split.Close()
+		return
+	}
+	l.whole.Close()
+}
