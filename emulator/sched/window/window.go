@@ -11,7 +11,8 @@ package window
 
 import (
 	"fmt"
-	"sync"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -27,9 +28,7 @@ type Group struct {
 	out  [][][]post
 	edge []time.Duration // each part's current window end: nothing may arrive before it
 
-	work []chan func()
-	done chan any // nil, or what a part's goroutine panicked with
-	once sync.Once
+	workers []*worker // parts 1.. (each)
 }
 
 // post is an event handed from one part to another.
@@ -79,20 +78,59 @@ func (g *Group) deliver() {
 	}
 }
 
-// start starts a goroutine per part, which runs what it is handed.
-func (g *Group) start() {
-	g.once.Do(func() {
-		g.done = make(chan any, len(g.Parts))
-		for range g.Parts {
-			ch := make(chan func())
-			g.work = append(g.work, ch)
-			go func() {
-				for f := range ch {
-					g.done <- run(f)
+// worker runs one part's windows on a goroutine of its own (part 0's
+// run on the caller's). Handing a window over and waiting for it spin
+// rather than sleep: waking a sleeping thread took 50-100 µs on the
+// machines measured, longer than a window's work, so a barrier of
+// channels ran the parts one after the other. A worker that has had
+// nothing for spinFor sleeps until it is handed a window.
+type worker struct {
+	gen, done atomic.Uint64 // windows handed, windows finished
+	sleeping  atomic.Bool
+	wake      chan struct{}
+	job       func()
+	fault     any // what job panicked with
+	quit      atomic.Bool
+}
+
+// spinFor is how long a worker waits for its next window before it sleeps.
+const spinFor = time.Millisecond
+
+func (w *worker) loop() {
+	var seen uint64
+	for {
+		deadline := time.Now().Add(spinFor)
+		for n := 0; w.gen.Load() == seen; n++ {
+			if w.quit.Load() {
+				return
+			}
+			if n%64 == 63 && time.Now().After(deadline) {
+				w.sleeping.Store(true)
+				if w.gen.Load() == seen && !w.quit.Load() {
+					<-w.wake
 				}
-			}()
+				w.sleeping.Store(false)
+				deadline = time.Now().Add(spinFor)
+				continue
+			}
+			runtime.Gosched()
 		}
-	})
+		seen = w.gen.Load()
+		w.fault = run(w.job)
+		w.done.Store(seen)
+	}
+}
+
+// start starts a worker for every part after the first.
+func (g *Group) start() {
+	if g.workers != nil {
+		return
+	}
+	for range g.Parts[1:] {
+		w := &worker{wake: make(chan struct{}, 1)}
+		g.workers = append(g.workers, w)
+		go w.loop()
+	}
 }
 
 // run calls f and returns what it panicked with, nil if it did not.
@@ -104,28 +142,38 @@ func run(f func()) (p any) {
 
 // Close ends the parts' goroutines.
 func (g *Group) Close() {
-	for _, ch := range g.work {
-		close(ch)
+	for _, w := range g.workers {
+		w.quit.Store(true)
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
 	}
-	g.work = nil
+	g.workers = nil
 }
 
-// each runs f(i) for every part i, on the parts' goroutines at once, and
-// returns when all have; with one part, on the caller's. A part's panic
-// is raised again on the caller's goroutine.
+// each runs f(i) for every part i at once, part 0 on the caller's
+// goroutine, and returns when all have. A part's panic is raised again on
+// the caller's goroutine.
 func (g *Group) each(f func(i int)) {
-	if len(g.Parts) == 1 {
-		f(0)
-		return
-	}
 	g.start()
-	for i, ch := range g.work {
-		ch <- func() { f(i) }
+	for i, w := range g.workers {
+		w.job = func() { f(i + 1) }
+		w.gen.Add(1)
+		if w.sleeping.Load() {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
 	}
-	var fault any
-	for range g.work {
-		if p := <-g.done; p != nil && fault == nil {
-			fault = p
+	fault := run(func() { f(0) })
+	for _, w := range g.workers {
+		for w.done.Load() != w.gen.Load() {
+			runtime.Gosched()
+		}
+		if w.fault != nil && fault == nil {
+			fault = w.fault
 		}
 	}
 	if fault != nil {

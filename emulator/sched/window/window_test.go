@@ -44,7 +44,9 @@ func runPingPong(t *testing.T, split bool, lookahead time.Duration) [2][]string 
 	if !split {
 		s := sched.New()
 		m.s = [2]*sched.Scheduler{s, s}
-		m.post = func(_, dst int, at, from time.Duration, origin uint32, f func()) { m.s[dst].AtFrom(at, from, origin, f) }
+		m.post = func(_, dst int, at, from time.Duration, origin uint32, f func()) {
+			m.s[dst].AtFrom(at, from, origin, f)
+		}
 	} else {
 		m.s = [2]*sched.Scheduler{sched.New(), sched.New()}
 		g := New(m.s[:], lookahead)
