@@ -21,11 +21,10 @@ func newLab(opts *options) *cobra.Command {
 
 // labRunFlags are lab run's flags.
 type labRunFlags struct {
-	out, clock, shard       string
-	split                   string
-	quick, appendRun, force bool
-	jobs                    int
-	view                    web.Live
+	out, clock, shard, split string
+	quick, appendRun, force  bool
+	jobs                     int
+	view                     web.Live
 }
 
 func newLabRun(opts *options) *cobra.Command {
