@@ -74,7 +74,7 @@ type Cuts struct {
 	nextID uint64
 	done   chan struct{}
 	wg     sync.WaitGroup
-	strays atomic.Uint64 // datagrams from no peer, or not decodable
+	strays atomic.Uint64 // datagrams from no peer, from an address no pong came from, or not decodable
 
 	readerDone chan struct{} // closed when the reader goroutine has ended
 	handedOver atomic.Bool   // the loop reads the socket (handOver)
@@ -84,11 +84,16 @@ type Cuts struct {
 
 // peer is another part's instance.
 type peer struct {
-	name   string
-	id     uint32         // PartID(name)
-	spec   string         // host:port as given
-	addr   netip.AddrPort // invalid until the host resolves; set before Start returns
-	offset atomic.Int64   // its model clock minus ours, as estimated
+	name string
+	id   uint32         // PartID(name)
+	spec string         // host:port as given
+	addr netip.AddrPort // invalid until the host resolves; set before Start returns
+	// from is where its pongs come from, which is where its frames come
+	// from (its one socket sends both); a frame from anywhere else is a
+	// stray. Read and written only in handle, which runs on one
+	// goroutine at a time (the reader's, then the loop's).
+	from   netip.AddrPort
+	offset atomic.Int64 // its model clock minus ours, as estimated
 
 	mu      sync.Mutex
 	clock   Clock
@@ -278,10 +283,12 @@ func (c *Cuts) handle(b []byte, from netip.AddrPort, now time.Duration, onLoop b
 	}
 	switch {
 	case isFrame:
-		// A frame is its link's and direction's, from whatever address
-		// (a peer with several, or behind a NAT).
+		// A frame is its link's and direction's, and comes from the
+		// address its peer's pongs came from: that may not be the address
+		// the peer was given by (a host with several), but a datagram
+		// from anyone else does not reach the lab.
 		e := c.in[key(f.Link, f.BToA)]
-		if e == nil {
+		if e == nil || from != e.peer.from {
 			c.strays.Add(1)
 			return
 		}
@@ -312,6 +319,7 @@ func (c *Cuts) handle(b []byte, from netip.AddrPort, now time.Duration, onLoop b
 			p.mu.Unlock()
 			return
 		}
+		p.from = from
 		p.add(Sample{T1: ping.T1, T2: ping.T2, T3: ping.T3, T4: now})
 	}
 }

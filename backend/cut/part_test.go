@@ -2,6 +2,7 @@ package cut
 
 import (
 	"context"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,6 +211,34 @@ func crossCut(t *testing.T, watch bool) {
 	ls, rs := left.cuts.Stats()[0], right.cuts.Stats()[0]
 	if ls.Sent != 1 || rs.Received != 1 || rs.Lost != 0 || rs.Late != 0 || rs.Exchanges == 0 || rs.Offset != -skew {
 		t.Fatalf("left %+v\nright %+v", ls, rs)
+	}
+
+	// The same frame from an address the left part's pongs never came
+	// from does not reach the lab: it is a stray.
+	forger, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forger.Close()
+	strays := right.cuts.strays.Load()
+	forged := AppendFrame(nil, Frame{Link: uint16(right.cuts.ends[0].Index), BToA: right.cuts.ends[0].LocalIsA, Seq: 2, Departure: departure + perHop, Data: frame})
+	if _, err := forger.WriteToUDPAddrPort(forged, right.cuts.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	for right.cuts.strays.Load() == strays && right.cuts.Stats()[0].Received == 1 {
+		if watch {
+			wl.read()
+		}
+		right.loop.run()
+		if time.Now().After(deadline) {
+			t.Fatal("the forged frame was neither taken nor counted a stray")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	right.loop.run()
+	right.s.RunUntil(40 * time.Millisecond)
+	if len(got) != 1 || right.cuts.Stats()[0].Received != 1 {
+		t.Fatalf("a frame from a stranger reached h2: got %v, %+v", got, right.cuts.Stats()[0])
 	}
 }
 
