@@ -110,7 +110,7 @@ func (e Env) Run(ctx context.Context, r *labrun.Runner) ([]labrun.Record, error)
 // point that atmlab perf's test stood in for says so.
 func (e Env) Measure(ctx context.Context, _ *labrun.Runner, p labrun.Point, ex *study.Experiment, rec *labrun.Record) {
 	if e.workers != nil {
-		if err := e.workers.measure(ctx, e.variant, p, rec); err != nil {
+		if err := e.workers.measure(ctx, e.variant, e.lab, p, rec); err != nil {
 			rec.Error = err.Error()
 		}
 		return

@@ -3,6 +3,7 @@ package virtual
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
+	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
@@ -26,10 +28,20 @@ const WorkerEnv = "ATMLAB_VIRTUAL_WORKER"
 // InWorker says whether this process is a point worker.
 func InWorker() bool { return os.Getenv(WorkerEnv) == "1" }
 
-// request is a point a run hands a worker: its variant's name and the point.
+// request is a point a run hands a worker: its variant's name, the
+// digest of that variant's lab as the run planned it, and the point.
 type request struct {
 	Variant string
+	Lab     [sha256.Size]byte
 	Point   labrun.Point
+}
+
+// digest is a variant's lab as the spec.json of its run holds it. A
+// worker plans the lab file again: if the file changed since the run
+// began, its lab's digest differs and it measures nothing.
+func digest(variant string, lab *topologies.Lab) ([sha256.Size]byte, error) {
+	b, err := topologies.SpecJSON([]string{variant}, []*topologies.Lab{lab})
+	return sha256.Sum256(b), err
 }
 
 // reply is what Env.Measure records of a point, as a worker measured it;
@@ -75,11 +87,15 @@ func Work(ctx context.Context, variants []labrun.Variant, in io.Reader, out io.W
 	}
 }
 
-// measureFor measures a request's point on its variant's lab.
+// measureFor measures a request's point on its variant's lab, if that
+// is the lab the run planned.
 func measureFor(ctx context.Context, variants []labrun.Variant, q request) reply {
 	for _, v := range variants {
 		if v.Name != q.Variant {
 			continue
+		}
+		if d, err := digest(v.Name, v.Lab); err != nil || d != q.Lab {
+			return reply{Fail: fmt.Sprintf("the point worker planned variant %q of %s differently from the run: did the lab file change since the run began? Run it again", v.Name, v.Lab.File)}
 		}
 		var ex *study.Experiment
 		for _, e := range v.Lab.Experiments {
@@ -183,14 +199,18 @@ func (ws *Workers) take(ctx context.Context) (*worker, error) {
 }
 
 // measure measures a point of a variant on a worker into rec, as
-// Env.Measure would here.
-func (ws *Workers) measure(ctx context.Context, variant string, p labrun.Point, rec *labrun.Record) error {
+// Env.Measure would here on lab.
+func (ws *Workers) measure(ctx context.Context, variant string, lab *topologies.Lab, p labrun.Point, rec *labrun.Record) error {
+	d, err := digest(variant, lab)
+	if err != nil {
+		return err
+	}
 	w, err := ws.take(ctx)
 	if err != nil {
 		return err
 	}
 	var r reply
-	if err := w.enc.Encode(request{variant, p}); err != nil {
+	if err := w.enc.Encode(request{variant, d, p}); err != nil {
 		ws.drop(w)
 		return fmt.Errorf("point worker: %w", err)
 	}

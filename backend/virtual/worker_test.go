@@ -86,3 +86,27 @@ func TestPointWorkerUnknownVariant(t *testing.T) {
 		t.Errorf("error %q", rec.Error)
 	}
 }
+
+// TestPointWorkerRefusesALabThatChanged: a worker plans the lab file
+// again; if the file changed since the run planned it, the worker
+// measures nothing and the point's error says why.
+func TestPointWorkerRefusesALabThatChanged(t *testing.T) {
+	run := lab(t, workerLab)
+	changed := lab(t, strings.Replace(workerLab, "100M", "10M", 1))
+	ranVariants, err := labrun.Plan(run, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workerVariants, err := labrun.Plan(changed, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := inProcess(t, workerVariants, 1)
+	defer ws.Close()
+	var rec labrun.Record
+	p := labrun.Points(run)[0]
+	Env{lab: ranVariants[0].Lab}.With(ws, ranVariants[0].Name).Measure(context.Background(), nil, p, run.Experiments[0], &rec)
+	if !strings.Contains(rec.Error, "did the lab file change since the run began") || rec.Result.ThroughputBps != 0 {
+		t.Errorf("a worker whose lab file changed: error %q, result %+v", rec.Error, rec.Result)
+	}
+}
