@@ -80,6 +80,7 @@ func NewPart(lab *topologies.Lab, part string, nodes []string, partOf func(node 
 	c := lab.Clone()
 	c.Name = name
 	c.Experiments, c.Variants, c.Sweep, c.Findings, c.Figures, c.References, c.Warnings = nil, nil, nil, nil, nil, nil, nil
+	c.Parts = nil // a part's own lab is whole: its cut links end in stand-ins, not in other parts
 	p := &Part{Name: part, Lab: c}
 	var kept []*topologies.Node
 	for _, n := range c.Nodes {

@@ -73,6 +73,29 @@ func TestPartKeepsItsNodesAndStandsInForTheFarEnd(t *testing.T) {
 	}
 }
 
+// TestPartOfALabWithPartsBuildsAlone: the lab file says where it is cut
+// (parts:); a part's own lab, whose cut link ends in a stand-in with the
+// delay left to the receiving part, builds as a lab of its own.
+func TestPartOfALabWithPartsBuildsAlone(t *testing.T) {
+	lab := parse(t, twoSwitches+"parts:\n  left: [h1, s1]\n  right: [h2, s2]\n")
+	for _, part := range []string{"left", "right"} {
+		var nodes []string
+		for _, n := range []string{"h1", "s1", "h2", "s2"} {
+			if partOf(n) == part {
+				nodes = append(nodes, n)
+			}
+		}
+		p, err := NewPart(lab, part, nodes, partOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Lab.Parts) != 0 {
+			t.Errorf("part %s's own lab has parts %v", part, p.Lab.Parts)
+		}
+		devices.Build(p.Lab, sched.New()) // panics on a cut it cannot build
+	}
+}
+
 func TestPartRefusesWhatRealTimeCannotCarry(t *testing.T) {
 	lab := parse(t, strings.Replace(twoSwitches, "impair: {delay: 1ms}", "impair: {delay: 1ms, loss: 0.01}", 1))
 	_, err := NewPart(lab, "left", []string{"h1", "s1"}, partOf)
