@@ -14,7 +14,6 @@ import (
 	"github.com/atmlab/atmlab/emulator/vhost"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/labrun"
-	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/split"
@@ -121,12 +120,14 @@ func (e Env) Measure(ctx context.Context, _ *labrun.Runner, p labrun.Point, ex *
 // measureHere measures the point in this process.
 func (e Env) measureHere(ctx context.Context, p labrun.Point, ex *study.Experiment, rec *labrun.Record) {
 	rec.Stack = vhost.Netstack
-	var err error
-	rec.Result, err = labrun.Iterate(ctx, p, ex, func(ctx context.Context, p labrun.Point, ex *study.Experiment) (perf.Result, error) {
+	runs := labrun.RunsOf(p, ex)
+	for p, ok := runs.Next(ctx); ok; p, ok = runs.Next(ctx) {
 		res, load, err := MeasureSplit(ctx, e.lab, p, ex, e.mode)
 		rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
-		return res, err
-	})
+		runs.Add(res, err)
+	}
+	var err error
+	rec.Result, err = runs.Result(ctx)
 	if err != nil {
 		rec.Error = err.Error()
 	}

@@ -16,12 +16,14 @@ type modelFunc func(ctx context.Context, p Point, e *study.Experiment) (perf.Res
 func (f modelFunc) env() Env { return Env{Clock: clock.Virtual, Measure: f.measure} }
 
 func (f modelFunc) measure(ctx context.Context, _ *Runner, p Point, e *study.Experiment, rec *Record) {
-	var err error
-	rec.Result, err = Iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
+	runs := RunsOf(p, e)
+	for p, ok := runs.Next(ctx); ok; p, ok = runs.Next(ctx) {
 		res, load, err := f(ctx, p, e)
 		rec.Background = load
-		return res, err
-	})
+		runs.Add(res, err)
+	}
+	var err error
+	rec.Result, err = runs.Result(ctx)
 	if err != nil {
 		rec.Error = err.Error()
 	}

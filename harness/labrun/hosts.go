@@ -10,7 +10,6 @@ import (
 
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/clock"
-	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/study"
@@ -155,10 +154,12 @@ func (h *HostsEnv) Measure(ctx context.Context, r *Runner, p Point, e *study.Exp
 	s0, serr := r.steal()
 	t0 := time.Now()
 	tool := ToolOf(p.Tool)
+	runs := RunsOf(p, e)
+	for p, ok := runs.Next(ctx); ok; p, ok = runs.Next(ctx) {
+		runs.Add(tool.Real(ctx, h, p, e))
+	}
 	var err error
-	rec.Result, err = Iterate(ctx, p, e, func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error) {
-		return tool.Real(ctx, h, p, e)
-	})
+	rec.Result, err = runs.Result(ctx)
 	if err != nil {
 		rec.Error = err.Error()
 	}

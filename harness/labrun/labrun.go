@@ -361,20 +361,63 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	return rec
 }
 
-// Iterate measures a point with measure once, or, when its experiment has
-// a confidence:, again until the confidence is reached (netperf's -I/-i):
-// the result is the last run's with the runs' mean as its figure. Envs'
-// Measure measure each point through it.
-func Iterate(ctx context.Context, p Point, e *study.Experiment,
-	measure func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, error)) (perf.Result, error) {
-	if e.Confidence == nil {
-		return measure(ctx, p, e)
+// Runs are a point's runs as its Env drives them: once, or, when its
+// experiment has a confidence:, again until the confidence is reached
+// (netperf's -I/-i), the result the last run's with the runs' mean as
+// its figure. The Env calls down into them; they never call it back:
+//
+//	runs := labrun.RunsOf(p, e)
+//	for p, ok := runs.Next(ctx); ok; p, ok = runs.Next(ctx) {
+//		runs.Add(measure(p))
+//	}
+//	res, err := runs.Result(ctx)
+type Runs struct {
+	p    Point
+	conf *perf.Runs // nil without a confidence:
+	ran  bool
+	res  perf.Result
+	err  error
+}
+
+// RunsOf starts the runs of p, a point of e.
+func RunsOf(p Point, e *study.Experiment) *Runs {
+	r := &Runs{p: p}
+	if c := e.Confidence; c != nil {
+		r.conf, r.err = perf.Confidence{Level: c.Level, Width: c.Width, Min: c.Min, Max: c.Max}.Runs()
 	}
-	c := e.Confidence
-	return perf.Confident(ctx, perf.Confidence{Level: c.Level, Width: c.Width, Min: c.Min, Max: c.Max}, func(i int) (perf.Result, error) {
-		p.Iteration = i
-		return measure(ctx, p, e)
-	})
+	return r
+}
+
+// Next returns the point of the next run (its Iteration set), or false
+// when the point is done.
+func (r *Runs) Next(ctx context.Context) (Point, bool) {
+	if r.conf == nil || r.err != nil { // one run, or a confidence: that is not one
+		ok := !r.ran && r.err == nil
+		r.ran = true
+		return r.p, ok
+	}
+	p := r.p
+	i, ok := r.conf.Next(ctx)
+	p.Iteration = i
+	return p, ok
+}
+
+// Add records a run's result.
+func (r *Runs) Add(res perf.Result, err error) {
+	if r.conf == nil {
+		r.res, r.err = res, err
+		return
+	}
+	r.conf.Add(res, err)
+}
+
+// Result is the point's result: the one run's, or the last run's with
+// the runs' mean as its figure.
+func (r *Runs) Result(ctx context.Context) (perf.Result, error) {
+	if r.conf == nil || r.err != nil {
+		return r.res, r.err
+	}
+	return r.conf.Result(ctx)
 }
 
 // runsAtMost is how many times each point of an experiment may be run.

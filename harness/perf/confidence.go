@@ -83,24 +83,59 @@ func Width(level int, values []float64) float64 {
 // netperf prints. An error from fn ends the iterations: the result then
 // holds the values before it.
 func Iterate(ctx context.Context, c Confidence, fn func(i int) (float64, error)) (ConfidenceResult, error) {
-	if err := c.Normalize(); err != nil {
+	it, err := c.Iterations()
+	if err != nil {
 		return ConfidenceResult{}, err
 	}
-	r := ConfidenceResult{Confidence: c, Achieved: math.Inf(1)}
-	var err error
-	for r.Iterations < c.Max && ctx.Err() == nil {
-		var v float64
-		if v, err = fn(r.Iterations); err != nil {
-			break
-		}
-		r.Values = append(r.Values, v)
-		r.Iterations++
-		r.Achieved = Width(c.Level, r.Values)
-		if r.Iterations >= c.Min && r.Achieved <= c.Width {
-			r.Met = true
-			break
-		}
+	for i, ok := it.Next(ctx); ok; i, ok = it.Next(ctx) {
+		it.Add(fn(i))
 	}
+	return it.Result(ctx)
+}
+
+// Iterations is Iterate as a loop its caller drives, so that whoever
+// runs the tests (a runtime) calls down into perf and never the reverse:
+// Next gives each iteration's number, Add takes its figure, Result what
+// they reached.
+type Iterations struct {
+	r    ConfidenceResult
+	err  error
+	done bool
+}
+
+// Iterations starts the iterations of c (normalized first).
+func (c Confidence) Iterations() (*Iterations, error) {
+	if err := c.Normalize(); err != nil {
+		return nil, err
+	}
+	return &Iterations{r: ConfidenceResult{Confidence: c, Achieved: math.Inf(1)}}, nil
+}
+
+// Next returns the number of the next iteration, or false when the
+// confidence is reached, an iteration failed, Max ran or ctx ended.
+func (it *Iterations) Next(ctx context.Context) (int, bool) {
+	return it.r.Iterations, !it.done && it.r.Iterations < it.r.Max && ctx.Err() == nil
+}
+
+// Add records an iteration's figure; an error ends the iterations.
+func (it *Iterations) Add(v float64, err error) {
+	if err != nil {
+		it.err, it.done = err, true
+		return
+	}
+	r := &it.r
+	r.Values = append(r.Values, v)
+	r.Iterations++
+	r.Achieved = Width(r.Level, r.Values)
+	if r.Iterations >= r.Min && r.Achieved <= r.Width {
+		r.Met, it.done = true, true
+	}
+}
+
+// Result is what the iterations reached: their mean, the width achieved
+// and its interval; the error that ended them, or ctx's.
+func (it *Iterations) Result(ctx context.Context) (ConfidenceResult, error) {
+	r := it.r
 	var sum float64
 	for _, v := range r.Values {
 		sum += v
@@ -114,7 +149,7 @@ func Iterate(ctx context.Context, c Confidence, fn func(i int) (float64, error))
 		half := r.Achieved / 2 * math.Abs(r.Mean)
 		r.Interval = &[2]float64{r.Mean - half, r.Mean + half}
 	}
-	return r, cmp.Or(ctx.Err(), err)
+	return r, cmp.Or(ctx.Err(), it.err)
 }
 
 // Figure is a result's main figure: throughput for stream tests,
@@ -142,19 +177,52 @@ func (r *Result) setFigure(v float64) {
 // result is returned with that error, and with the confidence so far when
 // earlier runs succeeded.
 func Confident(ctx context.Context, c Confidence, run func(i int) (Result, error)) (Result, error) {
-	var last Result
-	failed := errors.New("data point failed")
-	cr, err := Iterate(ctx, c, func(i int) (float64, error) {
-		var err error
-		last, err = run(i)
-		if err == nil && last.Error != "" {
-			err = failed
-		}
-		return last.Figure(), err
-	})
-	if errors.Is(err, failed) {
+	rs, err := c.Runs()
+	if err != nil {
+		return Result{}, err
+	}
+	for i, ok := rs.Next(ctx); ok; i, ok = rs.Next(ctx) {
+		rs.Add(run(i))
+	}
+	return rs.Result(ctx)
+}
+
+// Runs is Confident as a loop its caller drives (Next, Add, Result, as
+// Iterations).
+type Runs struct {
+	it   *Iterations
+	last Result
+}
+
+// errFailed ends the iterations at a run whose result says it failed.
+var errFailed = errors.New("data point failed")
+
+// Runs starts the runs of c (normalized first).
+func (c Confidence) Runs() (*Runs, error) {
+	it, err := c.Iterations()
+	return &Runs{it: it}, err
+}
+
+// Next returns the number of the next run, or false when they are done.
+func (rs *Runs) Next(ctx context.Context) (int, bool) { return rs.it.Next(ctx) }
+
+// Add records a run's result; a failed one ends the runs.
+func (rs *Runs) Add(res Result, err error) {
+	rs.last = res
+	if err == nil && res.Error != "" {
+		err = errFailed
+	}
+	rs.it.Add(res.Figure(), err)
+}
+
+// Result is the last run's result with the runs' mean as its figure and
+// the confidence reached.
+func (rs *Runs) Result(ctx context.Context) (Result, error) {
+	cr, err := rs.it.Result(ctx)
+	if errors.Is(err, errFailed) {
 		err = nil
 	}
+	last := rs.last
 	if cr.Iterations == 0 {
 		return last, err
 	}
