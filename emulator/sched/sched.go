@@ -42,8 +42,8 @@ type Timer struct {
 	origin uint32        // 0: scheduled here; else the cut it came in by (AtFrom)
 	seq    uint64
 	rank   uint64
-	f     func()
-	index int // position in the heap, -1 once run or stopped
+	f      func()
+	index  int // position in the heap, -1 once run or stopped
 }
 
 // Stop cancels the callback and reports whether it was still pending.
