@@ -2,8 +2,6 @@ package campaign
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/atmlab/atmlab/harness/clock"
+	"github.com/atmlab/atmlab/internal/kubetest"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -206,7 +205,7 @@ func TestKubectlDryRun(t *testing.T) {
 		}
 		t.Skip("no kubectl: apt-get install kubernetes-client")
 	}
-	srv := httptest.NewServer(discovery())
+	srv := httptest.NewServer(kubetest.Discovery([]kubetest.Resource{{Name: "configmaps", Kind: "ConfigMap"}, {Name: "persistentvolumeclaims", Kind: "PersistentVolumeClaim"}}, "batch", []kubetest.Resource{{Name: "jobs", Kind: "Job"}}))
 	defer srv.Close()
 	for _, clock := range []string{"real", "virtual"} {
 		fs, err := KubernetesFiles(testPlan(clock), []byte(testLab))
@@ -250,35 +249,6 @@ func TestKubectlDryRun(t *testing.T) {
 			}
 		}
 	}
-}
-
-// discovery is just enough of an API server for kubectl's REST mapping:
-// core v1 (ConfigMaps, claims) and batch/v1 (Jobs); every object is
-// not found.
-func discovery() http.Handler {
-	res := func(name, kind string) metav1.APIResource {
-		return metav1.APIResource{Name: name, Kind: kind, Namespaced: true, Verbs: metav1.Verbs{"get", "list", "create", "patch"}}
-	}
-	docs := map[string]any{
-		"/api": metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
-		"/apis": metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
-			Name: "batch", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "batch/v1", Version: "v1"}},
-			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "batch/v1", Version: "v1"}}}},
-		"/api/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
-			APIResources: []metav1.APIResource{res("configmaps", "ConfigMap"), res("persistentvolumeclaims", "PersistentVolumeClaim")}},
-		"/apis/batch/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "batch/v1",
-			APIResources: []metav1.APIResource{res("jobs", "Job")}},
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if d, ok := docs[r.URL.Path]; ok {
-			json.NewEncoder(w).Encode(d)
-			return
-		}
-		w.WriteHeader(http.StatusNotFound)
-		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-			Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound, Message: r.URL.Path + " not found"})
-	})
 }
 
 // TestKubernetesSubmit runs submit.sh with a fake kubectl: the merge Job

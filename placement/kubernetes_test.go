@@ -3,9 +3,7 @@ package placement
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -22,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/atmlab/atmlab/campaign"
+	"github.com/atmlab/atmlab/internal/kubetest"
 )
 
 // decodeManifest reads the manifest's documents strictly (a field the API
@@ -137,7 +136,7 @@ func TestKubectlDryRunOfSplitLab(t *testing.T) {
 		}
 		t.Skip("no kubectl: apt-get install kubernetes-client")
 	}
-	srv := httptest.NewServer(discovery())
+	srv := httptest.NewServer(kubetest.Discovery([]kubetest.Resource{{Name: "configmaps", Kind: "ConfigMap"}, {Name: "services", Kind: "Service"}}, "apps", []kubetest.Resource{{Name: "statefulsets", Kind: "StatefulSet"}}))
 	defer srv.Close()
 	s := testSplit(t, campaign.Kubernetes)
 	b, err := KubernetesFile(s)
@@ -169,35 +168,6 @@ func TestKubectlDryRunOfSplitLab(t *testing.T) {
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kubectl would apply %v, want %v\n%s", kinds, want, out)
 	}
-}
-
-// discovery is just enough of an API server for kubectl's REST mapping:
-// core v1 (ConfigMaps, Services) and apps/v1 (StatefulSets); every object
-// is not found.
-func discovery() http.Handler {
-	res := func(name, kind string) metav1.APIResource {
-		return metav1.APIResource{Name: name, Kind: kind, Namespaced: true, Verbs: metav1.Verbs{"get", "list", "create", "patch"}}
-	}
-	docs := map[string]any{
-		"/api": metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
-		"/apis": metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{{
-			Name: "apps", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "apps/v1", Version: "v1"}},
-			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "apps/v1", Version: "v1"}}}},
-		"/api/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
-			APIResources: []metav1.APIResource{res("configmaps", "ConfigMap"), res("services", "Service")}},
-		"/apis/apps/v1": metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "apps/v1",
-			APIResources: []metav1.APIResource{res("statefulsets", "StatefulSet")}},
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if d, ok := docs[r.URL.Path]; ok {
-			json.NewEncoder(w).Encode(d)
-			return
-		}
-		w.WriteHeader(http.StatusNotFound)
-		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-			Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound, Message: r.URL.Path + " not found"})
-	})
 }
 
 // fakeKubectl puts a kubectl on PATH that logs its calls, says pod K's
