@@ -124,6 +124,7 @@ fuzz:
 	$(FUZZ) ./internal/labshell/ FuzzSplit
 	$(FUZZ) ./harness/lesson/ FuzzParseWorksheet
 	$(FUZZ) ./backend/cut/ FuzzDecode
+	$(FUZZ) ./backend/virtual/remote/ FuzzDecode
 
 clean:
 	rm -rf bin results site

@@ -33,7 +33,20 @@ type Network struct {
 	Devices []Device        // every node, in file order
 	Lab     *topologies.Lab // what it was built from: atmlab set --reset returns to it
 
-	byName map[string]Device
+	byName  map[string]Device
+	arrival map[arrival]emulator.Receiver // a cut's far end, by cut and part
+}
+
+// arrival is a cut's direction by its origin and the part it goes to.
+type arrival struct {
+	origin uint32
+	part   string
+}
+
+// Arrival returns what takes the frames of cut origin (1 + its index in
+// the plan's cuts) that arrive in part: nil if none.
+func (n *Network) Arrival(origin uint32, part string) emulator.Receiver {
+	return n.arrival[arrival{origin, part}]
 }
 
 // NetLink is a built link: its two channels, AB carrying what A sends, or
@@ -120,6 +133,10 @@ type Split struct {
 	// at as an event scheduled at from (window.Group.Post); nil: the
 	// parts share a scheduler, which takes it at once (sched.AtFrom).
 	Post func(src, dst string, at, from time.Duration, origin uint32, f func())
+	// Send, if set, hands the frame itself instead of Post: a part run in
+	// a process of its own sends it to the far part's process, which hands
+	// it to the cut's far end there (Network.Arrival).
+	Send func(src, dst string, at, from time.Duration, origin uint32, f *emulator.Frame)
 }
 
 // BuildSplit builds a split lab: each node's models on its part's
@@ -231,8 +248,16 @@ func (b *builder) cutOrigin(l *topologies.Link) uint32 {
 func (b *builder) cut(from, to string, origin uint32, dst emulator.Receiver) func(*emulator.Frame, time.Duration) {
 	src, far := b.on(from), b.on(to)
 	srcPart, dstPart := b.sp.Plan.PartOf(from), b.sp.Plan.PartOf(to)
-	post := b.sp.Post
+	post, send := b.sp.Post, b.sp.Send
+	if b.n.arrival == nil {
+		b.n.arrival = map[arrival]emulator.Receiver{}
+	}
+	b.n.arrival[arrival{origin, dstPart}] = dst
 	return func(f *emulator.Frame, at time.Duration) {
+		if send != nil {
+			send(srcPart, dstPart, at, src.Now(), origin, f)
+			return
+		}
 		deliver := func() { dst.Receive(f) }
 		if post == nil {
 			far.AtFrom(at, src.Now(), origin, deliver)

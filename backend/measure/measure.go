@@ -61,7 +61,7 @@ func (l *Lab) Load() (err error) {
 	if l.Lab, err = labfile.Load(l.File); err != nil {
 		return err
 	}
-	if !linux.InHolder() && !virtual.InWorker() { // a holder's child or a point worker runs this command again
+	if !linux.InHolder() && !virtual.InWorker() && !virtual.InPart() { // a holder's child, a point worker or a part's process runs this command again
 		validate.Warnings(l.Log, l.Lab)
 	}
 	if len(l.Lab.Experiments) == 0 {
@@ -76,6 +76,9 @@ func (l *Lab) Load() (err error) {
 func (l *Lab) Run(ctx context.Context) error {
 	if virtual.InWorker() {
 		return virtual.Work(ctx, l.Variants, os.Stdin, l.Stdout)
+	}
+	if virtual.InPart() {
+		return virtual.ServePart(ctx, l.Lab)
 	}
 	release, err := linux.LockOrHold(l.Clocks, l.Variants, l.Log)
 	if err != nil {

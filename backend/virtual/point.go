@@ -2,12 +2,14 @@ package virtual
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/backend/virtual/remote"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
@@ -38,13 +40,19 @@ func MeasureLoad(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *st
 
 // MeasureSplit is MeasureLoad with a lab with parts: run as mode says.
 func MeasureSplit(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment, mode Mode) (perf.Result, *labrun.BackgroundLoad, error) {
+	return measurePoint(ctx, lab, p, e, mode, nil)
+}
+
+// measurePoint is MeasureSplit; pr, for Processes, is how this process takes
+// part (nil: the run's, starting the others from this executable).
+func measurePoint(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *study.Experiment, mode Mode, pr *procsRun) (res perf.Result, load *labrun.BackgroundLoad, err error) {
 	spec := perf.Spec{Test: p.Test, Duration: e.Duration, Interval: e.Interval, SendBuf: p.SockBuf, RecvBuf: p.SockBuf}
 	if strings.HasSuffix(p.Test, "_RR") {
 		spec.Request, spec.Response = p.Size, p.Size
 	} else {
 		spec.Message = p.Size
 	}
-	res := perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
+	res = perf.Result{Schema: perf.SchemaVersion, Test: p.Test, Spec: spec}
 	if err := labrun.NativeSpec(lab, p.From, p.To, &spec); err != nil {
 		return res, nil, err
 	}
@@ -56,11 +64,20 @@ func MeasureSplit(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 	if err := ctx.Err(); err != nil {
 		return res, nil, err
 	}
-	l, err := buildPoint(lab, PointSeed(lab.Seed, p), mode, p, e.Background)
+	l, err := buildPoint(lab, PointSeed(lab.Seed, p), mode, p, e.Background, pr)
 	if err != nil {
 		return res, nil, err
 	}
 	defer l.close()
+	defer func() { // a part's process failed or went: the point fails, naming it
+		if r := recover(); r != nil {
+			f, ok := r.(*remote.Fault)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
 	addr := func(host string) (netip.Addr, error) {
 		a, err := netip.ParseAddr(lab.Node(host).Address())
 		if err != nil {
@@ -73,7 +90,6 @@ func MeasureSplit(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 		return res, nil, err
 	}
 	l.runUntil(StartAt)
-	var load *labrun.BackgroundLoad
 	if bg := e.Background; bg != nil {
 		load = &labrun.BackgroundLoad{From: bg.From, To: bg.To, Test: bg.Test, SockBuf: bg.SockBuf}
 		bto, err := addr(bg.To)
@@ -88,17 +104,48 @@ func MeasureSplit(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 			load.Error = err.Error()
 			return res, load, fmt.Errorf("background %s: %w", bg.Test, err)
 		}
-		l.runUntil(l.labOf(p.From).Sched.Now() + time.Second) // the load reaches steady state first, as in real time
+		l.runUntil(l.now() + time.Second) // the load reaches steady state first, as in real time
 	}
-	var sent0 uint64
+	var f figures
 	tl := l.labOf(p.From)
-	t0 := tl.Sched.Now()
+	t0 := l.now()
 	if load != nil {
-		sent0 = l.hosts[load.From].TxBytes
+		f.Tx0 = l.hosts[load.From].TxBytes
 	}
-	res, err = run(vperf.Test{Lab: tl, From: p.From, To: p.To, Addr: to, Spec: spec})
-	if dt := tl.Sched.Now() - t0; load != nil && dt > 0 {
-		load.SentBps = 8 * float64(l.hosts[load.From].TxBytes-sent0) / dt.Seconds()
+	if l.procs == nil || l.procs.Runs(p.From) {
+		res, err = run(vperf.Test{Lab: tl, From: p.From, To: p.To, Addr: to, Spec: spec})
+		f.Now = tl.Sched.Now()
+		if l.procs != nil {
+			l.procs.Group.End()
+		}
+	} else {
+		l.procs.Group.Follow(l.procs.index[l.procs.Plan.PartOf(p.From)])
+	}
+	if load != nil {
+		f.Tx1 = l.hosts[load.From].TxBytes
+	}
+	if l.procs != nil {
+		f.Result, f.Failed = res, err != nil
+		if err != nil {
+			f.Err = err.Error()
+		}
+		bgPart := -1
+		if load != nil {
+			bgPart = l.procs.index[l.procs.Plan.PartOf(load.From)]
+		}
+		if f, err = l.gather(l.procs.index[l.procs.Plan.PartOf(p.From)], bgPart, f); err != nil {
+			return res, load, err
+		}
+		res, err = f.Result, nil
+		if f.Failed {
+			err = errors.New(f.Err)
+		}
+		if serr := l.wait(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if dt := f.Now - t0; load != nil && dt > 0 {
+		load.SentBps = 8 * float64(f.Tx1-f.Tx0) / dt.Seconds()
 	}
 	return res, load, err
 }

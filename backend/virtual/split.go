@@ -100,32 +100,42 @@ const (
 	// Whole runs the lab on one scheduler, its cut links as a split run
 	// has them (devices.Build): the reference a split run equals.
 	Whole Mode = "whole"
+	// Processes runs each part of a point that Auto would split in a
+	// process of its own, joined over TCP (Procs): the run's process runs
+	// the first part and starts the others.
+	Processes Mode = "procs"
 )
 
 // ParseMode reads lab run's --split.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case Auto, Whole:
+	case Auto, Whole, Processes:
 		return m, nil
 	}
-	return "", fmt.Errorf("--split %q: give whole (one scheduler), or leave it out (each part on a core of its own where a point allows)", s)
+	return "", fmt.Errorf("--split %q: give whole (one scheduler), procs (each part in a process of its own where a point allows), or leave it out (each part on a core of its own where a point allows)", s)
 }
 
 // pointLab is a point's lab, whole or split.
 type pointLab struct {
 	whole *Lab
 	split *Split
+	procs *Procs
 	hosts map[string]*vhost.Host
+	stop  func(kill bool) error // the run's: waits for (or kills) the parts' processes
 }
 
 // buildPoint builds a point's lab: split when mode and the point allow.
-func buildPoint(lab *topologies.Lab, seed uint64, mode Mode, p labrun.Point, bg *study.Background) (*pointLab, error) {
+func buildPoint(lab *topologies.Lab, seed uint64, mode Mode, p labrun.Point, bg *study.Background, pr *procsRun) (*pointLab, error) {
 	plan, err := split.Of(lab)
 	if err != nil {
 		return nil, err
 	}
 	within := func(a, b string) bool { return plan.PartOf(a) == plan.PartOf(b) }
-	if plan != nil && len(plan.Cuts) > 0 && mode == Auto && within(p.From, p.To) && (bg == nil || within(bg.From, bg.To)) {
+	splits := plan != nil && len(plan.Cuts) > 0 && within(p.From, p.To) && (bg == nil || within(bg.From, bg.To))
+	if splits && mode == Processes {
+		return buildProcs(lab, plan, seed, p, pr)
+	}
+	if splits && mode == Auto {
 		sp, err := BuildSplit(lab, plan, seed)
 		if err != nil {
 			return nil, err
@@ -140,6 +150,10 @@ func buildPoint(lab *topologies.Lab, seed uint64, mode Mode, p labrun.Point, bg 
 }
 
 func (l *pointLab) runUntil(t time.Duration) {
+	if l.procs != nil {
+		l.procs.Group.RunUntil(t)
+		return
+	}
 	if l.split != nil {
 		l.split.Group.RunUntil(t)
 		return
@@ -147,14 +161,45 @@ func (l *pointLab) runUntil(t time.Duration) {
 	l.whole.Sched.RunUntil(t)
 }
 
+// now is the model time every part has reached.
+func (l *pointLab) now() time.Duration {
+	switch {
+	case l.procs != nil:
+		return l.procs.Group.Now()
+	case l.split != nil:
+		return l.split.Group.Now()
+	}
+	return l.whole.Sched.Now()
+}
+
 func (l *pointLab) labOf(host string) *vhost.Lab {
+	if l.procs != nil {
+		return l.procs.LabOf(host)
+	}
 	if l.split != nil {
 		return l.split.LabOf(host)
 	}
 	return l.whole.Lab
 }
 
+// wait waits for the parts' processes to end (the run's process).
+func (l *pointLab) wait() error {
+	if l.stop == nil {
+		return nil
+	}
+	stop := l.stop
+	l.stop = nil
+	return stop(false)
+}
+
 func (l *pointLab) close() {
+	if l.procs != nil {
+		l.procs.Close()
+		if l.stop != nil {
+			l.stop(true)
+		}
+		return
+	}
 	if l.split != nil {
 		l.split.Close()
 		return

@@ -28,7 +28,7 @@ func TestSplitPointEqualsWhole(t *testing.T) {
 		{labrun.Point{Test: perf.TCPStream, Size: 1448, From: "h1", To: "h3", Rep: 1}, nil},
 	} {
 		e := &study.Experiment{Duration: 300 * time.Millisecond, Interval: 100 * time.Millisecond, Background: tc.bg}
-		pl, err := buildPoint(l, 1, Auto, tc.p, tc.bg)
+		pl, err := buildPoint(l, 1, Auto, tc.p, tc.bg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -314,15 +314,17 @@ func TestReportFromResultsFolder(t *testing.T) {
 }
 
 // A lab with parts: run in virtual time, each part on a core of its own
-// (a stream in each half, a stream across the cut), writes the figures
-// the lab run whole on one scheduler (--split whole) writes.
+// or in a process of its own (--split procs), a stream in each half and a
+// stream across the cut, writes the figures the lab run whole on one
+// scheduler (--split whole) writes.
 func TestLabRunSplitEqualsWhole(t *testing.T) {
 	file := labtest.File(t, labtest.Lab("split-two-switches", "split", `experiments:
   - {name: halves, from: h1, to: h2, tests: [TCP_STREAM], sizes: [1448], duration: 200ms, background: {from: h3, to: h4, test: TCP_STREAM}}
   - {name: across, from: h2, to: h4, tests: [TCP_STREAM], sizes: [1448], duration: 200ms}
 `))
+	t.Setenv("ATMLAB_TEST_MAIN", "1") // --split procs starts this binary again: as atmlab (TestMain)
 	var runs [][]map[string]any
-	for _, split := range []string{"whole", ""} {
+	for _, split := range []string{"whole", "", "procs"} {
 		out := filepath.Join(t.TempDir(), "out")
 		if _, errOut, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", out, "--split", split); err != nil {
 			t.Fatalf("lab run --split %q: %v\n%s", split, err, errOut)
@@ -330,9 +332,11 @@ func TestLabRunSplitEqualsWhole(t *testing.T) {
 		runs = append(runs, figures(t, out))
 	}
 	a, _ := json.Marshal(runs[0])
-	b, _ := json.Marshal(runs[1])
-	if len(runs[0]) != 2 || string(a) != string(b) {
-		t.Errorf("split run wrote\n%s\nwhole\n%s", b, a)
+	for i, how := range []string{"a part a core", "a part a process"} {
+		b, _ := json.Marshal(runs[i+1])
+		if len(runs[0]) != 2 || string(a) != string(b) {
+			t.Errorf("split run (%s) wrote\n%s\nwhole\n%s", how, b, a)
+		}
 	}
 	if _, _, err := run(t, "lab", "run", file, "--clock", "virtual", "--out", filepath.Join(t.TempDir(), "o"), "--split", "halves"); err == nil || !strings.Contains(err.Error(), `--split "halves"`) {
 		t.Errorf("--split halves: %v", err)

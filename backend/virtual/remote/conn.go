@@ -1,0 +1,96 @@
+package remote
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+)
+
+// Conn is a connection to another part's process: messages of a kind
+// octet, a length (4 octets, big-endian) and a body, each read within
+// the timeout, or the read fails naming the part.
+type Conn struct {
+	Name    string // the part at the far end, for errors
+	Timeout time.Duration
+	c       net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	buf     []byte
+}
+
+// Message kinds.
+const (
+	KindWindow = 'W' // a Window
+	KindJSON   = 'J' // a point's hello or its figures
+	KindFail   = 'F' // the sender failed: the body says why
+)
+
+// MaxMessage bounds a message's body.
+const MaxMessage = 256 << 20
+
+// NewConn wraps c, the connection to part name.
+func NewConn(c net.Conn, name string, timeout time.Duration) *Conn {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return &Conn{Name: name, Timeout: timeout, c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
+}
+
+// Write sends a message.
+func (c *Conn) Write(kind byte, body []byte) error {
+	var h [5]byte
+	h[0] = kind
+	binary.BigEndian.PutUint32(h[1:], uint32(len(body)))
+	c.w.Write(h[:])
+	c.w.Write(body)
+	if err := c.w.Flush(); err != nil {
+		return fmt.Errorf("part %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// Read returns the next message; its body is valid until the next Read.
+// A peer that sends nothing within the timeout, or closes the
+// connection, is an error naming its part; so is a failure it reports.
+func (c *Conn) Read() (kind byte, body []byte, err error) {
+	if c.Timeout > 0 {
+		c.c.SetReadDeadline(time.Now().Add(c.Timeout))
+	}
+	var h [5]byte
+	if _, err := io.ReadFull(c.r, h[:]); err != nil {
+		return 0, nil, c.readErr(err)
+	}
+	n := binary.BigEndian.Uint32(h[1:])
+	if n > MaxMessage {
+		return 0, nil, fmt.Errorf("part %s sent a message of %d octets, more than %d", c.Name, n, MaxMessage)
+	}
+	if cap(c.buf) < int(n) {
+		c.buf = make([]byte, n)
+	}
+	c.buf = c.buf[:n]
+	if _, err := io.ReadFull(c.r, c.buf); err != nil {
+		return 0, nil, c.readErr(err)
+	}
+	if h[0] == KindFail {
+		return 0, nil, fmt.Errorf("part %s failed: %s", c.Name, c.buf)
+	}
+	return h[0], c.buf, nil
+}
+
+func (c *Conn) readErr(err error) error {
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return fmt.Errorf("part %s sent nothing for %v: its process hangs or is gone", c.Name, c.Timeout)
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.ECONNRESET) {
+		return fmt.Errorf("part %s closed its connection: its process ended", c.Name)
+	}
+	return fmt.Errorf("part %s: %w", c.Name, err)
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
