@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"path/filepath"
+	"sync"
 
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/harness/results"
@@ -72,12 +73,8 @@ func Write(ctx context.Context, path string) error {
 	}
 	p := &page{dir: dir, title: filepath.Base(dir.Path()), recs: recs, all: group(recs), labs: labs, lab: labs.lab}
 	theoryLinesOf(labs.variant, p.all)
-	for _, draw := range figures {
-		names, err := draw(p)
-		if err != nil {
-			return err
-		}
-		p.figs = append(p.figs, names...)
+	if err := p.draw(); err != nil {
+		return err
 	}
 	md, err := p.markdown()
 	if err != nil {
@@ -87,6 +84,27 @@ func Write(ctx context.Context, path string) error {
 		return err
 	}
 	return writeHTML(dir, p.title, md, p.figs)
+}
+
+// draw draws the figures side by side, one goroutine each (a run's
+// report comes after its points, and drawing and compressing the PNGs is
+// most of it: on two cores half the wait), and lists their names in the
+// order figures gives them; the first error in that order is returned.
+func (p *page) draw() error {
+	names := make([][]string, len(figures))
+	errs := make([]error, len(figures))
+	var wg sync.WaitGroup
+	for i, draw := range figures {
+		wg.Go(func() { names[i], errs[i] = draw(p) })
+	}
+	wg.Wait()
+	for i := range figures {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		p.figs = append(p.figs, names[i]...)
+	}
+	return nil
 }
 
 // markdown is report.md: every section in turn.
