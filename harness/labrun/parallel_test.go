@@ -202,3 +202,49 @@ func TestAnEnvOfOneLabMeasuresOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtualPointsStartLongestFirst: side by side, points start longest
+// first (a loaded experiment's, then the most frames: small messages
+// before large, a loopback last, ties in the points' order), and the
+// records are written in the points' order all the same.
+func TestVirtualPointsStartLongestFirst(t *testing.T) {
+	lab, err := labfile.Parse("cost.yaml", []byte(labtest.Lab("two-hosts", "cost", `experiments:
+  - {name: loop, from: h1, to: h1, tests: [TCP_STREAM], sizes: [64], duration: 1s}
+  - {name: plain, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460, 64, 65507, 512], duration: 1s}
+  - {name: long, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460], duration: 2s}
+  - {name: loaded, from: h1, to: h2, tests: [UDP_STREAM], sizes: [1460], duration: 1s, background: {from: h2, to: h1, test: UDP_STREAM}}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		exp  string
+		size int
+	}
+	run := func(jobs int) (string, []key) {
+		var out bytes.Buffer
+		var started []key
+		r := &Runner{Lab: lab, Variant: "base", JSONL: &out, Jobs: jobs,
+			Watch: func(p Progress) {
+				if p.Point != nil && p.Result == nil {
+					started = append(started, key{p.Point.Experiment, p.Point.Size})
+				}
+			},
+			Env: modelFunc(func(ctx context.Context, p Point, e *study.Experiment) (perf.Result, *BackgroundLoad, error) {
+				return perf.Result{Test: p.Test, ThroughputBps: float64(p.Size) * 1e4}, nil, nil
+			}).env()}
+		if _, err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return atField.ReplaceAllString(out.String(), `"at":""`), started
+	}
+	one, _ := run(1)
+	two, started := run(2)
+	if two != one {
+		t.Errorf("two at a time wrote\n%s\none at a time\n%s", two, one)
+	}
+	want := []key{{"loaded", 1460}, {"plain", 64}, {"plain", 512}, {"long", 1460}, {"plain", 1460}, {"plain", 65507}, {"loop", 64}}
+	if !slices.Equal(started, want) {
+		t.Errorf("two at a time started\n%v\nwant\n%v", started, want)
+	}
+}
