@@ -44,6 +44,7 @@ step "OC-3c AAL5 at 100-199 B in a lab run, iperf3's default buffers beside -w 4
 step "Ping at the spacing users use, TCP_RR beside netperf, OC-3c AAL5 at 100-199 B" scripts/bench-realtime.sh
 step "Virtual time" "$GO test -run '^\$' -bench Virtual -benchtime 1x ./backend/virtual/ | grep -E '^Benchmark'"
 step "Virtual time beside ns-3" "GO=$GO scripts/bench/ns3/run.sh"
+step "Points side by side: a quick praktikum one at a time beside two at a time, alternating" "ATMLAB=bin/atmlab scripts/jobs-bench.sh 5"
 step "A split lab in virtual time, whole beside a part a core" "GO=$GO scripts/split-bench.sh"
 step "The seed labs, five quick runs" scripts/stability.sh
 step "The seed labs in virtual time, three runs" scripts/determinism.sh
