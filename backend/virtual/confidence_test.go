@@ -43,9 +43,11 @@ experiments:
 		// 95 % within 0.15 %: the width reads 0.995, 0.234, 0.235, 0.161,
 		// 0.191, 0.160, then 0.135 % after the eighth run.
 		{recs[0], 8, 9.526488242026226e+07, [2]float64{9.520064833621986e+07, 9.532911650430466e+07}, true},
-		// TCP over a lossy port: the first run lost its start (42.9
-		// Mbit/s, the others 88.2-88.5); 99 % within 1 % is not met in 4.
-		{recs[1], 4, 7.69380177731042e+07, [2]float64{1.0668957058477089e+07, 1.4320707848773134e+08}, false},
+		// TCP over a lossy port: the third run lost its start (20.6
+		// Mbit/s, the others 87.9-88.0; with netstack's 1 MiB receive
+		// buffer instead of Linux's 128 KiB the first lost it, 42.9
+		// against 88.2-88.5); 99 % within 1 % is not met in 4.
+		{recs[1], 4, 7.113575346799147e+07, [2]float64{-2.7166706711869046e+07, 1.69438213647852e+08}, false},
 	} {
 		r := c.rec.Result
 		k := r.Confidence

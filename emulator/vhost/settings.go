@@ -42,15 +42,27 @@ type Settings struct {
 // softirq, wake-up), and less than a 100M frame time.
 const DefaultJitter = 20 * time.Microsecond
 
+// Linux's default net.ipv4.tcp_wmem and tcp_rmem (min, default, max),
+// what a real host of a lab starts from. Netstack's own defaults are 1 MiB
+// for both and 4 MiB at most: a 1 MiB receive buffer opens a window of
+// hundreds of segments from the first round trip, so slow start overshoots
+// any switch queue by that much; Linux starts at 128 KiB and lets
+// auto-tuning grow it.
+var (
+	linuxWMem = [3]int{4096, 16384, 4194304}
+	linuxRMem = [3]int{4096, 131072, 6291456}
+)
+
 // Defaults are a virtual host's settings before its sysctls: netstack's
-// own (its congestion control default is reno; Linux's is cubic).
+// own, but Linux's socket buffers (linuxWMem, linuxRMem); its congestion
+// control default is reno, Linux's is cubic.
 func Defaults() Settings {
 	return Settings{
 		CongestionControl: "reno",
 		SACK:              true,
 		ModerateRcvBuf:    true,
-		WMem:              [3]int{tcp.MinBufferSize, tcp.DefaultSendBufferSize, tcp.MaxBufferSize},
-		RMem:              [3]int{tcp.MinBufferSize, tcp.DefaultReceiveBufferSize, tcp.MaxBufferSize},
+		WMem:              linuxWMem,
+		RMem:              linuxRMem,
 		Timestamps:        true,
 		WindowScaling:     true,
 		Jitter:            DefaultJitter,
