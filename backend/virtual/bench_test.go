@@ -151,6 +151,8 @@ func benchFabric(b *testing.B, extra string) {
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
 		b.ReportMetric(total/1e6, "total-Mbit/s")
+		b.ReportMetric(float64(v.Sched.Scheduled()), "events")
+		b.ReportMetric((cpuTime()-c0).Seconds()*1e6/float64(v.Sched.Scheduled()), "cpu-us/event")
 	}
 }
 

@@ -126,6 +126,10 @@ func (s *Scheduler) Next() (time.Duration, bool) {
 	return s.events[0].at, true
 }
 
+// Scheduled returns how many events have been scheduled (At, AtFrom,
+// Reset): a run's event count, for its cost per event.
+func (s *Scheduler) Scheduled() uint64 { return s.seq }
+
 // Pending returns the number of scheduled events.
 func (s *Scheduler) Pending() int { return len(s.events) }
 
