@@ -22,8 +22,8 @@ type rrSock interface {
 	// Interrupt ends a Read waiting in another goroutine, and all that
 	// follow.
 	Interrupt()
-	// Close releases the socket's own descriptor, not the connection it
-	// was made from.
+	// Close releases the socket (on Unix the connection it was made from
+	// is already closed: rrsock_unix.go).
 	Close() error
 }
 
