@@ -319,8 +319,10 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 		res.TransactionsPerSec = float64(res.Transactions) / time.Since(start).Seconds()
 		res.Latency = summarize(&h)
 	}()
-	for time.Now().Before(end) && ctx.Err() == nil {
-		t0 := time.Now()
+	// One clock reading a transaction: its end is the next one's start
+	// and the test's check (a reading costs 0.2 µs here, a 1-byte
+	// transaction over a veth pair 20-40 µs).
+	for t0 := start; t0.Before(end) && ctx.Err() == nil; {
 		switch spec.Test {
 		case TCPCRR:
 			cc, err := dd.DialContext(ctx, "tcp", addr)
@@ -353,10 +355,13 @@ func runRR(ctx context.Context, dd net.Dialer, addr string, spec Spec, res *Resu
 			}
 			if !awaitResponse(s, resp, seq, spec, t0.Add(timeout)) {
 				res.Timeouts++
+				t0 = time.Now()
 				continue
 			}
 		}
-		h.Record(time.Since(t0))
+		now := time.Now()
+		h.Record(now.Sub(t0))
+		t0 = now
 		res.Transactions++
 		m.n.Add(1)
 		if spec.Test == UDPRR && h.Count() >= 20 {

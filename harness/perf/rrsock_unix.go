@@ -111,22 +111,19 @@ func (s *blockingSock) io(trap uintptr, p []byte) (int, error) {
 	return rawIO(trap, s.fd, p)
 }
 
-// now is the clock when a call with a timeout begins.
-func (s *blockingSock) now() time.Time {
-	if !s.timed {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
 // expired yields to the runtime, whose signal interrupted a raw call (it
-// stops the goroutine here when it must), and says whether the call that
-// began at start has used its timeout: every retry would wait the whole
-// timeout again, and the runtime interrupts a goroutine that keeps its P
-// every 10-20 ms, so a call times out that much after its timeout at most.
-func (s *blockingSock) expired(start time.Time) bool {
+// stops the goroutine here when it must), and says whether the call has
+// used its timeout since its first interruption (*first, read here, so
+// that a call that is not interrupted reads no clock): every retry would
+// wait the whole timeout again, and the runtime interrupts a goroutine
+// that keeps its P every 10-20 ms, so a call times out at most that much
+// after its timeout and its first interruption.
+func (s *blockingSock) expired(first *time.Time) bool {
 	runtime.Gosched()
-	return s.timed && time.Since(start) >= s.limit
+	if first.IsZero() {
+		*first = time.Now()
+	}
+	return s.timed && time.Since(*first) >= s.limit
 }
 
 func rawIO(trap uintptr, fd int, p []byte) (int, error) {
@@ -145,11 +142,11 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 // (Go's runtime signals its threads): retry on EINTR.
 
 func (s *blockingSock) Read(p []byte) (int, error) {
-	start := s.now()
+	var first time.Time
 	for {
 		n, err := s.io(unix.SYS_READ, p)
 		switch {
-		case err == unix.EINTR && !s.expired(start):
+		case err == unix.EINTR && !s.expired(&first):
 			continue
 		case err == unix.EAGAIN || err == unix.EINTR:
 			return 0, os.ErrDeadlineExceeded
@@ -163,11 +160,11 @@ func (s *blockingSock) Read(p []byte) (int, error) {
 }
 
 func (s *blockingSock) Write(p []byte) (int, error) {
-	start := s.now()
+	var first time.Time
 	for {
 		n, err := s.io(unix.SYS_WRITE, p)
 		switch {
-		case err == unix.EINTR && !s.expired(start):
+		case err == unix.EINTR && !s.expired(&first):
 			continue
 		case err == unix.EAGAIN || err == unix.EINTR:
 			return max(n, 0), os.ErrDeadlineExceeded
