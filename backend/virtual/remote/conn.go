@@ -38,7 +38,7 @@ func NewConn(c net.Conn, name string, timeout time.Duration) *Conn {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &Conn{Name: name, Timeout: timeout, c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
+	return &Conn{Name: name, Timeout: timeout, c: c, r: bufio.NewReaderSize(newReader(c), 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
 }
 
 // Write sends a message.

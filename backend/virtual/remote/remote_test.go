@@ -1,0 +1,120 @@
+package remote
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/atmlab/atmlab/emulator/sched"
+)
+
+// pair returns two parts' groups joined by a loopback TCP connection.
+func pair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c1, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g0 := New(sched.New(), 0, 2, lookahead, []*Conn{nil, NewConn(c0, "b", 5*time.Second)})
+	g1 := New(sched.New(), 1, 2, lookahead, []*Conn{NewConn(c1, "a", 5*time.Second)})
+	t.Cleanup(func() { c0.Close(); c1.Close() })
+	return g0, g1
+}
+
+// both runs f on each group at once and returns their faults.
+func both(g0, g1 *Group, f func(g *Group)) []error {
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, g := range []*Group{g0, g1} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%v", r)
+				}
+			}()
+			f(g)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Two parts in windows of 10 ns hand each other events across the
+// window's edge (a chain of pings, each sent a lookahead ahead) and
+// every one runs at its time, in the order sent; a lead's test ends at the
+// event that makes it done, the other part caught up to that instant.
+func TestGroupsHandEventsOnOverTCP(t *testing.T) {
+	g0, g1 := pair(t, 10)
+	var logs [2][]string
+	for i, g := range []*Group{g0, g1} {
+		g.Deliver = func(origin uint32, at, from time.Duration, data []byte) {
+			msg := string(data)
+			g.Sched.AtFrom(at, from, origin, func() {
+				logs[i] = append(logs[i], fmt.Sprintf("%v %s", g.Sched.Now(), msg))
+				if n := len(msg); n < 6 {
+					g.Post(1-i, g.Sched.Now()+10, g.Sched.Now(), 1, []byte(msg+"x"))
+				}
+			})
+		}
+	}
+	g0.Sched.At(3, func() { g0.Post(1, 13, 3, 1, []byte("x")) })
+	errs := both(g0, g1, func(g *Group) { g.RunUntil(100) })
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	want0, want1 := "23ns xx|43ns xxxx|63ns xxxxxx", "13ns x|33ns xxx|53ns xxxxx"
+	if got := strings.Join(logs[0], "|"); got != want0 {
+		t.Errorf("part 0 ran %s, want %s", got, want0)
+	}
+	if got := strings.Join(logs[1], "|"); got != want1 {
+		t.Errorf("part 1 ran %s, want %s", got, want1)
+	}
+	// A lead done at 150 ns: the other part, busy every nanosecond, stops there.
+	ticks := 0
+	var tick func()
+	tick = func() { ticks++; g1.Sched.After(1, tick) }
+	g1.Sched.At(100, tick)
+	g0.Sched.At(150, func() {})
+	errs = both(g0, g1, func(g *Group) {
+		if g.Part == 0 {
+			g.RunLead(func() bool { return g.Sched.Now() >= 150 }, 1000)
+			g.End()
+			return
+		}
+		g.Follow(0)
+	})
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if g1.Sched.Now() != 150 || ticks != 50 {
+		t.Errorf("the follower stopped at %v after %d ticks, want 150ns after 50", g1.Sched.Now(), ticks)
+	}
+}
+
+// BenchmarkWindowExchange is one window's exchange between two parts'
+// groups over loopback TCP, with nothing to run: what a process per part
+// pays a window beyond the window's work.
+func BenchmarkWindowExchange(b *testing.B) {
+	g0, g1 := pair(b, time.Nanosecond)
+	for _, g := range []*Group{g0, g1} {
+		g.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	}
+	b.ResetTimer()
+	errs := both(g0, g1, func(g *Group) { g.RunUntil(time.Duration(b.N)) })
+	if errs[0] != nil || errs[1] != nil {
+		b.Fatal(errs)
+	}
+}
