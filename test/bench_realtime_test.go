@@ -5,6 +5,7 @@ package test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,40 +20,112 @@ var pingSpacings = []struct {
 	count int
 }{{time.Second, 30}, {100 * time.Millisecond, 100}, {10 * time.Millisecond, 300}, {5 * time.Millisecond, 400}}
 
+// pingModes are the ways the emulator is run for TestBenchPingSpacing:
+// its defaults, with the CPUs kept from going idle, and with that and a
+// loop that never sleeps (its idle polling outlasts the run).
+var pingModes = []struct {
+	name string
+	args []string
+}{
+	{"defaults", nil},
+	{"--keep-cpus-awake", []string{"--keep-cpus-awake"}},
+	{"--keep-cpus-awake --idle-spin 1h", []string{"--keep-cpus-awake", "--idle-spin", "1h"}},
+}
+
 // TestBenchPingSpacing prints ping's median RTT through a 100M switch
 // at each of pingSpacings beside a veth pair's at the same spacing, both
-// taken in the same run, half a spacing apart; and what the emulator
-// added beyond the pair and the model. It asserts nothing and runs only
-// with ATMLAB_BENCH=1.
+// taken in the same run, half a spacing apart; what the emulator added
+// beyond the pair and the model; the CPU it and its CPU keeper took
+// meanwhile; and the load average: a row per spacing for each of
+// pingModes, the lab brought up afresh for each (the keeper keeps the
+// pair's CPUs awake too, so the pair is measured in each mode). After
+// each mode, the release lateness atmlab stats reported by spacing. It
+// asserts nothing and runs only with ATMLAB_BENCH=1.
 func TestBenchPingSpacing(t *testing.T) {
 	if os.Getenv("ATMLAB_BENCH") == "" {
 		t.Skip("benchmark: run with ATMLAB_BENCH=1 (make bench)")
 	}
 	requireRoot(t, "ping")
 	veth := vethPair(t)
-	sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"))
-	sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
 	veth.exec("h1", "ping", "-c", "1", "10.9.0.2")
 	model := 4 * hop100M(98)
-	fmt.Println("| ping spacing | through a 100M switch | veth pair | + model | emulator added | emulator CPU |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for _, sp := range pingSpacings {
-		var vp, ep time.Duration
-		before := sw.stats().Loop
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); vp = pingAt(t, veth, "10.9.0.2", sp.every, sp.count) }()
-		go func() {
-			defer wg.Done()
-			time.Sleep(sp.every / 2)
-			ep = pingAt(t, sw, "10.0.0.2", sp.every, sp.count)
-		}()
-		wg.Wait()
-		after := sw.stats().Loop
-		wall := after.Uptime - before.Uptime
-		cpu := float64(after.CPUTime-before.CPUTime+after.IdleSpin-before.IdleSpin) / float64(wall)
-		fmt.Printf("| %v | %.1f µs | %.1f µs | %.1f µs | %+.1f µs | %.1f %% of a core, idle polling included |\n", sp.every, us(ep), us(vp), us(model), us(ep-vp-model), 100*cpu)
+	fmt.Println("| mode | ping spacing | through a 100M switch | veth pair | + model | emulator added | emulator CPU | keeper CPU | load average |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, m := range pingModes {
+		sw := up(t, strings.ReplaceAll(pairLab, "RATE", "100M"), m.args...)
+		sw.exec("h1", "ping", "-c", "1", "10.0.0.2")
+		keeper := keeperOf(t, sw, len(m.args) > 0)
+		for _, sp := range pingSpacings {
+			var vp, ep time.Duration
+			before, kBefore := sw.stats().Loop, procCPU(keeper)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); vp = pingAt(t, veth, "10.9.0.2", sp.every, sp.count) }()
+			go func() {
+				defer wg.Done()
+				time.Sleep(sp.every / 2)
+				ep = pingAt(t, sw, "10.0.0.2", sp.every, sp.count)
+			}()
+			wg.Wait()
+			after, kAfter := sw.stats().Loop, procCPU(keeper)
+			wall := after.Uptime - before.Uptime
+			cpu := float64(after.CPUTime-before.CPUTime+after.IdleSpin-before.IdleSpin) / float64(wall)
+			kcpu := "none"
+			if keeper > 0 {
+				kcpu = fmt.Sprintf("%.0f %% of a core", 100*float64(kAfter-kBefore)/float64(wall))
+			}
+			fmt.Printf("| %s | %v | %.1f µs | %.1f µs | %.1f µs | %+.1f µs | %.1f %% of a core, idle polling included | %s | %s |\n",
+				m.name, sp.every, us(ep), us(vp), us(model), us(ep-vp-model), 100*cpu, kcpu, loadAverage())
+		}
+		for _, a := range sw.stats().Loop.Added {
+			fmt.Printf("%s: atmlab stats, release lateness of frames %s: p50 %.1f µs, p99 %.1f µs over %d\n",
+				m.name, a.Traffic(), us(a.Lateness.P50), us(a.Lateness.P99), a.Lateness.Count)
+		}
+		sw.stop()
 	}
+}
+
+// keeperOf is the pid of the CPU keeper r's atmlab up started (0 when
+// want is false); it fails the test if one is where none was asked for,
+// or none where one was.
+func keeperOf(t *testing.T, r *running, want bool) int {
+	t.Helper()
+	var pids []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", r.cmd.Process.Pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, p := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(p)
+			if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(cmdline), "atmlab-keep-cpus-awake") {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	switch {
+	case want && len(pids) != 1:
+		t.Fatalf("want one CPU keeper under atmlab up, found %v", pids)
+	case !want && len(pids) > 0:
+		t.Fatalf("a CPU keeper %v where none was asked for", pids)
+	case !want:
+		return 0
+	}
+	return pids[0]
+}
+
+// procCPU is the CPU time process pid has used (0 for pid 0 or one that
+// is gone).
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ 100
 }
 
 // pingAt is the median RTT of count pings every apart.

@@ -58,8 +58,13 @@ type RunningLab struct {
 	Web   string    `json:"web,omitempty"`
 }
 
-// Loop tunes the real-time loop (up's --spin, --linger, --idle-spin).
-type Loop struct{ Spin, Linger, IdleSpin time.Duration }
+// Loop tunes the real-time loop (up's --spin, --linger, --idle-spin) and
+// whether the machine's CPUs are kept from going idle while the lab is up
+// (--keep-cpus-awake: kernel.KeepCPUsAwake).
+type Loop struct {
+	Spin, Linger, IdleSpin time.Duration
+	KeepAwake              bool
+}
 
 // Part is up --part: one part of a split lab, its cut socket's address and
 // its peers' (PART=HOST:PORT values), and how long to wait for them.

@@ -23,6 +23,11 @@ import (
 // DefaultLoop is the real-time loop's tuning unless up's flags change it.
 var DefaultLoop = Loop{Spin: kernel.DefaultSpin, Linger: kernel.DefaultLinger, IdleSpin: kernel.DefaultIdleSpin}
 
+// KeepAwakeIfAsked is the CPU keeper's body in the child up
+// --keep-cpus-awake starts (kernel.KeepCPUsAwake), where it never
+// returns; elsewhere it returns at once. main calls it first.
+func KeepAwakeIfAsked() { kernel.KeepAwakeIfAsked() }
+
 // NeedsKernel says whether verb can run here: always, on Linux.
 func NeedsKernel(verb string) error { return nil }
 
@@ -159,6 +164,7 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 		return err
 	}
 	defer k.Close()
+	stopAwake := func() error { return nil }
 	k.Loop.Spin, k.Loop.Linger, k.Loop.IdleSpin = f.Loop.Spin, f.Loop.Linger, f.Loop.IdleSpin
 	if part != nil && f.Loop.IdleSpin == DefaultLoop.IdleSpin {
 		// A part's loop sleeps in epoll when idle instead of polling and
@@ -167,6 +173,14 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 		// each other's and other work's time slices (TCP_RR across a 1 ms
 		// cut at half the model's rate; at it, with this).
 		k.Loop.IdleSpin = 0
+	}
+	if f.Loop.KeepAwake {
+		awake, err := kernel.KeepCPUsAwake()
+		if err != nil {
+			return err
+		}
+		defer awake.Close()
+		stopAwake = awake.Close
 	}
 	if part != nil {
 		cuts, err := f.cuts(ctx, whole, part, k)
@@ -193,6 +207,7 @@ func (f Foreground) Run(ctx context.Context, lab *topologies.Lab) error {
 	fmt.Fprintf(f.Out, "lab %s ready: %d hosts, %d links; atmlab exec %s NODE -- CMD to use it, Ctrl-C to stop\n",
 		lab.Name, len(k.Namespaces()), len(lab.Links), lab.Name)
 	runErr := k.Run(ctx)
+	stopAwake() // the CPUs are the teardown's
 	st := k.Loop.Stats()
 	fmt.Fprintf(f.Log, "lab %s stopping after %v: emulator CPU %.0f%%, release lateness p50 %v p99 %v max %v\n",
 		lab.Name, st.Uptime.Round(time.Millisecond), 100*st.CPU, st.Lateness.P50, st.Lateness.P99, st.Lateness.Max)

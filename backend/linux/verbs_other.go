@@ -20,6 +20,8 @@ var DefaultLoop Loop
 
 func NeedsKernel(verb string) error { return NeedsLinux(verb) }
 
+func KeepAwakeIfAsked() {}
+
 func InHolder() bool                     { return false }
 func NeedsHolder() bool                  { return false }
 func RunHolder(...*topologies.Lab) error { return NeedsLinux("lab run") }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/atmlab/atmlab/backend/linux"
 )
 
 // armed runs once SIGINT and SIGTERM cancel the command's context instead of
@@ -16,6 +18,7 @@ import (
 var armed = func() {}
 
 func main() {
+	linux.KeepAwakeIfAsked() // up --keep-cpus-awake's child: never returns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	armed()
 	err := newRoot().ExecuteContext(ctx)

@@ -44,6 +44,7 @@ func newUp(opts *options) *cobra.Command {
 	c.Flags().DurationVar(&fg.Loop.Spin, "spin", fg.Loop.Spin, "waits shorter than this are busy-polled, not slept (timer wake-ups are ~50µs late here)")
 	c.Flags().DurationVar(&fg.Loop.Linger, "linger", fg.Loop.Linger, "after a release with nothing scheduled, poll this long for the host's answer before sleeping")
 	c.Flags().DurationVar(&fg.Loop.IdleSpin, "idle-spin", fg.Loop.IdleSpin, "after the last frame, poll this long, yielding the core to any host that wants it, before sleeping, so the next frame finds the loop awake")
+	c.Flags().BoolVar(&fg.Loop.KeepAwake, "keep-cpus-awake", false, "keep every CPU from going idle while the lab is up (one SCHED_IDLE thread per CPU, yielding in a loop; anything else runs first), so that a frame after a quiet spell wakes no halted CPU: pings seconds apart read close to a veth pair's, at the cost of every CPU, to the hypervisor, for as long as the lab is up (docs/how-it-works.md)")
 	c.Flags().StringVar(&clockFlag, "clock", clock.Real.String(), "real only: a virtual-time lab has no real hosts to attach to (see lab run --clock)")
 	addWebFlags(c, &view)
 	c.Flags().StringVar(&on, "on", "", "local, slurm or kubernetes: bring every part of a split lab (parts:) up there, as one (docs/split.md)")
