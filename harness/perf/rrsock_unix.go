@@ -68,10 +68,11 @@ type socketConn interface {
 // dupBlocking returns a blocking duplicate of c's descriptor and closes c,
 // which takes the socket out of Go's netpoller (the duplicate keeps the
 // socket itself open). While c was registered there, each message that
-// came woke the runtime's netpoll thread in epoll_wait beside the thread
-// blocked in read, two wakes where netperf pays one: through a 100M switch
-// the second ran on the emulator's core, and atmlab perf's TCP_RR read
-// 0.68 of netperf's on the same path (perf sched, four rounds).
+// came woke the runtime's netpoll thread in epoll_wait (in the server,
+// which waits there on its control connection) beside the thread blocked
+// in read, two wakes where netperf pays one: through a 100M switch the
+// second ran on the emulator's core, and atmlab perf's TCP_RR read 0.68
+// of netperf's on the same path (perf sched, four rounds).
 func dupBlocking(c socketConn, stream bool) (rrSock, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
