@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/atmlab/atmlab/backend/virtual/remote"
@@ -202,15 +203,22 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 		return nil, nil, err
 	}
 	defer ln.Close()
-	var cmds []*exec.Cmd
+	type child struct {
+		cmd  *exec.Cmd
+		done chan struct{} // closed when it has ended, err its Wait's
+		err  error
+	}
+	var children []*child
+	exited := make(chan *child, len(plan.Parts))
 	stop := func(kill bool) error {
 		var errs []error
-		for _, c := range cmds {
+		for _, c := range children {
 			if kill {
-				c.Process.Kill()
+				c.cmd.Process.Kill()
 			}
-			if err := c.Wait(); err != nil && !kill {
-				errs = append(errs, fmt.Errorf("a part's process: %w", err))
+			<-c.done
+			if c.err != nil && !kill {
+				errs = append(errs, fmt.Errorf("a part's process: %w", c.err))
 			}
 		}
 		return errors.Join(errs...)
@@ -221,17 +229,40 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 			stop(true)
 			return nil, nil, fmt.Errorf("starting a part's process: %w", err)
 		}
-		cmds = append(cmds, cmd)
+		c := &child{cmd: cmd, done: make(chan struct{})}
+		children = append(children, c)
+		go func() {
+			c.err = cmd.Wait()
+			close(c.done)
+			exited <- c
+		}()
 	}
 	conns := make([]*remote.Conn, len(plan.Parts))
 	ln.(*net.TCPListener).SetDeadline(time.Now().Add(PartTimeout))
+	type accepted struct {
+		c   net.Conn
+		err error
+	}
 	for i := 1; i < len(conns); i++ {
-		c, err := ln.Accept()
-		if err != nil {
-			stop(true)
-			return nil, nil, fmt.Errorf("part %s's process did not connect within %v: %w", plan.Parts[i].Name, PartTimeout, err)
+		got := make(chan accepted, 1)
+		go func() {
+			c, err := ln.Accept()
+			got <- accepted{c, err}
+		}()
+		var a accepted
+		select {
+		case a = <-got:
+		case c := <-exited: // ended before it connected: it said why on stderr
+			a.err = fmt.Errorf("part %s's process ended before it connected: %v", plan.Parts[i].Name, c.err)
 		}
-		conns[i] = remote.NewConn(c, plan.Parts[i].Name, PartTimeout)
+		if a.err != nil {
+			stop(true)
+			if a.c == nil && !strings.HasPrefix(a.err.Error(), "part ") {
+				a.err = fmt.Errorf("part %s's process did not connect within %v: %w", plan.Parts[i].Name, PartTimeout, a.err)
+			}
+			return nil, nil, a.err
+		}
+		conns[i] = remote.NewConn(a.c, plan.Parts[i].Name, PartTimeout)
 		b, _ := json.Marshal(hello{Point: p, Lab: d, Part: i})
 		if err := conns[i].Write(remote.KindJSON, b); err != nil {
 			stop(true)

@@ -118,9 +118,9 @@ func TestPointsAsProcessesEqualWhole(t *testing.T) {
 	}
 }
 
-// A part's process that is killed in the middle of a point, or that never
-// connects, fails the point with an error naming its part, within the
-// timeout, rather than hanging the run.
+// A part's process that is killed in the middle of a point, stops
+// answering, or ends before it connects fails the point with an error
+// naming its part, within the timeout, rather than hanging the run.
 func TestPartProcessGoneNamesItsPart(t *testing.T) {
 	file, v := procsVariant(t, labtest.Lab("split-two-switches", "procs", `experiments:
   - {name: left, from: h1, to: h2, tests: [TCP_STREAM], sizes: [1448], duration: 10s, background: {from: h3, to: h4, test: TCP_STREAM}}
@@ -132,16 +132,18 @@ func TestPartProcessGoneNamesItsPart(t *testing.T) {
 	p.Variant = v.Name
 	for _, tc := range []struct {
 		name, want string
+		file       string
 		wrap       func(*exec.Cmd)
 	}{
-		{"killed", "part right closed its connection", func(c *exec.Cmd) {
+		{"killed", "part right closed its connection", file, func(c *exec.Cmd) {
 			go func() { time.Sleep(500 * time.Millisecond); c.Process.Kill() }()
 		}},
-		{"stopped", "part right sent nothing for 3s", func(c *exec.Cmd) {
+		{"stopped", "part right sent nothing for 3s", file, func(c *exec.Cmd) {
 			go func() { time.Sleep(500 * time.Millisecond); c.Process.Signal(syscall.SIGSTOP) }()
 		}},
+		{"failed at start", "part right's process ended before it connected: exit status 1", file + ".gone", nil},
 	} {
-		partsFromTest(t, file, tc.wrap)
+		partsFromTest(t, tc.file, tc.wrap)
 		t0 := time.Now()
 		_, _, err := MeasureSplit(context.Background(), v.Lab, p, v.Lab.Experiments[0], Processes)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
