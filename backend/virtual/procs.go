@@ -190,10 +190,10 @@ var partsOf = func(self string, lab *topologies.Lab, addr string) (*exec.Cmd, er
 	return cmd, cmd.Start()
 }
 
-// startParts starts a point's other parts' processes and returns the
-// connections to them by part (nil at 0), each told its part, and what
-// waits for them to end (or kills them).
-func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Point) ([]*remote.Conn, func(kill bool) error, error) {
+// startParts starts a point's other parts' processes and returns what
+// connects them, filling conns by part (0 stays nil) and telling each its
+// part, and what waits for them to end (or kills them).
+func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Point, conns []*remote.Conn) (func() error, func(kill bool) error, error) {
 	d, err := digest(p.Variant, lab)
 	if err != nil {
 		return nil, nil, err
@@ -202,7 +202,6 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 	if err != nil {
 		return nil, nil, err
 	}
-	defer ln.Close()
 	type child struct {
 		cmd  *exec.Cmd
 		done chan struct{} // closed when it has ended, err its Wait's
@@ -211,6 +210,7 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 	var children []*child
 	exited := make(chan *child, len(plan.Parts))
 	stop := func(kill bool) error {
+		ln.Close()
 		var errs []error
 		for _, c := range children {
 			if kill {
@@ -237,39 +237,40 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 			exited <- c
 		}()
 	}
-	conns := make([]*remote.Conn, len(plan.Parts))
-	ln.(*net.TCPListener).SetDeadline(time.Now().Add(PartTimeout))
-	type accepted struct {
-		c   net.Conn
-		err error
-	}
-	for i := 1; i < len(conns); i++ {
-		got := make(chan accepted, 1)
-		go func() {
-			c, err := ln.Accept()
-			got <- accepted{c, err}
-		}()
-		var a accepted
-		select {
-		case a = <-got:
-		case c := <-exited: // ended before it connected: it said why on stderr
-			a.err = fmt.Errorf("part %s's process ended before it connected: %v", plan.Parts[i].Name, c.err)
+	connect := func() error {
+		defer ln.Close()
+		ln.(*net.TCPListener).SetDeadline(time.Now().Add(PartTimeout))
+		type accepted struct {
+			c   net.Conn
+			err error
 		}
-		if a.err != nil {
-			stop(true)
-			if a.c == nil && !strings.HasPrefix(a.err.Error(), "part ") {
-				a.err = fmt.Errorf("part %s's process did not connect within %v: %w", plan.Parts[i].Name, PartTimeout, a.err)
+		for i := 1; i < len(conns); i++ {
+			got := make(chan accepted, 1)
+			go func() {
+				c, err := ln.Accept()
+				got <- accepted{c, err}
+			}()
+			var a accepted
+			select {
+			case a = <-got:
+			case c := <-exited: // ended before it connected: it said why on stderr
+				a.err = fmt.Errorf("part %s's process ended before it connected: %v", plan.Parts[i].Name, c.err)
 			}
-			return nil, nil, a.err
+			if a.err != nil { // buildProcs stops the others
+				if a.c == nil && !strings.HasPrefix(a.err.Error(), "part ") {
+					a.err = fmt.Errorf("part %s's process did not connect within %v: %w", plan.Parts[i].Name, PartTimeout, a.err)
+				}
+				return a.err
+			}
+			conns[i] = remote.NewConn(a.c, plan.Parts[i].Name, PartTimeout)
+			b, _ := json.Marshal(hello{Point: p, Lab: d, Part: i})
+			if err := conns[i].Write(remote.KindJSON, b); err != nil {
+				return err
+			}
 		}
-		conns[i] = remote.NewConn(a.c, plan.Parts[i].Name, PartTimeout)
-		b, _ := json.Marshal(hello{Point: p, Lab: d, Part: i})
-		if err := conns[i].Write(remote.KindJSON, b); err != nil {
-			stop(true)
-			return nil, nil, err
-		}
+		return nil
 	}
-	return conns, stop, nil
+	return connect, stop, nil
 }
 
 // buildProcs builds a point's lab for this process of the point run as
@@ -283,15 +284,21 @@ func buildProcs(lab *topologies.Lab, plan *split.Plan, seed uint64, p labrun.Poi
 		}
 		pr = &procsRun{self: self}
 	}
-	if pr.conns == nil {
-		conns, stop, err := startParts(pr.self, lab, plan, p)
-		if err != nil {
+	var connect func() error
+	if pr.conns == nil { // the run's: the others start while it builds its lab
+		conns := make([]*remote.Conn, len(plan.Parts))
+		var err error
+		if connect, pl.stop, err = startParts(pr.self, lab, plan, p, conns); err != nil {
 			return nil, err
 		}
 		pr = &procsRun{conns: conns}
-		pl.stop = stop
 	}
 	procs, err := BuildProcs(lab, plan, seed, pr.part, pr.conns)
+	if err == nil && connect != nil {
+		if err = connect(); err != nil {
+			procs.Close()
+		}
+	}
 	if err != nil {
 		if pl.stop != nil {
 			pl.stop(true)
