@@ -101,6 +101,20 @@ func TestBenchRR(t *testing.T) {
 	row("release lateness, delay 5ms (the RR runs)", fmt.Sprintf("p50 %v, p99 %v, max %v", dst.Lateness.P50, dst.Lateness.P99, dst.Lateness.Max),
 		fmt.Sprintf("%d frames dropped later than the release bound", dst.LateDropped), "")
 	d.stop()
+
+	// The same with the CPUs kept awake (up --keep-cpus-awake), the veth
+	// pair's transaction time taken again while they are: the keeper
+	// keeps the pair's CPUs awake too.
+	k := up(t, delayLab, "--keep-cpus-awake")
+	k.exec("h1", "ping", "-c", "1", "10.0.0.2")
+	k.perfServer("h2")
+	m = during()
+	kveth := perfRR(t, veth, "10.9.0.2", 5)
+	kr := perfRR(t, k, "10.0.0.2", 5)
+	w = want(kveth)
+	row("TCP_RR 1 B over delay 5ms, up --keep-cpus-awake: atmlab perf client -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", kr),
+		fmt.Sprintf("1/(10 ms + %.1f µs + veth %.1f µs, kept awake) = %.2f/s; %s", us(ser), 1e6/kveth, w, m()), fmt.Sprintf("%+.2f %%", 100*(kr/w-1)))
+	k.stop()
 	printTable(rows)
 }
 
