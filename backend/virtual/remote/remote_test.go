@@ -118,3 +118,68 @@ func BenchmarkWindowExchange(b *testing.B) {
 		b.Fatal(errs)
 	}
 }
+
+// Three parts: the first relays what the second sends the third and back,
+// each post reaching only its part, at its time.
+func TestRelayBetweenTwoOtherParts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var gs [3]*Group
+	hub := []*Conn{nil, nil, nil}
+	for i := 1; i < 3; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(); s.Close() })
+		hub[i] = NewConn(s, fmt.Sprint(i), 5*time.Second)
+		gs[i] = New(sched.New(), i, 3, 10, []*Conn{NewConn(c, "0", 5*time.Second)})
+	}
+	gs[0] = New(sched.New(), 0, 3, 10, hub)
+	var logs [3][]string
+	for i, g := range gs {
+		g.Deliver = func(origin uint32, at, from time.Duration, data []byte) {
+			msg := string(data)
+			g.Sched.AtFrom(at, from, origin, func() {
+				logs[i] = append(logs[i], fmt.Sprintf("%v %s", g.Sched.Now(), msg))
+				if i == 2 && msg == "ping" {
+					g.Post(1, g.Sched.Now()+10, g.Sched.Now(), 2, []byte("pong"))
+				}
+			})
+		}
+	}
+	gs[1].Sched.At(5, func() { gs[1].Post(2, 15, 5, 1, []byte("ping")) })
+	gs[0].Sched.At(7, func() { gs[0].Post(2, 20, 7, 3, []byte("hello")) })
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%v", r)
+				}
+			}()
+			g.RunUntil(60)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []string{"", "25ns pong", "15ns ping|20ns hello"} {
+		if got := strings.Join(logs[i], "|"); got != want {
+			t.Errorf("part %d ran %q, want %q", i, got, want)
+		}
+	}
+}
