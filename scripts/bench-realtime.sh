@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # bench-realtime.sh: the real-time loop's rows at the spacing and the sizes
 # users meet it: ping through a 100M switch at 1 s (ping's default), 100 ms,
-# 10 ms and 5 ms beside a veth pair at the same spacing in the same run;
+# 10 ms and 5 ms beside a veth pair at the same spacing in the same run,
+# with the defaults, with up --keep-cpus-awake and with that and a loop
+# that never sleeps;
 # TCP_RR by atmlab perf beside netperf on the same paths and over delay: 5ms;
 # OC-3c AAL5 at 100-199 B with iperf3's default buffers beside -w 4M and a
 # veth pair's frame rate. netperf is $NETPERF or the one on PATH (netserver
 # beside it); without one its rows say so. Needs root, ping and iperf3;
-# `make bench` runs it (scripts/bench.sh). Takes about three minutes.
+# `make bench` runs it (scripts/bench.sh). Takes about six minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
