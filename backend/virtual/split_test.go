@@ -53,3 +53,23 @@ func TestSplitPointEqualsWhole(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSplitHalves: a 1-s 100M TCP stream in one half of a split lab
+// with a TCP load in the other, whole (one scheduler) and split (a part a
+// goroutine, GOMAXPROCS 2): wall seconds per point, what the split saves
+// on two cores (scripts/split-bench.sh times whole lab runs).
+func BenchmarkSplitHalves(b *testing.B) {
+	l := lab(b, labtest.Lab("split-two-switches", "s"))
+	p := labrun.Point{Test: perf.TCPStream, Size: 1448, From: "h1", To: "h2", Rep: 1}
+	e := &study.Experiment{Duration: time.Second, Background: &study.Background{From: "h3", To: "h4", Test: perf.TCPStream, Size: 1448}}
+	for _, mode := range []Mode{Whole, Auto} {
+		name := map[Mode]string{Whole: "whole", Auto: "split"}[mode]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := MeasureSplit(context.Background(), l, p, e, mode); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
