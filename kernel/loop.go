@@ -72,13 +72,18 @@ type Loop struct {
 	// release frames ever later. At most 0:
 	// no bound.
 	LateBound time.Duration
-	// ReleaseBound is how late after its model time the loop may hand a
-	// frame to a host's TAP: one that would go later is dropped and
-	// counted instead (control.LoopStats.LateDropped), so that a loop that
-	// lost its core for longer (other work on the machine) loses frames,
-	// as a flagged count, rather than deliver them ever later. At most 0:
-	// no bound.
+	// ReleaseBound is how late after its model time a loop short of CPU
+	// (its input overflows its stages: isShort) may hand a frame to a
+	// host's TAP: one that would go later is dropped and counted instead
+	// (control.LoopStats.LateDropped), so that under load it cannot carry
+	// the loop sheds frames, as a flagged count, rather than deliver them
+	// late. At most 0: no bound.
 	ReleaseBound time.Duration
+	// StallBound is the same bound for a loop that kept up and then lost
+	// its core once (another thread on the machine took it): it hands
+	// what was due meanwhile over that late, up to this bound, since a
+	// drop costs TCP a retransmission. At most 0: no bound.
+	StallBound time.Duration
 
 	s     *sched.Scheduler
 	start time.Time
@@ -92,8 +97,10 @@ type Loop struct {
 	// backlog are the TAPs whose last read stopped at readBatch with
 	// frames left (the loop was behind): the next pass reads them again,
 	// after the events due meanwhile have run.
-	backlog []*tap
-	spare   []*tap // the backlog's other buffer, so that reading it allocates nothing
+	backlog   []*tap
+	spare     []*tap        // the backlog's other buffer, so that reading it allocates nothing
+	short     bool          // a read left frames in a TAP, its stage full (isShort)
+	shortFrom time.Duration // the last time, at this pass's clock
 
 	mu    sync.Mutex // guards calls
 	calls []func()
@@ -138,20 +145,42 @@ const DefaultSpin = 50 * time.Microsecond
 // 2.9 % of each direction's wire).
 const GROHold = 100 * time.Microsecond
 
-// DefaultLateBound is Loop.LateBound unless changed: a pass of 1 ms
-// before the loop polls. Every frame held back enters the model that late
-// and reaches its host at least that late, so the bound is well under
-// DefaultReleaseBound: at 5 ms, under two 1G floods every frame was held
-// back and released 5-16 ms late (p50 9.7 ms), and a 5 ms release bound
-// would have dropped them all. A stall longer than this costs the model's
-// link the rest of it (the stage dates frames back no further).
-const DefaultLateBound = time.Millisecond
+// DefaultLateBound is Loop.LateBound unless changed: above what a
+// loop that keeps up is late by (a pass of 1 ms before it polls, a
+// host's thread holding the core for a few milliseconds: release
+// lateness p99 0.3-5 ms under load), and a twentieth of the 100 ms two
+// 1G floods made it run behind without one. A loop short of CPU holds
+// frames back to shortLate instead.
+const DefaultLateBound = 5 * time.Millisecond
 
-// DefaultReleaseBound is Loop.ReleaseBound unless changed: release
-// lateness stays under 5 ms at p99 under any load, and a frame the loop
-// could not hand over in time is dropped and counted (a point's
-// emulator_lateness cause). With 50 ms, two 1G floods read p99 16-25 ms.
+// shortLate is how far behind the wall clock a loop short of CPU lets a
+// frame enter its NIC (instead of LateBound), and how far behind its model
+// a loop is before it counts as behind. Every frame held back enters the
+// model that late and reaches its host at least that late, so it is well
+// under DefaultReleaseBound: held to 5 ms, under two 1G floods every frame
+// was released 5-16 ms late (p50 9.7 ms), and a 5 ms release bound would
+// have dropped them all. For a loop that keeps up it would be too little:
+// a 1G TCP stream read 1 % under its ceiling at load 6, its stalls of 1-5
+// ms lost to the model's link.
+const shortLate = time.Millisecond
+
+// DefaultReleaseBound is Loop.ReleaseBound unless changed: under load
+// it cannot carry the loop's release lateness stays under 5 ms at p99,
+// and a frame it could not hand over in time is dropped and counted (a
+// point's emulator_lateness cause). With a 50 ms bound, two 1G floods
+// read p99 16-25 ms.
 const DefaultReleaseBound = 5 * time.Millisecond
+
+// DefaultStallBound is Loop.StallBound unless changed: above the stalls
+// a loaded machine gives a thread that keeps up (release lateness max
+// 6-12 ms under a 1G TCP stream at load 6). At 5 ms for every frame, that
+// stream retransmitted 200 segments in 6 s (TestGSOGigabit; none at 50
+// ms), and at 10 ms TCP_RR over a 5 ms delay lost 4-12 frames a run.
+const DefaultStallBound = 50 * time.Millisecond
+
+// shortAfter is how long after a read last left frames in a TAP with the
+// stage full the loop counts as short of CPU (isShort).
+const shortAfter = 50 * time.Millisecond
 
 // DefaultLinger is Loop.Linger unless changed.
 const DefaultLinger = 200 * time.Microsecond
@@ -200,7 +229,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, ReleaseBound: DefaultReleaseBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, ReleaseBound: DefaultReleaseBound, StallBound: DefaultStallBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -370,7 +399,7 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 // them. With no bound the clock is not read here, once per frame.
 func (l *Loop) released(t *tap, segs int) bool {
 	at := l.s.Now()
-	if l.ReleaseBound > 0 && l.Now()-at > l.ReleaseBound {
+	if b := l.releaseBound(); b > 0 && l.Now()-at > b {
 		t.lateDropped += uint64(segs)
 		return false
 	}
@@ -383,15 +412,42 @@ func (l *Loop) released(t *tap, segs int) bool {
 	return true
 }
 
+// lateBound is the entry bound now (stage.enter): shortLate for a loop
+// short of CPU (see releaseBound), LateBound for one that keeps up.
+func (l *Loop) lateBound() time.Duration {
+	if l.isShort() {
+		return min(l.LateBound, shortLate)
+	}
+	return l.LateBound
+}
+
+// isShort reports whether the loop is short of CPU: within shortAfter of
+// a read that left frames in a TAP with its stage full (4,096 frames, 33
+// ms at 1G). A host paced by its token bucket never fills it; two 1G
+// floods keep it full. (Judged by how far behind the model ran, or by
+// frames held back at the entry bound, a 1G TCP stream that a loaded
+// machine stalled for 5-15 ms counted as short too, and lost 96-174
+// frames at the release bound in 6 s.)
+func (l *Loop) isShort() bool { return l.short && l.now-l.shortFrom < shortAfter }
+
+// releaseBound is the bound on release lateness now: ReleaseBound for a
+// loop short of CPU, StallBound for one that keeps up.
+func (l *Loop) releaseBound() time.Duration {
+	if l.isShort() {
+		return l.ReleaseBound
+	}
+	return l.StallBound
+}
+
 // inTime reports whether a frame the moderator hands to t's host now is
-// still within ReleaseBound of the model time of its write; if not it
+// still within the release bound of the model time of its write; if not it
 // counts the frame, which the caller drops. The moderator writes up to
 // NAPIBudget frames back to back, each ~5 µs under a flood, and a loop
 // that loses its core among them would hand the last ones over later than
 // the bound released checked at: under two 1G floods the p99 read 5.1-6.2
 // ms with a 5 ms bound.
 func (l *Loop) inTime(t *tap) bool {
-	if l.ReleaseBound > 0 && l.Now()-l.s.Now() > l.ReleaseBound {
+	if b := l.releaseBound(); b > 0 && l.Now()-l.s.Now() > b {
 		t.lateDropped++
 		return false
 	}
@@ -683,10 +739,13 @@ func (l *Loop) read(t *tap) {
 			t.staged.push(f)
 			n++
 		}
+		if t.readable && t.staged.full() { // more waits than the stage holds
+			l.short, l.shortFrom = true, l.now
+		}
 		if b := t.bucket; b != nil && n*b.frame > b.burst { // else none can date back
 			now, floor := l.Now(), max(l.s.Now(), t.bucketFrom)
-			if l.LateBound > 0 { // not so far back that enter must hold them
-				floor = max(floor, now-l.LateBound)
+			if b := l.lateBound(); b > 0 { // not so far back that enter must hold them
+				floor = max(floor, now-b)
 			}
 			t.staged.dateBack(n, now, floor, b)
 		}
@@ -706,14 +765,14 @@ func (l *Loop) read(t *tap) {
 // 39,700 read in batches).
 const readBatch = 64
 
-// behind reports whether an event of the model waits more than LateBound
-// after its time: the loop is short of CPU, frames
+// behind reports whether an event of the model waits more than shortLate
+// after its time: frames
 // read now would be held back (stage.enter), so it reads in batches and
 // releases in between. A loop in time (after a quiet spell too) reads all
 // a stall left in one go, to date it back as one batch (stage.dateBack).
 func (l *Loop) behind() bool {
 	next, ok := l.s.Next()
-	return l.LateBound > 0 && ok && l.Now()-next > l.LateBound
+	return l.LateBound > 0 && ok && l.Now()-next > shortLate
 }
 
 // readBacklog reads again the TAPs whose last read stopped at readBatch.
@@ -735,7 +794,7 @@ func (l *Loop) readBacklog() {
 // than LateBound behind the pass: stage.enter), and
 // reports whether the stage has room for more.
 func (l *Loop) admit(t *tap) bool {
-	if at, wait := t.staged.enter(l.s.Now(), l.now, l.LateBound, t.room, t.input); wait {
+	if at, wait := t.staged.enter(l.s.Now(), l.now, l.lateBound(), t.room, t.input); wait {
 		t.staged.admit.Reset(at)
 	}
 	return !t.staged.full()

@@ -24,9 +24,9 @@ func TestGSOGigabit(t *testing.T) {
 	one := r.runIperf("h1", "h2", "10.0.0.2", 5201, 6)
 	st := r.stats()
 	got := steady(t, one.Received, 2)
-	t.Logf("TCP one way: %.2f Mbit/s (median of %v), ceiling %.2f, %d retransmits; %d super-frames (%.1f segments each), emulator CPU %.0f%%",
+	t.Logf("TCP one way: %.2f Mbit/s (median of %v), ceiling %.2f, %d retransmits; %d super-frames (%.1f segments each), emulator CPU %.0f%%; release lateness p99 %v max %v, %d dropped late",
 		got/1e6, mbps(one.Received), want/1e6, one.Retransmit, st.Loop.SuperFrames,
-		float64(st.Loop.SuperSegments)/float64(max(st.Loop.SuperFrames, 1)), 100*st.Loop.CPU)
+		float64(st.Loop.SuperSegments)/float64(max(st.Loop.SuperFrames, 1)), 100*st.Loop.CPU, st.Loop.Lateness.P99, st.Loop.Lateness.Max, st.Loop.LateDropped)
 	if !within(got, want, 0.01) {
 		t.Errorf("TCP one way: %.2f Mbit/s, want %.2f ± 1%%", got/1e6, want/1e6)
 	}
@@ -44,7 +44,7 @@ func TestGSOGigabit(t *testing.T) {
 			t.Fatal(d.it.err)
 		}
 		got := steady(t, d.it.Received, 2)
-		t.Logf("both ways, %s: %.2f Mbit/s (median of %v), %d retransmits; release lateness max %v", d.name, got/1e6, mbps(d.it.Received), d.it.Retransmit, both.Loop.Lateness.Max)
+		t.Logf("both ways, %s: %.2f Mbit/s (median of %v), %d retransmits; release lateness max %v, %d dropped late in all", d.name, got/1e6, mbps(d.it.Received), d.it.Retransmit, both.Loop.Lateness.Max, both.Loop.LateDropped)
 		if !within(got, want, 0.05) {
 			t.Errorf("both ways, %s: %.2f Mbit/s, want %.2f ± 5%%", d.name, got/1e6, want/1e6)
 		}
