@@ -37,8 +37,10 @@ ratios=()
 bad=0
 for i in $(seq "$rounds"); do
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	read -r w1 c1 <<<"$(run 1 "$d/one-$i")"
-	read -r w2 c2 <<<"$(run 2 "$d/two-$i")"
+	one=$(run 1 "$d/one-$i") # an assignment, so that a failed run ends the script
+	two=$(run 2 "$d/two-$i")
+	read -r w1 c1 <<<"$one"
+	read -r w2 c2 <<<"$two"
 	r=$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.2f", a / b }')
 	ratios+=("$r")
 	same="the same"
