@@ -426,6 +426,39 @@ func TestLoopShortOfCPUDropsAtTheReleaseBound(t *testing.T) {
 	}
 }
 
+// A read that leaves frames in a TAP with the stage full marks the loop
+// short of CPU, for shortAfter: more comes in than it carries. A read
+// that empties the TAP does not.
+func TestLoopWithItsStageFullIsShortOfCPU(t *testing.T) {
+	loop, n, host := fakeTAPs(t, abLab)
+	var emptied, full, later bool
+	loop.Query(context.Background(), func() {
+		loop.LateBound = DefaultLateBound
+		tp := loop.tapOf(n.Hosts["a:eth0"])
+		writeSmallFrames(host[0], 3)
+		tp.readable = true
+		loop.read(tp)
+		emptied = loop.isShort()
+		for !tp.staged.full() {
+			tp.staged.push(&emulator.Frame{Data: make([]byte, 60), Born: loop.now + time.Hour})
+		}
+		writeSmallFrames(host[0], 1)
+		tp.readable = true
+		loop.read(tp)
+		full = loop.isShort()
+		loop.now += shortAfter
+		later = loop.isShort()
+		loop.now -= shortAfter
+		for tp.staged.len() > 0 {
+			tp.staged.pop()
+		}
+		tp.staged.admit.Stop()
+	})
+	if emptied || !full || later {
+		t.Errorf("short of CPU after a read that emptied the TAP %v, after one that left a frame with the stage full %v, %v later %v; want false, true, false", emptied, full, shortAfter, later)
+	}
+}
+
 // A frame's release lateness is read as the loop's write of it to the
 // TAP ends: a loop that loses its core for 200 ms later in the same pass
 // does not make it late. (Read at the end of the pass, it was: under two 1G floods on a
