@@ -215,16 +215,7 @@ func Down(name string) ([]string, error) {
 		// signalled holder has exited, which may be a moment after
 		// downRootless returns. Without one there is nothing to wait for
 		// (and the state directory is not made here).
-		for range 50 {
-			if _, err := os.Lstat(LockPath(name)); err != nil {
-				break
-			}
-			if l, lerr := tryLock(LockPath(name)); lerr == nil {
-				l.release()
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		AwaitStopped(name, 2500*time.Millisecond)
 		return removed, err
 	}
 	lock, err := tryLock(LockPath(name))
@@ -245,6 +236,26 @@ func down(name string) ([]string, error) {
 	os.Remove(SocketPath(name))
 	os.Remove(webPath(RunDir, name))
 	return removed, errors.Join(err, hostCC.restore(name))
+}
+
+// AwaitStopped waits up to d for a run of the lab named name to let go of
+// its lock, and reports whether it did (or there is none). A process
+// killed with -9 leaves its namespaces before the kernel has closed its
+// files, the lock's among them, and closing its TAPs takes a while: a
+// down right after such a kill would find the lab still up.
+func AwaitStopped(name string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(LockPath(name)); err != nil {
+			return true
+		}
+		if l, err := tryLock(LockPath(name)); err == nil {
+			l.release()
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // lockedLab explains a failure to take a lab's lock.

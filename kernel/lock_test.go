@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A held lock refuses a second taker, naming the holder; released, it is
@@ -62,5 +63,30 @@ func TestWaitLockExcludes(t *testing.T) {
 	wg.Wait()
 	if n := overlaps.Load(); n != 0 {
 		t.Errorf("%d times two holders at once", n)
+	}
+}
+
+// AwaitStopped waits for a lab's holder to let go of its lock (as a part
+// killed with its machine does a moment after it left its namespaces), and
+// gives up at its deadline while the lock is still held.
+func TestAwaitStoppedWaitsForTheHolderToLetGo(t *testing.T) {
+	defer func(d string) { RunDir = d }(RunDir)
+	RunDir = t.TempDir()
+	if !AwaitStopped("lab", time.Second) {
+		t.Fatal("no lock file: want stopped at once")
+	}
+	l, err := tryLock(LockPath("lab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if AwaitStopped("lab", 50*time.Millisecond) {
+		t.Fatal("lock held throughout: want not stopped")
+	}
+	go func() { time.Sleep(100 * time.Millisecond); l.release() }()
+	if !AwaitStopped("lab", 10*time.Second) {
+		t.Fatal("lock released after 100 ms: want stopped")
+	}
+	if _, err := tryLock(LockPath("lab")); err != nil {
+		t.Errorf("after AwaitStopped the lock is still held: %v", err)
 	}
 }

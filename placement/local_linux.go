@@ -233,6 +233,7 @@ func removeLocal(s Split, w io.Writer) error {
 	}
 	errs := []error{err}
 	for k := range s.Parts {
+		kernel.AwaitStopped(s.PartLab(k), 10*time.Second) // a part killed with its machine lets go of its lab a moment later
 		cmd := exec.Command(s.Binary, s.DownArgs(k)...)
 		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Run(); err != nil {
