@@ -95,13 +95,7 @@ func BuildProcs(lab *topologies.Lab, plan *split.Plan, seed uint64, me int, conn
 		return nil, err
 	}
 	for i, p := range plan.Parts {
-		var specs []vhost.Spec
-		for _, s := range all {
-			if plan.PartOf(s.Name) == p.Name {
-				specs = append(specs, s)
-			}
-		}
-		l, err := vhost.New(scheds[i], seed, specs)
+		l, err := vhost.New(scheds[i], seed, partSpecs(plan, all, p.Name))
 		if err != nil {
 			pr.Close()
 			return nil, err

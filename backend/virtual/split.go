@@ -51,13 +51,7 @@ func BuildSplit(lab *topologies.Lab, plan *split.Plan, seed uint64) (*Split, err
 		return nil, err
 	}
 	for i, p := range plan.Parts {
-		var specs []vhost.Spec
-		for _, s := range all {
-			if plan.PartOf(s.Name) == p.Name {
-				specs = append(specs, s)
-			}
-		}
-		l, err := vhost.New(scheds[i], seed, specs)
+		l, err := vhost.New(scheds[i], seed, partSpecs(plan, all, p.Name))
 		if err != nil {
 			sp.Close()
 			return nil, err
@@ -205,4 +199,15 @@ func (l *pointLab) close() {
 		return
 	}
 	l.whole.Close()
+}
+
+// partSpecs is the specs of the hosts in the plan's part named part.
+func partSpecs(plan *split.Plan, all []vhost.Spec, part string) []vhost.Spec {
+	var specs []vhost.Spec
+	for _, s := range all {
+		if plan.PartOf(s.Name) == part {
+			specs = append(specs, s)
+		}
+	}
+	return specs
 }
