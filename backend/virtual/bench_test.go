@@ -121,26 +121,7 @@ func benchFabric(b *testing.B, extra string) {
 			b.Fatal(err)
 		}
 		v.Sched.RunUntil(StartAt)
-		var runs []*vperf.Running
-		for lf := 1; lf <= leaves; lf++ {
-			for i := 1; i <= per/2; i++ {
-				to := lf%leaves + 1
-				r, err := vperf.Start(vperf.Test{Lab: v.Lab, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
-					Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: perf.Spec{Test: perf.TCPStream, Duration: time.Second}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				runs = append(runs, r)
-			}
-		}
-		var total float64
-		for _, r := range runs {
-			res, err := r.Wait()
-			if err != nil {
-				b.Fatal(err)
-			}
-			total += res.ThroughputBps
-		}
+		total := crossSpine(b, v, leaves, per, time.Second)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		var ru syscall.Rusage

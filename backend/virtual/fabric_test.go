@@ -27,26 +27,7 @@ func TestFullUplinkStreamsLoseNothing(t *testing.T) {
 	}
 	defer v.Close()
 	v.Sched.RunUntil(StartAt)
-	var runs []*vperf.Running
-	for lf := 1; lf <= leaves; lf++ {
-		for i := 1; i <= per/2; i++ {
-			to := lf%leaves + 1
-			r, err := vperf.Start(vperf.Test{Lab: v.Lab, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
-				Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: perf.Spec{Test: perf.TCPStream, Duration: 300 * time.Millisecond}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs = append(runs, r)
-		}
-	}
-	var total float64
-	for _, r := range runs {
-		res, err := r.Wait()
-		if err != nil || res.Error != "" {
-			t.Fatal(err, res.Error)
-		}
-		total += res.ThroughputBps
-	}
+	total := crossSpine(t, v, leaves, per, 300*time.Millisecond)
 	var resent, timeouts uint64
 	for _, h := range v.Lab.Hosts {
 		resent += h.Stack.Stats().TCP.Retransmits.Value()
@@ -56,4 +37,31 @@ func TestFullUplinkStreamsLoseNothing(t *testing.T) {
 	if resent != 0 || timeouts != 0 {
 		t.Errorf("%d segments resent, %d timeouts; want none", resent, timeouts)
 	}
+}
+
+// crossSpine runs a TCP stream of d from each of the first half of every
+// leaf's per hosts to the second half of the next leaf's, all at once
+// across the spine, and returns their throughput summed.
+func crossSpine(tb testing.TB, v *Lab, leaves, per int, d time.Duration) float64 {
+	var runs []*vperf.Running
+	for lf := 1; lf <= leaves; lf++ {
+		for i := 1; i <= per/2; i++ {
+			to := lf%leaves + 1
+			r, err := vperf.Start(vperf.Test{Lab: v.Lab, From: fmt.Sprintf("h%d_%d", lf, i), To: fmt.Sprintf("h%d_%d", to, i+per/2),
+				Addr: netip.MustParseAddr(fmt.Sprintf("10.0.%d.%d", to, i+per/2)), Spec: perf.Spec{Test: perf.TCPStream, Duration: d}})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			runs = append(runs, r)
+		}
+	}
+	var total float64
+	for _, r := range runs {
+		res, err := r.Wait()
+		if err != nil || res.Error != "" {
+			tb.Fatal(err, res.Error)
+		}
+		total += res.ThroughputBps
+	}
+	return total
 }
