@@ -16,7 +16,8 @@ import (
 // TCP_RR beside netperf's on the same path through a 100M switch and over
 // a veth pair, taken alternately in one run, and TCP_RR over `delay: 5ms`
 // against 1/(10 ms + the model's serialization + the veth pair's own
-// transaction time). netperf is the one on PATH or $NETPERF (its
+// transaction time), and beside it the same over a bare relay that only
+// delays (test/relay). netperf is the one on PATH or $NETPERF (its
 // netserver beside it); without it those rows say so. It asserts nothing
 // and runs only with ATMLAB_BENCH=1.
 func TestBenchRR(t *testing.T) {
@@ -115,6 +116,34 @@ func TestBenchRR(t *testing.T) {
 	row("TCP_RR 1 B over delay 5ms, up --keep-cpus-awake: atmlab perf client -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", kr),
 		fmt.Sprintf("1/(10 ms + %.1f µs + veth %.1f µs, kept awake) = %.2f/s; %s", us(ser), 1e6/kveth, w, m()), fmt.Sprintf("%+.2f %%", 100*(kr/w-1)))
 	k.stop()
+
+	// The floor: the same transactions over test/relay writing each frame
+	// 5 ms after it read it (no serialization), the veth pair's
+	// transaction time taken again beside it: what any emulator whose
+	// hosts sit behind TAPs meets on this machine when its hosts sleep
+	// between transactions.
+	rl, stopRelay := relayPair(t, true, "-delay", "5ms")
+	rl.exec("h1", "ping", "-c", "1", "10.8.0.2")
+	rl.perfServer("h2")
+	if netperf != "" {
+		rl.start("h2", netserver, "-D", "-p", netserverPort)
+		rl.waitListening("h2", "tcp", 12866)
+	}
+	m = during()
+	rveth := perfRR(t, veth, "10.9.0.2", 5)
+	rr := perfRR(t, rl, "10.8.0.2", 5)
+	rw := 1 / (10e-3 + 1/rveth)
+	row("TCP_RR 1 B over a bare relay delaying 5 ms each way (relay -block -delay 5ms): atmlab perf client -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", rr),
+		fmt.Sprintf("1/(10 ms + veth %.1f µs) = %.2f/s; %s", 1e6/rveth, rw, m()), fmt.Sprintf("%+.2f %%", 100*(rr/rw-1)))
+	if netperf != "" {
+		m := during()
+		nveth := netperfRR(t, veth, netperf, "10.9.0.2", 5)
+		nr := netperfRR(t, rl, netperf, "10.8.0.2", 5)
+		nw := 1 / (10e-3 + 1/nveth)
+		row("TCP_RR 1 B over a bare relay delaying 5 ms each way: netperf -t TCP_RR -l 5", fmt.Sprintf("%.2f/s", nr),
+			fmt.Sprintf("1/(10 ms + veth %.1f µs) = %.2f/s; %s", 1e6/nveth, nw, m()), fmt.Sprintf("%+.2f %%", 100*(nr/nw-1)))
+	}
+	stopRelay()
 	printTable(rows)
 }
 

@@ -320,8 +320,9 @@ func vethPair(t *testing.T) *running {
 // forwarder (10.8.0.1 and .2 on atmlabr0): the floor of any emulator whose
 // hosts sit behind TAPs. With block its two threads sleep in read; without,
 // one thread spins, as atmlab's loop does under traffic, and takes a whole
-// core while it runs: call stop before measuring anything else.
-func relayPair(t *testing.T, block bool) (r *running, stop func()) {
+// core while it runs: call stop before measuring anything else. Extra
+// arguments go to the relay (-delay D).
+func relayPair(t *testing.T, block bool, extra ...string) (r *running, stop func()) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "relay")
 	if out, err := exec.Command("go", "build", "-o", bin, "./relay").CombinedOutput(); err != nil {
@@ -335,7 +336,7 @@ func relayPair(t *testing.T, block bool) (r *running, stop func()) {
 		}
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 	}
-	args := []string{a, b}
+	args := append(append([]string(nil), extra...), a, b)
 	if block {
 		args = append([]string{"-block"}, args...)
 	}

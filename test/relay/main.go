@@ -4,14 +4,17 @@
 // this machine; TestBenchLoop measures atmlab beside it and beside a veth
 // pair.
 //
-//	relay [-block] NS1 NS2
+//	relay [-block [-delay D]] NS1 NS2
 //
 // creates a TAP named atmlabr0 in each of the two named network namespaces
 // (/var/run/netns), prints "ready" and copies each frame read from one to
 // the other until killed. By default one thread spins over both
 // descriptors without ever sleeping, as atmlab's loop does while traffic
 // flows (the least latency); with -block each direction has its own thread
-// that sleeps in read (no core burnt while idle).
+// that sleeps in read (no core burnt while idle). With -delay each frame is
+// written D after it was read, by a second thread per direction that
+// sleeps until shortly before and spins the rest, as atmlab's loop waits
+// out a link's delay: the floor for request/response over a delay.
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/vishvananda/netns"
@@ -27,9 +31,10 @@ import (
 
 func main() {
 	block := flag.Bool("block", false, "a thread per direction, sleeping in read")
+	delay := flag.Duration("delay", 0, "write each frame this long after it was read (with -block)")
 	flag.Parse()
-	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: relay [-block] NS1 NS2")
+	if flag.NArg() != 2 || *delay < 0 || *delay > 0 && !*block {
+		fmt.Fprintln(os.Stderr, "usage: relay [-block [-delay D]] NS1 NS2")
 		os.Exit(2)
 	}
 	var fds [2]int
@@ -42,6 +47,10 @@ func main() {
 		fds[i] = fd
 	}
 	fmt.Println("ready")
+	if *delay > 0 {
+		go copyDelayed(fds[1], fds[0], *delay)
+		copyDelayed(fds[0], fds[1], *delay)
+	}
 	if *block {
 		go copyFrames(fds[1], fds[0])
 		copyFrames(fds[0], fds[1])
@@ -115,14 +124,54 @@ func forward(from, to int, buf []byte) {
 func copyFrames(from, to int) {
 	buf := make([]byte, 65536)
 	for {
-		n, err := unix.Read(from, buf)
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
+		unix.Write(to, readFrame(from, buf))
+	}
+}
+
+// readFrame sleeps in read until a frame comes from fd.
+func readFrame(fd int, buf []byte) []byte {
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == nil {
+			return buf[:n]
+		}
+		if err != unix.EINTR {
 			fmt.Fprintln(os.Stderr, "relay:", err)
 			os.Exit(1)
 		}
-		unix.Write(to, buf[:n])
+	}
+}
+
+// copyDelayed forwards from one descriptor to the other, each frame d
+// after it was read: a thread reads and stamps, another writes each when
+// due, in order (every frame has the same delay). The writer wakes an
+// eighth of the wait early (at most 1 ms) and spins the rest, as atmlab's
+// loop does (kernel's earlyWake): a sleeping thread wakes tens of
+// microseconds late here.
+func copyDelayed(from, to int, d time.Duration) {
+	spinLast := min(d/8, time.Millisecond)
+	type frame struct {
+		due time.Time
+		b   []byte
+	}
+	q := make(chan frame, 4096)
+	go func() {
+		runtime.LockOSThread()
+		buf := make([]byte, 65536)
+		for {
+			b := readFrame(from, buf)
+			q <- frame{time.Now().Add(d), append([]byte(nil), b...)}
+		}
+	}()
+	runtime.LockOSThread()
+	for f := range q {
+		if wait := time.Until(f.due) - spinLast; wait > 0 {
+			ts := unix.NsecToTimespec(wait.Nanoseconds())
+			for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+			}
+		}
+		for time.Now().Before(f.due) {
+		}
+		unix.Write(to, f.b)
 	}
 }
