@@ -117,7 +117,7 @@ func TestBenchLoop(t *testing.T) {
 			lo, hi = min(lo, g/c), max(hi, g/c)
 			got = append(got, fmt.Sprintf("%.4f", g/c))
 		}
-		row(fmt.Sprintf("OC-3c UDP %d B, three runs (of the cell ceiling)", size), strings.Join(got, ", "),
+		row(fmt.Sprintf("OC-3c UDP %d B, -w 4M, three runs (of the cell ceiling)", size), strings.Join(got, ", "),
 			fmt.Sprintf("ceiling %.2f Mbit/s", c/1e6), fmt.Sprintf("spread %.2f %%", 100*(hi-lo)))
 	}
 	st = a.stats().Loop

@@ -279,7 +279,7 @@ func benchATMSmall(t *testing.T, veth *running, row func(...string)) {
 				v := steady(t, veth.runIperf("h1", "h2", "10.9.0.2", 5401+i, 5, "-u", "-b", "0", "-w", "4M", "-l", fmt.Sprint(size)).PPS, 2)
 				side += fmt.Sprintf("; veth %.0f k packets/s", v/1e3)
 			}
-			row(fmt.Sprintf("ATM oc3 via atm-switch, %v UDP %d (%d cells)", aal, size, aal.Cells(size+36)),
+			row(fmt.Sprintf("ATM oc3 via atm-switch, %v UDP %d (%d cells), -w 4M", aal, size, aal.Cells(size+36)),
 				fmt.Sprintf("%.2f Mbit/s (%.0f k packets/s)", got/1e6, pps/1e3), side, fmt.Sprintf("%.4f", got/want))
 		}
 		r.stop()
