@@ -324,3 +324,46 @@ func Words(line string) []string {
 	flush()
 	return words
 }
+
+// A figure table's header names what a benchmark row names: atmlab beside
+// something measured, a ratio, a veth pair, the ceiling's share, the load.
+var figureHeader = regexp.MustCompile(`(?i)^\|.*(\batmlab\b|\bmeasured\b|\bratio\b|veth|of the ceiling|wall s|times as fast|emulator added|short by|buffers|spacing|\bload\b)`)
+
+var (
+	figureDate    = regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b`)
+	figureCommand = regexp.MustCompile("`(go |make|sudo |scripts/|ATMLAB|flock |atmlab |env |GO=|Test|Bench)[^`]*`")
+	figureLoad    = regexp.MustCompile(`(?i)\bload\b`)
+)
+
+// UnsourcedFigureTables returns the lines of the page's tables of measured
+// figures whose section (its heading and prose up to the table) does not
+// give a date, the command that measured them (in backticks) and the
+// machine's load, or say the load was not noted: what a reader needs to
+// reproduce a figure or to know it is an old one. Tables in code blocks (a
+// command's own output) are left out.
+func (p Page) UnsourcedFigureTables() []int {
+	var bad []int
+	start := 1 // the section's first line: its heading, or the page's top
+	for i := 1; i < len(p.Prose); i++ {
+		l := p.Prose[i]
+		if strings.HasPrefix(l, "#") {
+			start = i
+			continue
+		}
+		if !strings.HasPrefix(l, "|") || strings.HasPrefix(p.Prose[i-1], "|") || !figureHeader.MatchString(l) {
+			continue
+		}
+		var sb strings.Builder
+		for _, s := range p.Prose[start:i] {
+			if !strings.HasPrefix(s, "|") {
+				sb.WriteString(s)
+				sb.WriteByte('\n')
+			}
+		}
+		s := sb.String()
+		if !figureDate.MatchString(s) || !figureCommand.MatchString(s) || !figureLoad.MatchString(s) {
+			bad = append(bad, i)
+		}
+	}
+	return bad
+}
