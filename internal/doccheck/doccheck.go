@@ -367,3 +367,21 @@ func (p Page) UnsourcedFigureTables() []int {
 	}
 	return bad
 }
+
+// A dated figure: a date, a machine's load or a figure only a measurement
+// gives (latencies, transaction and frame rates, speed-ups).
+var datedFigure = regexp.MustCompile(`(?i)\b20\d\d-\d\d-\d\d\b|\bload average\b|\b\d[\d.,]* ?(µs|transactions/s|kframes/s|k cells/s)|\b\d+\.\d+ ?x\b|\d+\.\d+ times as fast`)
+
+// DatedFigures returns the lines of the page's prose (code blocks left out)
+// that state a dated measurement: a date, a load, a latency, a transaction
+// or frame rate, a speed-up. The README keeps none: it points to the pages
+// whose figures carry their date, command and load.
+func (p Page) DatedFigures() []int {
+	var lines []int
+	for i, l := range p.Prose {
+		if datedFigure.MatchString(l) {
+			lines = append(lines, i)
+		}
+	}
+	return lines
+}

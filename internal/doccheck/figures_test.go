@@ -42,3 +42,30 @@ func TestUnsourcedFigureTablesKnownAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeStatesNoDatedFigures checks that README.md states no measured
+// figure that only holds on a date and a machine: those live in the manual,
+// with their command, date and load.
+func TestReadmeStatesNoDatedFigures(t *testing.T) {
+	p := pages(t, root(t))["README.md"]
+	for _, line := range p.DatedFigures() {
+		t.Errorf("README.md:%d: %q: a dated figure; put it in docs/benchmarks.md with its command, date and load, and link there", line, p.Prose[line])
+	}
+}
+
+// The README rule's known answers: dates, loads, latencies, rates and
+// speed-ups are found; link rates, sizes and code blocks are not.
+func TestDatedFiguresKnownAnswers(t *testing.T) {
+	page := "# R\n\n" +
+		"Two hosts on a 100 Mbit/s switch.\n" + // 3: a link's rate, not a measurement
+		"Measured on 2026-12-05.\n" + // 4
+		"at load average 1.2\n" + // 5
+		"a ping adds 17.8 µs\n" + // 6
+		"TCP_RR 13,636 transactions/s\n" + // 7
+		"two at a time 2.07x as fast\n" + // 8
+		"a 53-byte cell, 1500-byte frames, 10 ms delay\n" + // 9
+		"\n```\nping: 58.0 µs on 2026-12-05\n```\n"
+	if got, want := Parse([]byte(page)).DatedFigures(), []int{4, 5, 6, 7, 8}; !slices.Equal(got, want) {
+		t.Errorf("got lines %v, want %v", got, want)
+	}
+}
