@@ -128,7 +128,11 @@ func (rec *Record) ShortfallWords() string {
 			default:
 				lost = fmt.Sprintf("%d TCP segments", k.TCPRcvDrops)
 			}
-			why = append(why, fmt.Sprintf("the receiving host's socket buffer was full and dropped %s: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time", lost))
+			w := fmt.Sprintf("the receiving host's socket buffer was full and dropped %s: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time", lost)
+			if rec.SockBuf == 0 && k.UDPRcvbufErrors > 0 {
+				w += "; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine"
+			}
+			why = append(why, w)
 		case ShortQdisc:
 			why = append(why, fmt.Sprintf("the sender's queue in front of its link dropped %d frames and took back %d", rec.QdiscDrops, rec.QdiscRequeues))
 		case ShortTAP:

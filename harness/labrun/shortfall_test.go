@@ -37,6 +37,8 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		{"late dropped", 0.9, func(r *Record) { r.LateDropped = 77 }, []string{ShortLateness}, "and dropped 77 frames rather than hand them to a host later than its bound"},
 		{"steal", 0.9, func(r *Record) { r.Steal = 0.02 }, []string{ShortSteal}, "the hypervisor took 2.0 % of the machine"},
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
+		{"receiver's default buffer", 0.9, func(r *Record) { r.HostKernel = &netstat.Counters{UDPRcvbufErrors: 7} }, []string{ShortReceiver}, "dropped 7 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; a UDP socket's default buffer is the machine's net.core.rmem_default"},
+		{"receiver's own buffer", 0.9, func(r *Record) { r.SockBuf, r.HostKernel = 4<<20, &netstat.Counters{UDPRcvbufErrors: 7} }, []string{ShortReceiver}, "dropped 7 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time"},
 		{"two", 0.9, func(r *Record) { r.OtherLoad, r.HostKernel = 0.6, &netstat.Counters{UDPRcvbufErrors: 5} }, []string{ShortReceiver, ShortLoad}, "dropped 5 datagrams"},
 		{"none", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 100 * time.Microsecond} }, []string{ShortNone}, "none of the causes atmlab measures"},
 		{"userspace SCTP's CPU", 0.9, func(r *Record) {
@@ -65,6 +67,9 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		}
 		if w := rec.ShortfallWords(); !strings.Contains(w, tc.words) || (tc.by == nil) != (w == "") {
 			t.Errorf("%s: words %q, want them to hold %q", tc.name, w, tc.words)
+		}
+		if w := rec.ShortfallWords(); tc.name == "receiver's own buffer" && strings.Contains(w, "rmem_default") {
+			t.Errorf("%s: words %q name the default buffer the point did not use", tc.name, w)
 		}
 		if tc.by != nil && tc.name != "taps" && !strings.HasPrefix(rec.Flag, "90.0 % of the ceiling, 10.0 % short: ") {
 			t.Errorf("%s: flag %q, want the shortfall's words", tc.name, rec.Flag)
