@@ -115,6 +115,12 @@ type Record struct {
 	// ceiling needs more, the hosts' own frame rate is the limit
 	// (ShortHostRate).
 	VethFrameRate float64 `json:"veth_frame_rate,omitempty"`
+	// ReceiverBufferNeeded is, for a UDP point short by its receiver on
+	// the tool's default buffer, the net.core.rmem_default that would hold
+	// 10 ms of the receiving host's link's smallest frames
+	// (Lab.SocketBufferDefault): what to raise it to on the machine, since
+	// a host's namespace cannot.
+	ReceiverBufferNeeded int `json:"receiver_buffer_needed,omitempty"`
 	// Steal is the share of the machine's CPU (all its CPUs) that its
 	// hypervisor took during the point (/proc/stat's steal): above
 	// MaxSteal the point measured the VM's host as much as the lab.
@@ -450,6 +456,9 @@ func (r *Runner) judge(p Point, rec *Record) {
 		rec.AboveCeiling = rec.AboveCeilingReason() != ""
 	}
 	rec.ShortBy = rec.shortfall()
+	if k := rec.HostKernel; k != nil && k.UDPRcvbufErrors > 0 && rec.SockBuf == 0 && slices.Contains(rec.ShortBy, ShortReceiver) && r.Lab != nil {
+		rec.ReceiverBufferNeeded = r.Lab.SocketBufferDefault(p.To)
+	}
 	overrun, busy := rec.causes()
 	switch {
 	case rec.Steal > MaxSteal:

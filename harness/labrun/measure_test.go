@@ -192,7 +192,7 @@ func TestJudgeShortPoints(t *testing.T) {
 	}{
 		{1.0, 0.95, 0, "", false},
 		{0.995, 0.95, 40, "", false},
-		{0.977, 0.95, 1304, "97.7 % of the ceiling, 2.3 % short: the receiving host's socket buffer was full and dropped 1304 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine; the emulator fell behind its model (release lateness unknown, 95 % of a core)", true},
+		{0.977, 0.95, 1304, "97.7 % of the ceiling, 2.3 % short: the receiving host's socket buffer was full and dropped 1304 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine (10477568 B holds 10 ms of the link's smallest frames); the emulator fell behind its model (release lateness unknown, 95 % of a core)", true},
 		{0.977, 0.95, 0, "97.7 % of the ceiling, 2.3 % short: the emulator fell behind its model", true},
 		{0.977, 0.5, 1304, "97.7 % of the ceiling, 2.3 % short: the receiving host's socket buffer was full and dropped 1304 datagrams", true},
 		{0.95, 0.5, 0, "95.0 % of the ceiling, 5.0 % short: none of the causes atmlab measures", false},

@@ -131,6 +131,9 @@ func (rec *Record) ShortfallWords() string {
 			w := fmt.Sprintf("the receiving host's socket buffer was full and dropped %s: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time", lost)
 			if rec.SockBuf == 0 && k.UDPRcvbufErrors > 0 {
 				w += "; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine"
+				if rec.ReceiverBufferNeeded > 0 {
+					w += fmt.Sprintf(" (%d B holds 10 ms of the link's smallest frames)", rec.ReceiverBufferNeeded)
+				}
 			}
 			why = append(why, w)
 		case ShortQdisc:
