@@ -41,7 +41,7 @@ if [ -n "$before" ]; then
 fi
 step "OC-3c AAL5, iperf3's default buffers beside -w 4M (iperf3 -c 10.0.0.2 -u -b 0 -l SIZE [-w 4194304] -t 4)" "scripts/lab-table.sh scripts/labs/oc3-defaults.yaml"
 step "OC-3c AAL5 at 100-199 B in a lab run, iperf3's default buffers beside -w 4M, a veth pair's frame rate beside each short point" "scripts/lab-table.sh scripts/labs/oc3-small.yaml"
-step "Ping at the spacing users use, TCP_RR beside netperf, OC-3c AAL5 at 100-199 B" scripts/bench-realtime.sh
+step "Ping at the spacing users use, TCP_RR beside netperf and across a cut, each beside a bare relay, OC-3c AAL5 at 100-199 B" scripts/bench-realtime.sh
 step "Virtual time" "$GO test -run '^\$' -bench 'Virtual[^F]' -benchtime 1x ./backend/virtual/ | grep -E '^Benchmark'"
 step "The 200-host fabric in virtual time, one processor" "$GO test -run '^\$' -bench VirtualFabric200 -benchtime 1x -cpu 1 ./backend/virtual/ | grep -E '^Benchmark'"
 step "Virtual time beside ns-3" "GO=$GO scripts/bench/ns3/run.sh"
