@@ -38,7 +38,7 @@ done
 
 # Each report's claim table has the columns # | claim | the study |
 # atmlab | change (range) | verdict | why.
-echo "| lab | # | claim | verdicts (R reproduced, n not, - not measured; * a point was flagged) | change min … max | spread |"
+echo "| lab | # | claim | verdicts (R reproduced, n not, j not judged, - not measured; * a point was flagged) | change min … max | spread |"
 echo "|---|---:|---|---|---|---:|"
 flips=0
 claims=0
@@ -53,6 +53,7 @@ for lab in "${labs[@]}"; do
 				n = $1; sub(/^\| /, "", n)
 				v = "n"
 				if ($6 ~ /\*\*reproduced\*\*/) v = "R"
+				else if ($6 ~ /not judged/) v = "j"
 				else if ($6 ~ /not measured/) v = "-"
 				if ($6 ~ /flagged/) v = v "*"
 				ch = ""

@@ -17,31 +17,44 @@ type Verdict struct {
 	Measured float64 // bits/s or transactions/s; 0 if not measured
 	Baseline float64
 	Change   float64 // (measured − baseline) / baseline, percent
-	Status   string  // "reproduced", "not reproduced" or "not measured"
+	Status   string  // "reproduced", "not reproduced", "not judged" or "not measured"
 	Limited  bool    // a point it rests on was held back by the emulator or the machine (labrun.Record.HeldBack)
+	// Why says, for a claim not judged, what was measured instead of the
+	// path: a point it rests on was held by a userspace SCTP stack's CPU
+	// (labrun.ShortStackCPU), a figure of this machine, not of the study's.
+	Why string
 }
 
 // Judge checks each finding against the records: the mean of the selected
 // point's repetitions (the best size when the selector names none), the
 // same for the baseline or the hardware figure, and whether the change
-// between them lies in the finding's range.
+// between them lies in the finding's range. A claim with a point held by a
+// userspace SCTP stack's CPU is not judged: that point measured the stack
+// on this machine's shared cores, not the path (sandia-wan's SCTP claims
+// over pion spread 19 points between quiet rounds, both points of each
+// flagged every round), and the verdict says what the stack used.
 func Judge(findings []*study.Finding, recs []labrun.Record) []Verdict {
 	var out []Verdict
 	for _, f := range findings {
 		v := Verdict{Finding: f, Status: "not measured"}
-		var lim1, lim2 bool
-		v.Measured, lim1 = selectMean(f.Measured, recs)
+		var m, b picked
+		m = selectMean(f.Measured, recs)
 		if f.Against != nil {
-			v.Baseline, lim2 = selectMean(*f.Against, recs)
+			b = selectMean(*f.Against, recs)
 		} else {
-			v.Baseline = f.Hardware.Normalized()
+			b.mean = f.Hardware.Normalized()
 		}
-		v.Limited = lim1 || lim2
+		v.Measured, v.Baseline = m.mean, b.mean
+		v.Limited = m.limited || b.limited
 		if v.Measured > 0 && v.Baseline > 0 {
 			v.Change = 100 * (v.Measured - v.Baseline) / v.Baseline
 			v.Status = "not reproduced"
 			if v.Change >= f.Change[0] && v.Change <= f.Change[1] {
 				v.Status = "reproduced"
+			}
+			if cpu := max(m.stackCPU, b.stackCPU); cpu > 0 {
+				v.Status = "not judged"
+				v.Why = fmt.Sprintf("a point it rests on was held by the userspace SCTP stack's CPU (%s: its two ends used %.2f of a core together), not by the path", labrun.ShortStackCPU, cpu)
 			}
 		}
 		out = append(out, v)
@@ -49,14 +62,23 @@ func Judge(findings []*study.Finding, recs []labrun.Record) []Verdict {
 	return out
 }
 
+// picked is what selectMean found for a selector.
+type picked struct {
+	mean     float64
+	limited  bool    // the emulator or the machine may have held back a record averaged (labrun.Record.HeldBack)
+	stackCPU float64 // the most CPU, in cores, of a record averaged that was held by a userspace SCTP stack's (labrun.ShortStackCPU); 0: none was
+}
+
 // selectMean is the mean figure of the records a selector picks; with no
 // size, the best mean over the sizes (and socket buffers, if it names none).
-// limited reports whether the emulator or the machine under it may have
-// held back one of the records averaged (labrun.Record.HeldBack).
-func selectMean(s study.Selector, recs []labrun.Record) (mean float64, limited bool) {
+// The emulator or the machine under it may have held back one of the
+// records averaged (labrun.Record.HeldBack), or a userspace SCTP stack's CPU
+// one (picked).
+func selectMean(s study.Selector, recs []labrun.Record) picked {
 	type key struct{ size, buf int }
 	sums := map[key][2]float64{}
 	flagged := map[key]bool{}
+	stack := map[key]float64{}
 	for _, r := range recs {
 		if !matches(s, r) || r.Error != "" || r.Result.Error != "" {
 			continue
@@ -64,13 +86,17 @@ func selectMean(s study.Selector, recs []labrun.Record) (mean float64, limited b
 		k := key{r.Size, r.SockBuf}
 		sums[k] = [2]float64{sums[k][0] + r.Result.Figure(), sums[k][1] + 1}
 		flagged[k] = flagged[k] || r.HeldBack()
-	}
-	for k, sn := range sums {
-		if m := sn[0] / sn[1]; m > mean {
-			mean, limited = m, flagged[k]
+		if slices.Contains(r.ShortBy, labrun.ShortStackCPU) {
+			stack[k] = max(stack[k], r.Result.CPU.Local+r.Result.CPU.Remote)
 		}
 	}
-	return mean, limited
+	var p picked
+	for k, sn := range sums {
+		if m := sn[0] / sn[1]; m > p.mean {
+			p = picked{mean: m, limited: flagged[k], stackCPU: stack[k]}
+		}
+	}
+	return p
 }
 
 // matches reports whether a selector picks a record's point.
@@ -188,7 +214,7 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 		b.WriteString(" In virtual time a claim whose figure rests on what only a real host does (Linux's TCP, a kernel's loopback, a real binary such as iperf3) is marked *real hosts only*, with the reason: its virtual-time verdict does not stand for the real one.")
 	}
 	b.WriteString("\n\n" + head + " why |\n" + rule + "---|\n")
-	reproduced := map[clock.Clock]int{}
+	reproduced, notJudged := map[clock.Clock]int{}, map[clock.Clock]int{}
 	realOnly := 0
 	for i, f := range findings {
 		reason := ""
@@ -211,8 +237,11 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 				change = fmt.Sprintf("%+.1f %% %s", v.Change, change)
 			}
 			verdict := v.Status
-			if v.Status == "reproduced" {
+			switch v.Status {
+			case "reproduced":
 				verdict = "**reproduced**"
+			case "not judged":
+				verdict += ": " + v.Why
 			}
 			if v.Limited {
 				verdict += " (a point was flagged: the emulator or this machine fell behind, see its table)"
@@ -221,6 +250,9 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 				verdict += "; *real hosts only*: " + reason
 			} else if v.Status == "reproduced" {
 				reproduced[c]++
+			}
+			if v.Status == "not judged" {
+				notJudged[c]++
 			}
 			fmt.Fprintf(&b, " %s: %s; against %s | %s | %s |", f.Measured.String(), figure(f.Measured.Test, v.Measured), base, change, cell(verdict))
 		}
@@ -235,6 +267,9 @@ func findingsSection(findings []*study.Finding, recs []labrun.Record) string {
 			fmt.Fprintf(&b, "%d of %d claims reproduced in real time.\n", reproduced[c], len(findings))
 		default:
 			fmt.Fprintf(&b, "%d of %d claims reproduced in virtual time; %d rest on real hosts only.\n", reproduced[c], len(findings)-realOnly, realOnly)
+		}
+		if n := notJudged[c]; n > 0 {
+			fmt.Fprintf(&b, "%d not judged in %s time: a point they rest on measured a userspace SCTP stack's CPU, not the path.\n", n, c)
 		}
 	}
 	b.WriteString("\n")

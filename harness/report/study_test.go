@@ -64,6 +64,34 @@ func TestJudge(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// A claim whose point was held by a userspace SCTP stack's CPU (flagged
+// stack_cpu) is not judged, its change still computed and the stack's CPU
+// named; a claim on the same figures without the flag is judged.
+func TestJudgeLeavesAClaimOnAStackCPUBoundPointNotJudged(t *testing.T) {
+	def, big := rec("rtt-10ms", "sctp", perf.SCTPStream, 8952, 0, 450e6), rec("rtt-10ms", "sctp-32m", perf.SCTPStream, 8952, 33554432, 650e6)
+	flagged := big
+	flagged.ShortBy = []string{labrun.ShortStackCPU, labrun.ShortLateness}
+	flagged.Result.CPU.Local, flagged.Result.CPU.Remote = 0.73, 0.48
+	sel := func(exp string) study.Selector {
+		return study.Selector{Variant: "rtt-10ms", Experiment: exp, Test: perf.SCTPStream, Tool: "atmlab", SockBuf: -1}
+	}
+	f := []*study.Finding{{Measured: sel("sctp"), Against: ptr(sel("sctp-32m")), Change: [2]float64{-50, -20}}}
+	judged, notJudged := Judge(f, []labrun.Record{def, big})[0], Judge(f, []labrun.Record{def, flagged})[0]
+	if judged.Status != "reproduced" || judged.Why != "" {
+		t.Errorf("without the flag: %q %q; want reproduced", judged.Status, judged.Why)
+	}
+	want := "a point it rests on was held by the userspace SCTP stack's CPU (stack_cpu: its two ends used 1.21 of a core together), not by the path"
+	if notJudged.Status != "not judged" || notJudged.Why != want || notJudged.Change > -30.76 || notJudged.Change < -30.77 || !notJudged.Limited {
+		t.Errorf("with the flag: %q %q, change %.3f, limited %v; want not judged, %q, -30.769, limited", notJudged.Status, notJudged.Why, notJudged.Change, notJudged.Limited, want)
+	}
+	md := findingsSection(f, []labrun.Record{def, flagged})
+	for _, w := range []string{"not judged: " + want, "0 of 1 claims reproduced in this run.\n1 not judged in real time"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("the claims' table lacks %q:\n%s", w, md)
+		}
+	}
+}
+
 // The report renders the claims of the lab file copied into the results.
 func TestFindingsInReport(t *testing.T) {
 	dir := t.TempDir()
