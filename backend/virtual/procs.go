@@ -29,7 +29,7 @@ import (
 	"github.com/atmlab/atmlab/topologies/study"
 )
 
-// PartEnv, set to the run's address (host:port) in its environment, makes
+// PartEnv, set to the run's address (remote.Listen's) in its environment, makes
 // an `atmlab lab run FILE --clock virtual` one part's process of a point
 // run as processes (ServePart) instead of a run.
 const PartEnv = "ATMLAB_VIRTUAL_PART"
@@ -192,7 +192,7 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 	if err != nil {
 		return nil, nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, addr, cleanup, err := remote.Listen()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +204,7 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 	var children []*child
 	exited := make(chan *child, len(plan.Parts))
 	stop := func(kill bool) error {
-		ln.Close()
+		cleanup()
 		var errs []error
 		for _, c := range children {
 			if kill {
@@ -218,7 +218,7 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 		return errors.Join(errs...)
 	}
 	for range plan.Parts[1:] {
-		cmd, err := partsOf(self, lab, ln.Addr().String())
+		cmd, err := partsOf(self, lab, addr)
 		if err != nil {
 			stop(true)
 			return nil, nil, fmt.Errorf("starting a part's process: %w", err)
@@ -232,8 +232,10 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, p labrun.Poi
 		}()
 	}
 	connect := func() error {
-		defer ln.Close()
-		ln.(*net.TCPListener).SetDeadline(time.Now().Add(PartTimeout))
+		defer cleanup()
+		if d, ok := ln.(interface{ SetDeadline(time.Time) error }); ok {
+			d.SetDeadline(time.Now().Add(PartTimeout))
+		}
 		type accepted struct {
 			c   net.Conn
 			err error
@@ -337,7 +339,7 @@ func ServePart(ctx context.Context, file *topologies.Lab) error {
 
 // servePart serves one point at addr, its lab found by find.
 func servePart(ctx context.Context, addr string, find func(variant string, d [sha256.Size]byte) (*topologies.Lab, error)) error {
-	c, err := net.DialTimeout("tcp", addr, PartTimeout)
+	c, err := remote.Dial(addr, PartTimeout)
 	if err != nil {
 		return fmt.Errorf("a part's process: connecting to the run at %s: %w", addr, err)
 	}

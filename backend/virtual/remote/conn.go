@@ -7,9 +7,45 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
+
+// unixPrefix marks an address that is a Unix socket's path.
+const unixPrefix = "unix:"
+
+// Listen listens for the other parts' processes on this machine: on a
+// Unix socket in a directory of its own, whose address ("unix:PATH")
+// Dial understands, or on loopback TCP where there are no Unix sockets.
+// A window's exchange over a Unix socket costs a few microseconds less
+// each way than over loopback TCP, which runs the TCP stack twice (on
+// the sender's CPU) for every message. cleanup closes it and removes the directory.
+func Listen() (ln net.Listener, addr string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "atmlab-parts-")
+	if err == nil {
+		path := filepath.Join(dir, "run.sock")
+		if ln, err = net.Listen("unix", path); err == nil {
+			return ln, unixPrefix + path, func() { ln.Close(); os.RemoveAll(dir) }, nil
+		}
+		os.RemoveAll(dir)
+	}
+	if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return nil, "", nil, err
+	}
+	return ln, ln.Addr().String(), func() { ln.Close() }, nil
+}
+
+// Dial connects to addr: a Listen address ("unix:PATH") or host:port,
+// over TCP (a part on another machine).
+func Dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if path, ok := strings.CutPrefix(addr, unixPrefix); ok {
+		return net.DialTimeout("unix", path, timeout)
+	}
+	return net.DialTimeout("tcp", addr, timeout)
+}
 
 // Conn is a connection to another part's process: messages of a kind
 // octet, a length (4 octets, big-endian) and a body, each read within

@@ -69,15 +69,31 @@ func (g *Group) Now() time.Duration {
 
 func (g *Group) fail(err error) { panic(&Fault{Err: err}) }
 
+// writeFirst bounds the relay's message to a part that it sends before
+// it has read that part's: both ends write first, so that the window's
+// exchange costs one message's way, not the two of read-then-relay,
+// while each write still fits the connection's buffer at once (a larger
+// one waits until the part's own is read, or both would block).
+const writeFirst = 16 << 10
+
 // exchange ends a window: this part's entry out, every part's in, the
 // posts for this part delivered by sender in part order, each sender's in
-// the order posted.
+// the order posted. Every part sends the relay its entry; the relay
+// sends each part its own entry at once (it needs no one's to write it)
+// and, with three parts or more, the others' once it has read them.
 func (g *Group) exchange(op Op, going bool, limit time.Duration) []Entry {
 	mine := Entry{Part: uint16(g.Part), Op: op, Pending: g.Sched.Pending() > 0, Going: going,
 		Now: g.Sched.Now(), Limit: limit, Sent: uint32(len(g.out)), Posts: g.out}
 	all := make([]Entry, len(g.clocks))
+	all[g.Part] = mine
 	if g.Part == 0 {
-		all[0] = mine
+		early := make([]bool, len(all))
+		for i := 1; i < len(all); i++ {
+			g.enc = (&Window{Entries: []Entry{postsFor(mine, i)}}).Append(g.enc[:0])
+			if early[i] = len(g.enc) <= writeFirst; early[i] {
+				g.send(g.conns[i], g.enc)
+			}
+		}
 		for i := 1; i < len(all); i++ {
 			e := g.read(g.conns[i])
 			if len(e) != 1 || int(e[0].Part) != i {
@@ -86,25 +102,43 @@ func (g *Group) exchange(op Op, going bool, limit time.Duration) []Entry {
 			all[i] = e[0]
 		}
 		for i := 1; i < len(all); i++ {
-			w := Window{Entries: make([]Entry, len(all))}
-			for j, e := range all {
-				e.Posts = nil
-				for _, p := range all[j].Posts {
-					if int(p.Dst) == i {
-						e.Posts = append(e.Posts, p)
+			if !early[i] {
+				g.write(g.conns[i], &Window{Entries: []Entry{postsFor(mine, i)}})
+			}
+			if len(all) > 2 {
+				w := Window{}
+				for j, e := range all[1:] {
+					if j+1 != i {
+						w.Entries = append(w.Entries, postsFor(e, i))
 					}
 				}
-				w.Entries[j] = e
+				g.write(g.conns[i], &w)
 			}
-			g.write(g.conns[i], &w)
 		}
+		g.deliver(all)
 	} else {
 		g.write(g.conns[0], &Window{Entries: []Entry{mine}})
 		got := g.read(g.conns[0])
-		if len(got) != len(all) {
-			g.fail(fmt.Errorf("part %s relayed %d parts' windows, want %d", g.conns[0].Name, len(got), len(all)))
+		if len(got) != 1 || got[0].Part != 0 {
+			g.fail(fmt.Errorf("part %s relayed a window that is not its own", g.conns[0].Name))
 		}
-		copy(all, got)
+		all[0] = got[0]
+		// The next read reuses the buffer the posts alias: the relay's
+		// are delivered first, as they come first in part order.
+		g.deliver(all[:1])
+		if len(all) > 2 {
+			got = g.read(g.conns[0])
+			if len(got) != len(all)-2 {
+				g.fail(fmt.Errorf("part %s relayed %d parts' windows, want %d", g.conns[0].Name, len(got), len(all)-2))
+			}
+			for _, e := range got {
+				if int(e.Part) == 0 || int(e.Part) == g.Part || int(e.Part) >= len(all) || all[e.Part].Op != 0 {
+					g.fail(fmt.Errorf("part %s relayed a window of part %d twice or out of place", g.conns[0].Name, e.Part))
+				}
+				all[e.Part] = e
+			}
+			g.deliver(all[1:])
+		}
 	}
 	lead := OpUntil
 	for _, e := range all {
@@ -117,20 +151,43 @@ func (g *Group) exchange(op Op, going bool, limit time.Duration) []Entry {
 			g.fail(fmt.Errorf("the parts are out of step: part %d at step %d, another at %d", i, e.Op, lead))
 		}
 		g.clocks[i] = e.Now
-		for _, p := range e.Posts {
-			if int(p.Dst) == g.Part {
-				g.Deliver(p.Origin, p.At, p.From, p.Data)
-			}
-		}
+		all[i].Posts = nil
 	}
 	clear(g.out)
 	g.out = g.out[:0]
 	return all
 }
 
+// postsFor is e with only its posts for part dst.
+func postsFor(e Entry, dst int) Entry {
+	ps := e.Posts
+	e.Posts = nil
+	for _, p := range ps {
+		if int(p.Dst) == dst {
+			e.Posts = append(e.Posts, p)
+		}
+	}
+	return e
+}
+
+// deliver hands this part the posts of entries, in their order.
+func (g *Group) deliver(entries []Entry) {
+	for _, e := range entries {
+		for _, p := range e.Posts {
+			if int(p.Dst) == g.Part {
+				g.Deliver(p.Origin, p.At, p.From, p.Data)
+			}
+		}
+	}
+}
+
 func (g *Group) write(c *Conn, w *Window) {
 	g.enc = w.Append(g.enc[:0])
-	if err := c.Write(KindWindow, g.enc); err != nil {
+	g.send(c, g.enc)
+}
+
+func (g *Group) send(c *Conn, body []byte) {
+	if err := c.Write(KindWindow, body); err != nil {
 		g.fail(err)
 	}
 }

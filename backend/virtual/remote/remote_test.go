@@ -18,7 +18,26 @@ func pair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c1, err := net.Dial("tcp", ln.Addr().String())
+	return join(t, ln, ln.Addr().String(), lookahead)
+}
+
+// unixPair returns two parts' groups joined as Listen and Dial join a
+// run's process and a part's on one machine: by a Unix socket.
+func unixPair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
+	ln, addr, cleanup, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if !strings.HasPrefix(addr, "unix:") {
+		t.Fatalf("listening at %s, want a Unix socket", addr)
+	}
+	return join(t, ln, addr, lookahead)
+}
+
+// join dials addr, where ln listens, and returns the two ends' groups.
+func join(t testing.TB, ln net.Listener, addr string, lookahead time.Duration) (*Group, *Group) {
+	c1, err := Dial(addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +75,13 @@ func both(g0, g1 *Group, f func(g *Group)) []error {
 // window's edge (a chain of pings, each sent a lookahead ahead) and
 // every one runs at its time, in the order sent; a lead's test ends at the
 // event that makes it done, the other part caught up to that instant.
-func TestGroupsHandEventsOnOverTCP(t *testing.T) {
-	g0, g1 := pair(t, 10)
+func TestGroupsHandEventsOnOverTCP(t *testing.T) { handEventsOn(t, pair) }
+
+// The same over a Unix socket, as a run's process and its parts' join.
+func TestGroupsHandEventsOnOverUnixSocket(t *testing.T) { handEventsOn(t, unixPair) }
+
+func handEventsOn(t *testing.T, join func(testing.TB, time.Duration) (*Group, *Group)) {
+	g0, g1 := join(t, 10)
 	var logs [2][]string
 	for i, g := range []*Group{g0, g1} {
 		g.Deliver = func(origin uint32, at, from time.Duration, data []byte) {
@@ -105,17 +129,97 @@ func TestGroupsHandEventsOnOverTCP(t *testing.T) {
 }
 
 // BenchmarkWindowExchange is one window's exchange between two parts'
-// groups over loopback TCP, with nothing to run: what a process per part
-// pays a window beyond the window's work.
+// groups, with nothing to run: what a process per part pays a window
+// beyond the window's work, over loopback TCP and over a Unix socket.
 func BenchmarkWindowExchange(b *testing.B) {
-	g0, g1 := pair(b, time.Nanosecond)
-	for _, g := range []*Group{g0, g1} {
-		g.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	for _, c := range []struct {
+		name string
+		join func(testing.TB, time.Duration) (*Group, *Group)
+	}{{"tcp", pair}, {"unix", unixPair}} {
+		b.Run(c.name, func(b *testing.B) {
+			g0, g1 := c.join(b, time.Nanosecond)
+			for _, g := range []*Group{g0, g1} {
+				g.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+			}
+			b.ResetTimer()
+			errs := both(g0, g1, func(g *Group) { g.RunUntil(time.Duration(b.N)) })
+			if errs[0] != nil || errs[1] != nil {
+				b.Fatal(errs)
+			}
+		})
 	}
-	b.ResetTimer()
-	errs := both(g0, g1, func(g *Group) { g.RunUntil(time.Duration(b.N)) })
-	if errs[0] != nil || errs[1] != nil {
-		b.Fatal(errs)
+}
+
+// The relay sends a part its window before it reads the part's, so a
+// window's exchange costs one message's way: here the part reads the
+// relay's window before it has sent its own.
+func TestRelaySendsItsWindowBeforeReadingThePart(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	g0.Sched.At(3, func() { g0.Post(1, 13, 3, 7, []byte("early")) })
+	errs := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				errs <- fmt.Errorf("%v", r)
+			}
+		}()
+		g0.RunUntil(10)
+		errs <- nil
+	}()
+	c := g1.conns[0]
+	for _, want := range []string{"part 0 at 10ns, 1 post: 13ns from 3ns by cut 7: early", "part 0 at 10ns, 0 posts"} {
+		kind, body, err := c.Read()
+		if err != nil || kind != KindWindow {
+			t.Fatalf("the part read %q, %v before it wrote: want the relay's window", kind, err)
+		}
+		w, err := Decode(body)
+		if err != nil || len(w.Entries) != 1 {
+			t.Fatalf("the relay sent %+v, %v; want its own entry", w, err)
+		}
+		e := w.Entries[0]
+		got := fmt.Sprintf("part %d at %v, %d post", e.Part, e.Now, len(e.Posts))
+		if len(e.Posts) == 1 {
+			p := e.Posts[0]
+			got += fmt.Sprintf(": %v from %v by cut %d: %s", p.At, p.From, p.Origin, p.Data)
+		} else {
+			got += "s"
+		}
+		if got != want {
+			t.Errorf("the relay sent %s, want %s", got, want)
+		}
+		g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpUntil, Now: 10}}})
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Windows too large to sit in the connection's buffer, sent both ways at
+// once, still cross: the relay reads the part's before it writes its own.
+func TestLargeWindowsBothWaysCross(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		join func(testing.TB, time.Duration) (*Group, *Group)
+	}{{"tcp", pair}, {"unix", unixPair}} {
+		g0, g1 := c.join(t, 10)
+		got := [2]int{}
+		big := make([]byte, 600<<10)
+		for i, g := range []*Group{g0, g1} {
+			g.Deliver = func(_ uint32, _, _ time.Duration, data []byte) { got[i] += len(data) }
+			g.Sched.At(2, func() {
+				for range 4 {
+					g.Post(1-i, 12, 2, 1, big)
+				}
+			})
+		}
+		errs := both(g0, g1, func(g *Group) { g.RunUntil(20) })
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("%s: %v", c.name, errs)
+		}
+		if want := 4 * len(big); got[0] != want || got[1] != want {
+			t.Errorf("%s: the parts were handed %v octets, want %d each", c.name, got, want)
+		}
 	}
 }
 

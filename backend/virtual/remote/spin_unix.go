@@ -18,15 +18,15 @@ import (
 // the processor away between polls, sched_yield, took 6.6 s).
 var SpinFor = 2 * time.Millisecond
 
-// spinReader reads a TCP connection, polling it for SpinFor before it
+// spinReader reads a connection (TCP or Unix), polling it for SpinFor before it
 // waits as any read does (with the connection's deadline).
 type spinReader struct {
 	raw syscall.RawConn
 }
 
 func newReader(c net.Conn) io.Reader {
-	if tc, ok := c.(*net.TCPConn); ok {
-		if raw, err := tc.SyscallConn(); err == nil {
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
 			return &spinReader{raw: raw}
 		}
 	}
