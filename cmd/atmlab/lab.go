@@ -42,7 +42,7 @@ func newLabRun(opts *options) *cobra.Command {
 	c.Flags().BoolVar(&fl.appendRun, "append", false, "add to the --out folder's results: measure only the points it lacks (the same lab file, atmlab, clock, --quick and shard)")
 	c.Flags().BoolVar(&fl.force, "force", false, "replace what an earlier run wrote in the --out folder")
 	c.Flags().IntVar(&fl.jobs, "jobs", 0, "virtual-time points measured at once, each on its own lab, results in order as one at a time (0: one per CPU); real-time points run one at a time")
-	c.Flags().StringVar(&fl.split, "split", "", "virtual time, a lab with parts: whole runs it on one scheduler, procs each part in a process of its own over TCP (default: each part on a core of its own where a point allows)")
+	c.Flags().StringVar(&fl.split, "split", "", "virtual time, a lab with parts: whole runs it on one scheduler, procs each part in a process of its own, joined by a Unix socket (default: each part on a core of its own where a point allows)")
 	c.Flags().BoolVar(&fl.quick, "quick", false, "one repetition of at most three sizes and one socket buffer for at most 2 s each")
 	addWebFlags(c, &fl.view)
 	return c
