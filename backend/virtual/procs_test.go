@@ -136,10 +136,10 @@ func TestPartProcessGoneNamesItsPart(t *testing.T) {
 		wrap       func(*exec.Cmd)
 	}{
 		{"killed", "part right closed its connection", file, func(c *exec.Cmd) {
-			go func() { time.Sleep(500 * time.Millisecond); c.Process.Kill() }()
+			go func() { connected(c); c.Process.Kill() }()
 		}},
 		{"stopped", "part right sent nothing for 3s", file, func(c *exec.Cmd) {
-			go func() { time.Sleep(500 * time.Millisecond); c.Process.Signal(syscall.SIGSTOP) }()
+			go func() { connected(c); c.Process.Signal(syscall.SIGSTOP) }()
 		}},
 		{"failed at start", "part right's process ended before it connected: exit status 1", file + ".gone", nil},
 	} {
@@ -153,6 +153,36 @@ func TestPartProcessGoneNamesItsPart(t *testing.T) {
 			t.Errorf("%s: the point took %v to fail", tc.name, d)
 		}
 	}
+}
+
+// connected returns 500 ms after c's process has a socket open (its
+// connection to the run: on a loaded machine it may take seconds to
+// start), or after 2 s where /proc does not say.
+func connected(c *exec.Cmd) {
+	fds := fmt.Sprintf("/proc/%d/fd", c.Process.Pid)
+	for t0 := time.Now(); time.Since(t0) < 2*time.Second || hasFDs(fds); time.Sleep(10 * time.Millisecond) {
+		if hasSocket(fds) {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+}
+
+// hasFDs says whether dir (a process's fd folder) can be read.
+func hasFDs(dir string) bool {
+	_, err := os.ReadDir(dir)
+	return err == nil
+}
+
+// hasSocket says whether a process's fd folder holds a socket.
+func hasSocket(dir string) bool {
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			return true
+		}
+	}
+	return false
 }
 
 // A frame crossing to another process travels as its ID, its birth and
