@@ -268,7 +268,7 @@ func TestATMCapture(t *testing.T) {
 // other and 0.11-0.15 % above the ceiling (netperf's figure divides by the
 // sender's time what the receiver still got after it).
 func TestATMSawtoothSweep(t *testing.T) {
-	longOnly(t, "TestATMSmallSizes measures both sides of the 484/485 boundary within 1 %, TestLessonSawtoothRealTime the step, harness/report's TestTheoryLine the plot")
+	longOnly(t, "TestATMSmallSizes measures both sides of the 484/485 boundary within 1 %, TestSawtoothReport the quick sweep, harness/report's TestTheoryLine the plot")
 	requireRoot(t)
 	out, recs := labRun(t, labtest.Lab("two-hosts-atm", "NAME", `experiments:
   - name: sawtooth

@@ -178,6 +178,7 @@ topology:
 // collision window per transaction (TestBuildHub pins that exactly), far
 // less than RR rates vary between runs on two shared cores.
 func TestHubTaskII(t *testing.T) {
+	longOnly(t, "TestHubTCP shows TCP through a hub colliding with its ACKs and falling below the switched ceiling, TestHubOneSender one UDP sender through a hub at the 100M ceiling within 1 % (TestPerfAgainstIperf3 the switched pair at the same ceiling), and TestSeedPraktikum runs Task II's hub and switched paths in the praktikum lab")
 	requireRoot(t)
 	r := up(t, taskIILab)
 	r.perfServer("a3")
