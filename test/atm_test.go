@@ -97,7 +97,9 @@ func (r *running) udpAt(what, cli, srv, addr string, port, secs, size int, want,
 // 1 % of the cell ceiling on both sides of a cell boundary (1444 fills 31
 // cells, 1445 needs 32); TCP over MTU 9180 reaches 134.5 Mbit/s within 2 %;
 // AAL3/4 carries 1444-byte datagrams in 34 cells instead of 31, and the
-// AAL5/AAL3/4 ratio is within 1 % of theory.
+// AAL5/AAL3/4 ratio is within 1 % of theory. Each run is 6 s, its last 4 s
+// judged by their median (quiet runs keep every second after the first
+// within 0.1 % of the ceiling).
 func TestATMGoodput(t *testing.T) {
 	requireRoot(t, "iperf3")
 	r := up(t, clipLab)
@@ -109,16 +111,16 @@ func TestATMGoodput(t *testing.T) {
 	var aal5 float64
 	for i, size := range []int{1445, 1444} {
 		want := oc3(t, atm.AAL5, size, "udp")
-		aal5 = r.udpAt(fmt.Sprintf("AAL5 UDP %d (%d cells)", size, atm.AAL5.Cells(size+36)), "h1", "h2", "10.0.0.2", 5300+i, 9, size, want, 0.01)
+		aal5 = r.udpAt(fmt.Sprintf("AAL5 UDP %d (%d cells)", size, atm.AAL5.Cells(size+36)), "h1", "h2", "10.0.0.2", 5300+i, 6, size, want, 0.01)
 	}
 	want34 := oc3(t, atm.AAL34, 1444, "udp")
-	aal34 := r.udpAt(fmt.Sprintf("AAL3/4 UDP 1444 (%d cells)", atm.AAL34.Cells(1480)), "h3", "h4", "10.0.1.4", 5310, 9, 1444, want34, 0.01)
+	aal34 := r.udpAt(fmt.Sprintf("AAL3/4 UDP 1444 (%d cells)", atm.AAL34.Cells(1480)), "h3", "h4", "10.0.1.4", 5310, 6, 1444, want34, 0.01)
 	ratio, theory := aal5/aal34, oc3(t, atm.AAL5, 1444, "udp")/want34
 	t.Logf("AAL5/AAL3/4 at UDP 1444 = %.4f, theory %.4f (34/31 cells)", ratio, theory)
 	if !within(ratio, theory, 0.01) {
 		t.Errorf("AAL5/AAL3/4 = %.4f, theory %.4f", ratio, theory)
 	}
-	tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5320, 8).Received, 2)
+	tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5320, 6).Received, 2)
 	t.Logf("TCP over MTU 9180: %.2f Mbit/s (ceiling with timestamps %.2f)", tcp/1e6, oc3(t, atm.AAL5, 9128, "tcp")/1e6)
 	if !within(tcp, 134.5e6, 0.02) {
 		t.Errorf("TCP over MTU 9180: %.2f Mbit/s, want 134.5 within 2%%", tcp/1e6)
@@ -141,8 +143,8 @@ func TestATMSwitch(t *testing.T) {
 	for _, ip := range []string{"10.0.0.2", "10.0.0.3"} {
 		r.exec("h1", "ping", "-c", "1", "-W", "2", ip)
 	}
-	r.udpAt("UDP 1444 through the switch", "h1", "h2", "10.0.0.2", 5330, 9, 1444, oc3(t, atm.AAL5, 1444, "udp"), 0.01)
-	tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5331, 8).Received, 2)
+	r.udpAt("UDP 1444 through the switch", "h1", "h2", "10.0.0.2", 5330, 6, 1444, oc3(t, atm.AAL5, 1444, "udp"), 0.01)
+	tcp := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5331, 6).Received, 2)
 	if !within(tcp, 134.5e6, 0.02) {
 		t.Errorf("TCP through the switch: %.2f Mbit/s, want 134.5 within 2%%", tcp/1e6)
 	}

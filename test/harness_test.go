@@ -44,11 +44,13 @@ func (r *running) perfJSON(from string, args ...string) (res perf.Result, err er
 }
 
 // 1: atmlab's own tests agree with iperf3 and with the ceiling atmlab calc
-// prints, through an emulated 100M switch.
+// prints, through an emulated 100M switch; iperf3's figures there are
+// TestSwitchLineRate's checks at 100M (lineRate), in the same lab.
 func TestPerfAgainstIperf3(t *testing.T) {
 	requireRoot(t, "iperf3")
 	r := up(t, pair100)
 	r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.0.2")
+	ipUDP, ipTCP := r.lineRate(t, "100M", 100e6, "150M", 5201)
 	r.perfServer("h2")
 	tcp, err := r.perfJSON("h1", "-H", "10.0.0.2", "-t", "TCP_STREAM", "-l", "8")
 	if err != nil {
@@ -58,8 +60,6 @@ func TestPerfAgainstIperf3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ipTCP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5201, 8).Received, 2)
-	ipUDP := steady(t, r.runIperf("h1", "h2", "10.0.0.2", 5202, 8, "-u", "-b", "150M", "-l", "1472").Received, 2)
 	tcpCeil, _ := theory.EthernetCeiling(100e6, 1500, 1448, "tcp")
 	udpCeil, _ := theory.EthernetCeiling(100e6, 1500, 1472, "udp")
 	t.Logf("TCP: atmlab %.2f, iperf3 %.2f, ceiling %.2f Mbit/s; UDP receive: atmlab %.2f (send %.2f), iperf3 %.2f, ceiling %.2f",
