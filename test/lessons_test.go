@@ -103,16 +103,19 @@ func goodput(t *testing.T, recs []labrun.Record, variant, experiment string, siz
 	return 0, false
 }
 
-// CI runs two lessons in real time: the hub against the switch (Ethernet)
-// and MPLS against IP (routers); ATM's sawtooth step is TestATMSmallSizes's
-// in real time, and TestSawtoothReport runs its sweep's lab as a lab run.
-// The other five are long tests (`sudo make test-long`); all seven run end
-// to end in virtual time in lessons' unit tests.
+// CI runs one lesson in real time, MPLS against IP (routers): a lesson's
+// lab run is the same for every lesson. What the others measure in real
+// time CI measures in cheaper tests: one sender at the wire through a hub
+// and a switch (TestHubOneSender, TestPerfAgainstIperf3), ATM's sawtooth
+// step (TestATMSmallSizes, and TestSawtoothReport runs its lab as a lab
+// run). The other six are long tests (`sudo make test-long`); all seven
+// run end to end in virtual time in lessons' unit tests.
 
 // The hub lesson in real time: every point measured, and one sender gets
 // the wire through the hub and through the switch (where the harness did
 // not flag the point as held back by the machine).
 func TestLessonHubAgainstSwitchRealTime(t *testing.T) {
+	longOnly(t, "lessons' TestLessonsRunInVirtualTime runs it; in real time TestHubOneSender and TestPerfAgainstIperf3 measure one UDP sender at the 100M ceiling within 1 %, through a hub and switched, and TestLessonMPLSAgainstIPRealTime runs a lesson's lab")
 	recs := lessonRun(t, "01-hub-vs-switch")
 	wire := ceiling(100e6, 1472, 28)
 	for _, v := range []string{"base", "switch"} {
