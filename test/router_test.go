@@ -158,8 +158,10 @@ func TestRouterCosts(t *testing.T) {
 		r := up(t, chainLab(tc.keys))
 		r.exec("h1", "ping", "-c", "1", "-W", "2", "10.0.5.1")
 		want := 1468 * 8 / tc.perPacket.Seconds()
-		got := steady(t, r.runIperf("h1", "h2", "10.0.5.1", 5410, 8, "-u", "-b", "150M", "-w", "2M", "-l", "1468").Received, 2)
-		t.Logf("%s: %.2f Mbit/s, service rate %.2f", tc.name, got/1e6, want/1e6)
+		// 6 s, the last 4 judged by their median.
+		it := r.runIperf("h1", "h2", "10.0.5.1", 5410, 6, "-u", "-b", "150M", "-w", "2M", "-l", "1468")
+		got := steady(t, it.Received, 2)
+		t.Logf("%s: %.2f Mbit/s (median of %v), service rate %.2f", tc.name, got/1e6, mbps(it.Received), want/1e6)
 		if !within(got, want, 0.02) {
 			t.Errorf("%s: %.2f Mbit/s, want the service rate %.2f within 2%%", tc.name, got/1e6, want/1e6)
 		}
