@@ -7,7 +7,10 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,17 +21,36 @@ var targets = []struct{ goos, goarch string }{{"darwin", "arm64"}, {"windows", "
 
 // TestCommandTypeChecksOnMacOSAndWindows type-checks cmd/atmlab and every
 // package it imports, standard library included, from source, with the
-// files each target's build selects (cgo off, as in a cross-build).
+// files each target's build selects (cgo off, as in a cross-build). Each
+// target is checked in a process of its own, side by side: the source
+// importer reads the global build.Default, and one target alone takes a
+// core for over a minute.
 func TestCommandTypeChecksOnMacOSAndWindows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks the whole import graph twice")
 	}
-	for _, tg := range targets {
-		for _, err := range typeCheck(t, filepath.Join("..", "..", "cmd", "atmlab"), tg.goos, tg.goarch) {
-			t.Errorf("%s/%s: %v", tg.goos, tg.goarch, err)
+	if target := os.Getenv(targetEnv); target != "" {
+		goos, goarch, _ := strings.Cut(target, "/")
+		for _, err := range typeCheck(t, filepath.Join("..", "..", "cmd", "atmlab"), goos, goarch) {
+			t.Errorf("%s: %v", target, err)
 		}
+		return
+	}
+	for _, tg := range targets {
+		t.Run(tg.goos, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCommandTypeChecksOnMacOSAndWindows$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), targetEnv+"="+tg.goos+"/"+tg.goarch)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestCommandTypeChecksOnMacOSAndWindows") {
+				t.Errorf("%s/%s: %v\n%s", tg.goos, tg.goarch, err, out)
+			}
+		})
 	}
 }
+
+// targetEnv names the one target a child process of the test checks.
+const targetEnv = "ATMLAB_CROSSCHECK_TARGET"
 
 // TestTypeCheckRefusesALinuxOnlyCall: a file without a build constraint
 // that calls epoll type-checks for Linux and not for macOS.
