@@ -37,8 +37,7 @@ func Judge(findings []*study.Finding, recs []labrun.Record) []Verdict {
 	var out []Verdict
 	for _, f := range findings {
 		v := Verdict{Finding: f, Status: "not measured"}
-		var m, b picked
-		m = selectMean(f.Measured, recs)
+		m, b := selectMean(f.Measured, recs), picked{}
 		if f.Against != nil {
 			b = selectMean(*f.Against, recs)
 		} else {
