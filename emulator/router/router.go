@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/emulator"
+	"github.com/atmlab/atmlab/emulator/internal/ring"
 	"github.com/atmlab/atmlab/emulator/sched"
 )
 
@@ -56,6 +57,14 @@ type Router struct {
 	ftn    map[netip.Prefix]uint32 // FEC (a route's prefix) -> label pushed at ingress
 	ilm    map[uint32]ILM
 	cpuq   *cpuQueue // the router's queue on its CPU
+	// pool holds the frames the router sends, which the next holder
+	// releases: forwarding a packet allocates no buffer (a copy per hop
+	// was most of gns3-mpls's ATM core's 200 MB/s of garbage).
+	pool emulator.Pool
+	// held is the frame Receive is handling, whose bytes the packet being
+	// routed points into: serve hands it to the CPU job that copies them,
+	// which releases it; else Receive releases it when it returns.
+	held *emulator.Frame
 }
 
 // New returns a router with no interfaces.
@@ -73,7 +82,7 @@ func New(s *sched.Scheduler, name string, cfg Config) *Router {
 // AddIface adds an interface with its MAC, address and MTU; its subnet
 // becomes a connected route.
 func (r *Router) AddIface(name string, mac [6]byte, addr netip.Prefix, mtu int) *Iface {
-	i := &Iface{r: r, name: r.Name + ":" + name, MAC: mac, Addr: addr, MTU: mtu, arp: map[netip.Addr][6]byte{}, pending: map[netip.Addr][][]byte{}}
+	i := &Iface{r: r, name: r.Name + ":" + name, MAC: mac, Addr: addr, MTU: mtu, arp: map[netip.Addr][6]byte{}, pending: map[netip.Addr][]*emulator.Frame{}}
 	r.ifaces = append(r.ifaces, i)
 	r.AddRoute(Route{Prefix: addr.Masked(), Iface: i})
 	return i
@@ -312,13 +321,17 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 }
 
 // serve charges the router's CPU for one operation on an n-octet packet,
-// then runs done. The operation counts in op once the CPU has taken it; a
+// then runs done; the job takes the frame being received (held), whose
+// bytes done copies, and releases it after. The operation counts in op once the CPU has taken it; a
 // full CPU queue drops the packet and counts it in the stats of the
 // interface it came in on (or, for a packet the router made, goes out on).
 func (r *Router) serve(st *emulator.RouterStats, op *uint64, cost time.Duration, n int, done func()) {
-	if r.cfg.CPU != nil && !r.cfg.CPU.serve(r.cpuq, cost+time.Duration(n)*r.cfg.Cost.PerByte, done) {
-		st.CPUDrops++
-		return
+	if r.cfg.CPU != nil {
+		if !r.cfg.CPU.serve(r.cpuq, cost+time.Duration(n)*r.cfg.Cost.PerByte, done, r.held) {
+			st.CPUDrops++
+			return
+		}
+		r.held = nil // the job releases it once done has copied the packet
 	}
 	if op != nil {
 		*op++
@@ -347,7 +360,7 @@ type Iface struct {
 	MTU     int
 	tx      emulator.Transmitter
 	arp     map[netip.Addr][6]byte
-	pending map[netip.Addr][][]byte // Ethernet frames waiting for their next hop's MAC
+	pending map[netip.Addr][]*emulator.Frame // Ethernet frames waiting for their next hop's MAC
 
 	rxFrames, rxBytes uint64
 	stats             emulator.RouterStats
@@ -372,9 +385,20 @@ func (i *Iface) Stats() emulator.PortStats {
 	return row
 }
 
-// Receive implements emulator.Port: a frame arrived on the interface.
+// Receive implements emulator.Port: a frame arrived on the interface. The
+// router is its last holder: it releases the frame once the packet is
+// copied out or dropped (see Router.held).
 func (i *Iface) Receive(f *emulator.Frame) {
-	d := f.Data
+	prev := i.r.held
+	i.r.held = f
+	i.receive(f.Data)
+	if h := i.r.held; h != nil {
+		h.Release()
+	}
+	i.r.held = prev
+}
+
+func (i *Iface) receive(d []byte) {
 	if len(d) < emulator.EtherHeader {
 		return
 	}
@@ -395,35 +419,41 @@ func (i *Iface) Receive(f *emulator.Frame) {
 }
 
 // frame returns a new frame from the interface of the given EtherType and
-// its payload of n octets to fill; forward sends it.
-func (i *Iface) frame(etherType uint16, n int) (f, payload []byte) {
-	f = make([]byte, emulator.EtherHeader+n)
-	copy(f[6:], i.MAC[:])
-	binary.BigEndian.PutUint16(f[12:], etherType)
-	return f, f[emulator.EtherHeader:]
+// its payload of n octets to fill, from the router's pool; forward sends it.
+func (i *Iface) frame(etherType uint16, n int) (f *emulator.Frame, payload []byte) {
+	f = i.r.pool.Get(emulator.EtherHeader + n)
+	copy(f.Data[6:], i.MAC[:])
+	binary.BigEndian.PutUint16(f.Data[12:], etherType)
+	return f, f.Data[emulator.EtherHeader:]
 }
 
 // forward puts a frame on the link to next hop via, resolving its MAC
 // first: frames wait (maxPending at most) while an ARP request is out.
-func (i *Iface) forward(via netip.Addr, f []byte) {
+func (i *Iface) forward(via netip.Addr, f *emulator.Frame) {
 	mac, ok := i.arp[via]
 	if !ok {
 		if q := i.pending[via]; len(q) < maxPending {
 			i.pending[via] = append(q, f)
+		} else {
+			f.Release()
 		}
 		if len(i.pending[via]) == 1 {
-			i.transmit(emulator.ARP{Op: emulator.ARPRequest, SHA: i.MAC, SPA: i.Addr.Addr(), TPA: via}.Frame())
+			i.transmit(&emulator.Frame{Data: emulator.ARP{Op: emulator.ARPRequest, SHA: i.MAC, SPA: i.Addr.Addr(), TPA: via}.Frame()})
 		}
 		return
 	}
-	copy(f, mac[:])
+	copy(f.Data, mac[:])
 	i.transmit(f)
 }
 
-func (i *Iface) transmit(f []byte) {
-	if i.tx != nil {
-		i.tx.Send(&emulator.Frame{Data: f, Born: i.r.s.Now()})
+// transmit hands f to the link, which owns it from then on.
+func (i *Iface) transmit(f *emulator.Frame) {
+	if i.tx == nil {
+		f.Release()
+		return
 	}
+	f.Born = i.r.s.Now()
+	i.tx.Send(f)
 }
 
 // arpIn learns the sender of any ARP packet and answers requests for the
@@ -436,13 +466,13 @@ func (i *Iface) arpIn(p []byte) {
 	if i.Addr.Contains(a.SPA) {
 		i.arp[a.SPA] = a.SHA
 		for _, f := range i.pending[a.SPA] {
-			copy(f, a.SHA[:])
+			copy(f.Data, a.SHA[:])
 			i.transmit(f)
 		}
 		delete(i.pending, a.SPA)
 	}
 	if a.Op == emulator.ARPRequest && a.TPA == i.Addr.Addr() {
-		i.transmit(a.Reply(i.MAC).Frame())
+		i.transmit(&emulator.Frame{Data: a.Reply(i.MAC).Frame()})
 	}
 }
 
@@ -458,13 +488,18 @@ type CPU struct {
 	queues []*cpuQueue
 	next   int // the queue served next, round robin
 	busy   bool
+	cur    cpuJob       // the job in service
+	tick   *sched.Timer // ends the job in service: one timer, no allocation per job
 }
 
-type cpuQueue struct{ jobs []cpuJob }
+type cpuQueue struct{ jobs ring.Ring[cpuJob] }
 
+// cpuJob is work of d; done runs when the CPU has spent it, then f (the
+// frame done copies from, if any) is released.
 type cpuJob struct {
 	d    time.Duration
 	done func()
+	f    *emulator.Frame
 }
 
 // DefaultCPUQueue is a router's CPU queue unless given: a NIC ring's worth.
@@ -476,7 +511,9 @@ func NewCPU(s *sched.Scheduler, limit int) *CPU {
 	if limit == 0 {
 		limit = DefaultCPUQueue
 	}
-	return &CPU{s: s, Limit: limit}
+	c := &CPU{s: s, Limit: limit}
+	c.tick = s.NewTimer(c.finish)
+	return c
 }
 
 // queue gives a router its input queue on the CPU.
@@ -486,13 +523,14 @@ func (c *CPU) queue() *cpuQueue {
 	return q
 }
 
-// serve queues work of d for q; done runs when the CPU has spent d on it.
-// A full queue refuses the work: serve returns false.
-func (c *CPU) serve(q *cpuQueue, d time.Duration, done func()) bool {
-	if len(q.jobs) >= c.Limit {
+// serve queues work of d for q; done runs when the CPU has spent d on it,
+// then f (nil: none) is released. A full queue refuses the work, f
+// stays the caller's: serve returns false.
+func (c *CPU) serve(q *cpuQueue, d time.Duration, done func(), f *emulator.Frame) bool {
+	if q.jobs.Len() >= c.Limit {
 		return false
 	}
-	q.jobs = append(q.jobs, cpuJob{d, done})
+	q.jobs.Push(cpuJob{d, done, f})
 	if !c.busy {
 		c.run()
 	}
@@ -503,21 +541,28 @@ func (c *CPU) serve(q *cpuQueue, d time.Duration, done func()) bool {
 func (c *CPU) run() {
 	for k := range c.queues {
 		q := c.queues[(c.next+k)%len(c.queues)]
-		if len(q.jobs) == 0 {
+		if q.jobs.Len() == 0 {
 			continue
 		}
 		c.next = (c.next + k + 1) % len(c.queues)
-		j := q.jobs[0]
-		q.jobs = q.jobs[1:]
+		c.cur = q.jobs.Pop()
 		c.busy = true
-		c.s.After(j.d, func() {
-			c.busy = false
-			j.done()
-			if !c.busy {
-				c.run()
-			}
-		})
+		c.tick.Reset(c.s.Now() + c.cur.d)
 		return
+	}
+}
+
+// finish ends the job in service and starts the next.
+func (c *CPU) finish() {
+	j := c.cur
+	c.cur = cpuJob{}
+	c.busy = false
+	j.done()
+	if j.f != nil {
+		j.f.Release()
+	}
+	if !c.busy {
+		c.run()
 	}
 }
 
