@@ -50,8 +50,10 @@ test-long: test
 # darwin/arm64 and windows/amd64 from source, which is what the two
 # cross-builds proved of atmlab's code, without compiling the standard
 # library and the dependencies twice more: cold, the two builds took about
-# 310 s of CPU, the type-check 200 (it runs beside the other unit tests).
-# `make cross` still cross-builds.
+# 310 s of CPU; the type-check, one `go list -deps` per target and the
+# packages checked side by side, about 10 (go/build's source importer
+# spent 170 running `go list` once per import). `make cross` still
+# cross-builds.
 unit:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./test/...
