@@ -62,6 +62,8 @@ type Campaign struct {
 	// namespaces, or virtual hosts; backend/registry.Measure), runs r and
 	// tears it down; it returns the points measured.
 	Measure func(ctx context.Context, clk clock.Clock, r *Runner) (int, error)
+
+	frameRates FrameRates // every variant's runner's (Runner.FrameRates)
 }
 
 // Points is how many points the campaign measures, every clock's.
@@ -102,7 +104,7 @@ func (c *Campaign) Run(ctx context.Context) (int, error) {
 			if c.Log != nil {
 				fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
 			}
-			r := &Runner{Variant: v.Name, Lab: v.Lab, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs, FrameRates: &c.frameRates}
 			m, err := c.Measure(ctx, clk, r)
 			total += m
 			if err != nil {

@@ -81,9 +81,6 @@ type HostsEnv struct {
 	Lab   *topologies.Lab
 	Self  string                      // the atmlab binary, run inside hosts
 	paths map[[2]string]time.Duration // the paths' pings when the run began
-	// vethRates are a veth pair's frame rates measured so far
-	// (vethFrameRate).
-	vethRates map[vethKey]float64
 }
 
 // Env is how the runner measures the lab's points: one at a time, each by

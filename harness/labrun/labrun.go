@@ -224,7 +224,11 @@ type Runner struct {
 	// Steal reads the machine's steal time (a HostsEnv's hosts', a
 	// Stealer; a test's stand-in plays a hypervisor). nil: no steal is
 	// recorded, and no point is measured again for it.
-	Steal         func() (time.Duration, error)
+	Steal func() (time.Duration, error)
+	// FrameRates keeps the veth pair's frame rates the Env measured
+	// (Env.FrameRate), shared by a campaign's runners; nil: the runner's
+	// own.
+	FrameRates    *FrameRates
 	awaitUnstolen func(context.Context) // nil: AwaitUnstolen for a second's quiet; a test's stand-in
 	ov            *overlap              // set when its points run beside other variants' (Campaign.runOverlapped)
 }
@@ -359,7 +363,10 @@ func (r *Runner) measure(ctx context.Context, p Point) Record {
 	r.Env.Measure(ctx, r, p, e, &rec)
 	r.judge(p, &rec)
 	if r.Env.FrameRate != nil && p.Test == perf.UDPStream && rec.below(0.99) {
-		if v := r.Env.FrameRate(ctx, p); v > 0 {
+		if r.FrameRates == nil {
+			r.FrameRates = &FrameRates{}
+		}
+		if v := r.FrameRates.get(ctx, p, r.Env.FrameRate); v > 0 {
 			rec.VethFrameRate = v
 			r.judge(p, &rec)
 		}

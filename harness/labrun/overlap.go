@@ -84,7 +84,7 @@ variants:
 					fmt.Fprintf(c.Log, "%s (%s time): %d points%s; results in %s\n", v.Name, clk, n, ofShard(c.Shard), c.Out)
 				}
 			})
-			r := &Runner{Variant: v.Name, Lab: v.Lab, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs, ov: ov}
+			r := &Runner{Variant: v.Name, Lab: v.Lab, JSONL: c.JSONL, CSV: c.CSV, Progress: c.Progress, Shard: c.Shard, Watch: c.Watch, Done: c.Done, Jobs: c.Jobs, FrameRates: &c.frameRates, ov: ov}
 			out := make(chan outcome, 1)
 			outs = append(outs, out)
 			go func() {

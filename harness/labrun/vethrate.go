@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/atmlab/atmlab/harness/perf"
@@ -38,25 +39,48 @@ type vethKey struct {
 
 // vethFrameRate is the datagrams a second a bare veth pair beside the lab
 // carries with p's tool, size and socket buffers (a UDP stream for
-// vethSecs), measured once per run for each; 0 when the lab cannot make
-// one, the tool is neither iperf3 nor atmlab perf, or it failed.
+// vethSecs); 0 when the lab cannot make one, the tool is neither iperf3
+// nor atmlab perf, or it failed. The runner keeps what it measured
+// (FrameRates).
 func (h *HostsEnv) vethFrameRate(ctx context.Context, p Point) float64 {
 	vp, ok := h.Hosts.(VethPairer)
 	if !ok || p.Size <= 0 || p.Tool != toolIperf3 && p.Tool != study.DefaultTool {
 		return 0
 	}
-	k := vethKey{p.Tool, p.Size, p.SockBuf}
-	if v, ok := h.vethRates[k]; ok {
-		return v
-	}
 	v, err := measureVeth(ctx, vp, h.Self, p)
 	if err != nil {
-		v = 0
+		return 0
 	}
-	if h.vethRates == nil {
-		h.vethRates = map[vethKey]float64{}
+	return v
+}
+
+// FrameRates are the bare veth pair's frame rates (Env.FrameRate) a run
+// has measured, by tool, size and socket buffers. The pair is the
+// machine's, the same beside every variant's lab, so the runners of one
+// campaign share them: each is measured once a run, not once a variant
+// (2-3 s each).
+type FrameRates struct {
+	mu sync.Mutex
+	m  map[vethKey]float64
+}
+
+// get is p's frame rate, measured by measure the first time (a failure,
+// 0, is kept too: it would fail again).
+func (f *FrameRates) get(ctx context.Context, p Point, measure func(context.Context, Point) float64) float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := vethKey{p.Tool, p.Size, p.SockBuf}
+	if v, ok := f.m[k]; ok {
+		return v
 	}
-	h.vethRates[k] = v
+	v := measure(ctx, p)
+	if ctx.Err() != nil {
+		return v // cut short: not the rate
+	}
+	if f.m == nil {
+		f.m = map[vethKey]float64{}
+	}
+	f.m[k] = v
 	return v
 }
 

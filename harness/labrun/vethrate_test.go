@@ -1,11 +1,15 @@
 package labrun
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies/study"
@@ -38,9 +42,10 @@ func (e *vethEnv) VethPair() (func(int, ...string) *exec.Cmd, string, func() err
 func TestVethFrameRateMeasuredOncePerToolAndSize(t *testing.T) {
 	env := &vethEnv{out: `{"end": {"sum": {"seconds": 2.0, "packets": 150000, "lost_packets": 10000}}}`}
 	h := &HostsEnv{Hosts: env, Self: "atmlab"}
+	var f FrameRates
 	p := Point{Tool: toolIperf3, Test: perf.UDPStream, Size: 100}
 	for range 2 {
-		if v := h.vethFrameRate(context.Background(), p); v != 70000 {
+		if v := f.get(context.Background(), p, h.vethFrameRate); v != 70000 {
 			t.Fatalf("iperf3 over a veth pair: %g datagrams/s, want 70000", v)
 		}
 	}
@@ -49,12 +54,56 @@ func TestVethFrameRateMeasuredOncePerToolAndSize(t *testing.T) {
 	}
 	env.out = `{"throughput_bps": 64000000}`
 	p.Tool = study.DefaultTool
-	if v := h.vethFrameRate(context.Background(), p); v != 80000 || env.pairs != 2 {
+	if v := f.get(context.Background(), p, h.vethFrameRate); v != 80000 || env.pairs != 2 {
 		t.Errorf("atmlab perf over a veth pair: %g datagrams/s (pairs %d), want 80000 (2)", v, env.pairs)
 	}
 	p.Tool = "iperf"
-	if v := h.vethFrameRate(context.Background(), p); v != 0 || env.pairs != 2 {
+	if v := f.get(context.Background(), p, h.vethFrameRate); v != 0 || env.pairs != 2 {
 		t.Errorf("iperf 2: %g datagrams/s (pairs %d), want none measured", v, env.pairs)
+	}
+}
+
+// vethFakeEnv is fakeEnv's lab that also makes veth pairs, whose client
+// reports 64 Mbit/s.
+type vethFakeEnv struct {
+	*fakeEnv
+	veth vethEnv
+}
+
+func (e *vethFakeEnv) VethPair() (func(int, ...string) *exec.Cmd, string, func() error, error) {
+	return e.veth.VethPair()
+}
+
+// The veth pair is the machine's, the same beside every variant's lab: a
+// campaign measures its frame rate once for each size its short UDP points
+// have, not once a variant, and every variant's short points carry it.
+func TestVethFrameRateMeasuredOnceAcrossVariants(t *testing.T) {
+	env := &vethFakeEnv{fakeEnv: &fakeEnv{}, veth: vethEnv{out: `{"throughput_bps": 64000000}`}}
+	c, jsonl := campaign(t, true, Shard{}, env.fakeEnv)
+	c.Measure = func(ctx context.Context, _ clock.Clock, r *Runner) (int, error) {
+		recs, err := (&HostsEnv{Hosts: env, Lab: r.Lab, Self: "atmlab"}).Run(ctx, r)
+		return len(recs), err
+	}
+	if _, err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	withRate := map[string][]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(jsonl.String()), "\n") {
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.VethFrameRate > 0 {
+			withRate[cmp.Or(r.Variant, "base")] = append(withRate[cmp.Or(r.Variant, "base")], r.VethFrameRate)
+		}
+	}
+	// Sizes 100 and 800 fall short in both variants (666's client fails).
+	want := []float64{64e6 / (8 * 100), 64e6 / (8 * 800)}
+	if !slices.Equal(withRate["base"], want) || !slices.Equal(withRate["slow"], want) {
+		t.Errorf("veth frame rates recorded: %v, want %v in each variant", withRate, want)
+	}
+	if env.veth.pairs != 2 {
+		t.Errorf("%d veth pairs made for two sizes in two variants, want 2", env.veth.pairs)
 	}
 }
 
