@@ -277,11 +277,14 @@ func udpSink(pc net.PacketConn, limit time.Time, finished <-chan done) serverRep
 // sink counts the messages recv gives until the client is done and the
 // path has drained: unique sequence numbers, late (reordered) ones,
 // duplicates, and RFC 3550 interarrival jitter from the sender's
-// timestamps. recv waits at most wait for the next message.
+// timestamps. recv waits at most wait for the next message. The path has
+// drained after drainWait with nothing, or as soon as every message the
+// client sent has arrived (each with a sequence number, none twice: a
+// path that duplicates may still carry copies).
 func sink(recv func(wait time.Duration) ([]byte, error), limit time.Time, finished <-chan done) serverReport {
 	var rep serverReport
 	var tally UDPTally
-	var sent uint64
+	var sent, bare uint64
 	doneAt := time.Time{}
 	for time.Now().Before(limit) {
 		if doneAt.IsZero() {
@@ -294,9 +297,12 @@ func sink(recv func(wait time.Duration) ([]byte, error), limit time.Time, finish
 			default:
 			}
 		}
+		if !doneAt.IsZero() && sent > 0 && rep.Messages >= sent && bare == 0 && tally.Duplicates == 0 {
+			break // all arrived: nothing is left on its way
+		}
 		wait := 100 * time.Millisecond
 		if !doneAt.IsZero() {
-			wait = 300 * time.Millisecond // drain: what is still on its way
+			wait = drainWait
 		}
 		msg, err := recv(wait)
 		if err != nil {
@@ -307,6 +313,7 @@ func sink(recv func(wait time.Duration) ([]byte, error), limit time.Time, finish
 		}
 		arrival := time.Now()
 		if len(msg) < udpHeader { // a bare short message: counted, no sequence or jitter
+			bare++
 			rep.Messages++
 			rep.Bytes += uint64(len(msg))
 			continue
@@ -325,6 +332,10 @@ func sink(recv func(wait time.Duration) ([]byte, error), limit time.Time, finish
 	rep.Jitter = time.Duration(tally.JitterNs())
 	return rep
 }
+
+// drainWait is how long a sink waits, once the client is done, for what
+// may still be on its way.
+const drainWait = 300 * time.Millisecond
 
 // udpEcho answers each request datagram with a response datagram, echoing
 // the request's first 8 bytes (its sequence number) when both have room.
