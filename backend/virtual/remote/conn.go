@@ -55,8 +55,13 @@ type Conn struct {
 	Timeout time.Duration
 	c       net.Conn
 	r       *bufio.Reader
-	w       *bufio.Writer
+	sock    *sock // nil where the connection has no descriptor to poll
 	buf     []byte
+	msg     []byte
+	// full, if set, is called while a write waits for the far end to read
+	// (the far end may be waiting to write too): it keeps what has
+	// arrived.
+	full func()
 }
 
 // Message kinds.
@@ -74,20 +79,68 @@ func NewConn(c net.Conn, name string, timeout time.Duration) *Conn {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &Conn{Name: name, Timeout: timeout, c: c, r: bufio.NewReaderSize(newReader(c), 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
+	s := newSock(c)
+	var r io.Reader = c
+	if s != nil {
+		r = s
+	}
+	return &Conn{Name: name, Timeout: timeout, c: c, r: bufio.NewReaderSize(r, 64<<10), sock: s}
 }
 
-// Write sends a message.
+// Write sends a message. While the far end does not read, it keeps
+// what arrives (full), within the timeout.
 func (c *Conn) Write(kind byte, body []byte) error {
-	var h [5]byte
-	h[0] = kind
-	binary.BigEndian.PutUint32(h[1:], uint32(len(body)))
-	c.w.Write(h[:])
-	c.w.Write(body)
-	if err := c.w.Flush(); err != nil {
+	c.msg = append(c.msg[:0], kind, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(c.msg[1:], uint32(len(body)))
+	c.msg = append(c.msg, body...)
+	var err error
+	if c.sock == nil || c.full == nil {
+		_, err = c.c.Write(c.msg)
+	} else {
+		err = c.sock.write(c.msg, c.full, c.Timeout)
+	}
+	if err != nil {
 		return fmt.Errorf("part %s: %w", c.Name, err)
 	}
 	return nil
+}
+
+// keep reads what has arrived, without waiting, for the next reads.
+func (c *Conn) keep() {
+	if c.sock != nil {
+		c.sock.keep()
+	}
+}
+
+// buffered says whether a message has begun to arrive in what is read.
+func (c *Conn) buffered() bool { return c.r.Buffered() >= 5 }
+
+// TryRead returns the next message if it has begun to arrive (ok), and
+// at once if it has not; its body is valid until the next read.
+func (c *Conn) TryRead() (kind byte, body []byte, ok bool, err error) {
+	if c.r.Buffered() < 5 {
+		var err error
+		if c.sock == nil { // a read that has passed its deadline returns at once
+			c.c.SetReadDeadline(time.Now())
+			_, err = c.r.Peek(5)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				return 0, nil, false, nil
+			}
+		} else {
+			c.sock.nowait = true
+			_, err = c.r.Peek(5)
+			c.sock.nowait = false
+			if errors.Is(err, syscall.EAGAIN) {
+				return 0, nil, false, nil
+			}
+		}
+		if err != nil {
+			return 0, nil, false, c.readErr(err)
+		}
+	}
+	// The rest is on its way: the far end writes a message at once.
+	kind, body, err = c.Read()
+	return kind, body, err == nil, err
 }
 
 // Read returns the next message; its body is valid until the next Read.

@@ -150,12 +150,20 @@ func BenchmarkWindowExchange(b *testing.B) {
 	}
 }
 
-// The relay sends a part its window before it reads the part's, so a
-// window's exchange costs one message's way: here the part reads the
-// relay's window before it has sent its own.
-func TestRelaySendsItsWindowBeforeReadingThePart(t *testing.T) {
+// A part runs on without waiting for the others while its next event is
+// before their safe times plus the lookahead, telling them its own as it
+// goes (half the lookahead at a time), and stops there: here the
+// far part says nothing, so part 0 runs its events before 10 ns (0 plus
+// the lookahead) and not the one at 10, until the far part says it is at
+// 30 ns.
+func TestPartRunsAheadUpToTheOthersSafeTimePlusTheLookahead(t *testing.T) {
 	g0, g1 := unixPair(t, 10)
 	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	var mu sync.Mutex
+	var ran []string
+	for _, at := range []time.Duration{5, 9, 10, 15} {
+		g0.Sched.At(at, func() { mu.Lock(); ran = append(ran, fmt.Sprint(at)); mu.Unlock() })
+	}
 	g0.Sched.At(3, func() { g0.Post(1, 13, 3, 7, []byte("early")) })
 	errs := make(chan error, 1)
 	go func() {
@@ -164,39 +172,54 @@ func TestRelaySendsItsWindowBeforeReadingThePart(t *testing.T) {
 				errs <- fmt.Errorf("%v", r)
 			}
 		}()
-		g0.RunUntil(10)
+		g0.RunUntil(30)
 		errs <- nil
 	}()
 	c := g1.conns[0]
-	for _, want := range []string{"part 0 at 10ns, 1 post: 13ns from 3ns by cut 7: early", "part 0 at 10ns, 0 posts"} {
-		kind, body, err := c.Read()
-		if err != nil || kind != KindWindow {
-			t.Fatalf("the part read %q, %v before it wrote: want the relay's window", kind, err)
+	accounts := func(until time.Duration) string {
+		var got []string
+		for {
+			kind, body, err := c.Read()
+			if err != nil || kind != KindWindow {
+				t.Fatalf("read %q, %v: want part 0's account", kind, err)
+			}
+			w, err := Decode(body)
+			if err != nil || len(w.Entries) != 1 || w.Entries[0].Part != 0 {
+				t.Fatalf("part 0 sent %+v, %v; want its own account", w, err)
+			}
+			e := w.Entries[0]
+			s := fmt.Sprint(e.Now)
+			for _, p := range e.Posts {
+				s += fmt.Sprintf("+%s@%v", p.Data, p.At)
+			}
+			got = append(got, s)
+			if e.Now >= until {
+				return strings.Join(got, " ")
+			}
 		}
-		w, err := Decode(body)
-		if err != nil || len(w.Entries) != 1 {
-			t.Fatalf("the relay sent %+v, %v; want its own entry", w, err)
-		}
-		e := w.Entries[0]
-		got := fmt.Sprintf("part %d at %v, %d post", e.Part, e.Now, len(e.Posts))
-		if len(e.Posts) == 1 {
-			p := e.Posts[0]
-			got += fmt.Sprintf(": %v from %v by cut %d: %s", p.At, p.From, p.Origin, p.Data)
-		} else {
-			got += "s"
-		}
-		if got != want {
-			t.Errorf("the relay sent %s, want %s", got, want)
-		}
-		g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpUntil, Now: 10}}})
+	}
+	if got, want := accounts(10), "5ns+early@13ns 10ns"; got != want {
+		t.Errorf("part 0 said %s, want %s", got, want)
+	}
+	mu.Lock()
+	if got := strings.Join(ran, " "); got != "5ns 9ns" {
+		t.Errorf("with the far part at 0, part 0 ran its events at %s, want 5ns 9ns", got)
+	}
+	mu.Unlock()
+	g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpUntil, Now: 30}}})
+	if got, want := accounts(30), "15ns 20ns 25ns 30ns"; got != want {
+		t.Errorf("part 0 said %s, want %s", got, want)
 	}
 	if err := <-errs; err != nil {
 		t.Fatal(err)
 	}
+	if got := strings.Join(ran, " "); got != "5ns 9ns 10ns 15ns" {
+		t.Errorf("part 0 ran its events at %s, want 5ns 9ns 10ns 15ns", got)
+	}
 }
 
-// Windows too large to sit in the connection's buffer, sent both ways at
-// once, still cross: the relay reads the part's before it writes its own.
+// Accounts too large to sit in the connection's buffer, sent both ways at
+// once, still cross: a write that waits keeps what arrives meanwhile.
 func TestLargeWindowsBothWaysCross(t *testing.T) {
 	for _, c := range []struct {
 		name string

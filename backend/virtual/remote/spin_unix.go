@@ -11,36 +11,47 @@ import (
 )
 
 // SpinFor is how long a read polls its socket before it sleeps in the
-// poller: the far part's window is usually that close, and waking a
+// poller: the far part's account is usually that close, and waking a
 // sleeping thread took 50-100 µs on the machines measured, more than a
 // window's work. split-halves.yaml as processes took 3.8-4.4 s polling
 // 2 ms, 6.9 s polling 100 µs and 9.1 s not polling (load 4.4-5.9; giving
 // the processor away between polls, sched_yield, took 6.6 s).
 var SpinFor = 2 * time.Millisecond
 
-// spinReader reads a connection (TCP or Unix), polling it for SpinFor before it
-// waits as any read does (with the connection's deadline).
-type spinReader struct {
-	raw syscall.RawConn
+// sock reads a connection (TCP or Unix), polling it for SpinFor before it
+// waits as any read does (with the connection's deadline), or not at all
+// (nowait: EAGAIN); and writes it without blocking.
+type sock struct {
+	raw    syscall.RawConn
+	nowait bool
+	stash  []byte // read by keep, read again first
+	off    int
 }
 
-func newReader(c net.Conn) io.Reader {
+func newSock(c net.Conn) *sock {
 	if sc, ok := c.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			return &spinReader{raw: raw}
+			return &sock{raw: raw}
 		}
 	}
-	return c
+	return nil
 }
 
-func (r *spinReader) Read(p []byte) (int, error) {
+func (r *sock) Read(p []byte) (int, error) {
+	if r.off < len(r.stash) {
+		n := copy(p, r.stash[r.off:])
+		if r.off += n; r.off == len(r.stash) {
+			r.stash, r.off = r.stash[:0], 0
+		}
+		return n, nil
+	}
 	var n int
 	var rerr error
 	var until time.Time
 	err := r.raw.Read(func(fd uintptr) bool {
 		for i := 0; ; i++ {
 			n, rerr = syscall.Read(int(fd), p)
-			if !errors.Is(rerr, syscall.EAGAIN) {
+			if !errors.Is(rerr, syscall.EAGAIN) || r.nowait {
 				return true
 			}
 			if i%64 == 0 {
@@ -63,4 +74,55 @@ func (r *spinReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// keep reads what has arrived into the stash, without waiting; an error
+// or the end is left for the next Read to find.
+func (r *sock) keep() {
+	for {
+		if cap(r.stash)-len(r.stash) < 16<<10 {
+			r.stash = append(r.stash, make([]byte, 64<<10)...)[:len(r.stash)]
+		}
+		var n int
+		var rerr error
+		err := r.raw.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), r.stash[len(r.stash):cap(r.stash)])
+			return true
+		})
+		if err != nil || rerr != nil || n <= 0 {
+			return
+		}
+		r.stash = r.stash[:len(r.stash)+n]
+	}
+}
+
+// write writes b whole, calling full each time the socket's buffer is
+// full, until timeout has passed without a write.
+func (r *sock) write(b []byte, full func(), timeout time.Duration) error {
+	last := time.Now()
+	for len(b) > 0 {
+		var n int
+		var werr error
+		err := r.raw.Write(func(fd uintptr) bool {
+			n, werr = syscall.Write(int(fd), b)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case errors.Is(werr, syscall.EAGAIN):
+			if timeout > 0 && time.Since(last) > timeout {
+				return errors.New("the far end read nothing within the timeout")
+			}
+			full()
+			continue
+		case errors.Is(werr, syscall.EINTR):
+			continue
+		case werr != nil:
+			return werr
+		}
+		b, last = b[n:], time.Now()
+	}
+	return nil
 }

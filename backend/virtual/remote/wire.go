@@ -7,22 +7,23 @@ import (
 	"time"
 )
 
-// Window is what parts tell each other at a window's end: a part sends its
-// own entry; the first part, which relays, sends each other part every
+// Window is a message between parts: a part sends its own entry (its
+// account); the first part, which relays, passes each other part every
 // part's entry, with only the posts for that part.
 type Window struct {
 	Entries []Entry
 }
 
-// Entry is one part's account of a window.
+// Entry is one part's account: its safe time and what it posted since its
+// last.
 type Entry struct {
 	Part    uint16
 	Op      Op
 	Pending bool          // events left in its scheduler
 	Going   bool          // a lead whose test is not done
-	Now     time.Duration // its clock at the window's end
+	Now     time.Duration // its safe time (a lead's stop: where it stopped)
 	Limit   time.Duration // a lead's limit
-	Sent    uint32        // the posts it made in the window, to any part
+	Sent    uint32        // the posts it made since its last account, to any part
 	Posts   []Post        // those for the receiver
 }
 
@@ -35,16 +36,16 @@ type Post struct {
 	Data     []byte
 }
 
-// Op is which step of the run a window belongs to, so that parts out of
-// step are found at once.
+// Op is which step of the run an account belongs to: a lead's stop and
+// its end are what the parts following it go by.
 type Op uint8
 
 // Ops.
 const (
 	OpUntil  Op = 1 // RunUntil, every part
-	OpStart  Op = 2 // a lead's first window (it ran alone)
-	OpLead   Op = 3 // a lead's window
-	OpCatch  Op = 4 // the others catch up with the lead
+	OpStart  Op = 2 // a lead's first window (no longer sent)
+	OpLead   Op = 3 // a lead's account
+	OpCatch  Op = 4 // the lead stopped: the others catch up with it
 	OpEnd    Op = 5 // the lead's test is over
 	OpFollow Op = 6 // a part following a lead
 )
