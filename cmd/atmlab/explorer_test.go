@@ -353,7 +353,7 @@ var encapLab = labtest.Lab("two-hosts-atm", "encap", `experiments:
     to: h2
     tests: [UDP_STREAM]
     sizes: [1300, 1348, 1349, 1396, 1397, 1420, 1444, 1445, 1452, 1453, 1492, 1493]
-    duration: 2s
+    duration: 500ms
     variants: [base, vcmux]
 variants:
   - name: vcmux
