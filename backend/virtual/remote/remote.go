@@ -280,9 +280,9 @@ func (g *Group) write(c *Conn, w *Window) {
 // for it goes on, and the more messages, each a system call or two at
 // both ends. A half lets a part run while the other runs the half
 // before, as many messages as windows of half the lookahead took; on
-// split-halves.yaml as processes it was 2-30 % faster than those windows
-// in six runs side by side (a loaded machine), a quarter no faster than
-// the windows.
+// split-halves.yaml as processes it was faster than those windows in 10
+// of 12 runs side by side on a loaded machine (docs/benchmarks.md), a
+// quarter no faster than the windows.
 var Quantum = 2
 
 // step is the end of this part's next stretch: before b, at most a
