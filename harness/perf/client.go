@@ -167,7 +167,15 @@ func (m *meter) sample(interval time.Duration, rr bool) (stop func() []Interval)
 		defer t.Stop()
 		for {
 			select {
-			case now := <-t.C:
+			case tick := <-t.C:
+				// The tick's time keeps each report a whole interval, but
+				// under load a ticker's times came out of order and ahead
+				// of the clock (a report read 0.600-0.552 s): one outside
+				// the last report and now gives way to the clock.
+				now := time.Now()
+				if tick.After(lastAt) && tick.Before(now) {
+					now = tick
+				}
 				record(now)
 			case <-done:
 				// The last, partial interval, unless a tick just closed one.
