@@ -62,6 +62,7 @@ func (iperf2Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Exper
 	}
 	var out []byte
 	out, res.CPU.Local, err = h.untilServed(ctx, p.From, args, func(out []byte, err error) bool { return err == nil && len(out) > 0 })
+	res.CPU.Remote, res.CPU.RemoteWaited = srv.cpu()
 	if err != nil {
 		return res, fmt.Errorf("iperf: %v: %s", err, stderrOf(err))
 	}

@@ -77,6 +77,7 @@ func (iperf3Tool) Real(ctx context.Context, h *HostsEnv, p Point, e *study.Exper
 	args = append(args, interval...)
 	var out []byte
 	out, res.CPU.Local, err = h.untilServed(ctx, p.From, args, iperf3Served)
+	res.CPU.Remote, res.CPU.RemoteWaited = srv.cpu()
 	return foldIperf3(out, err, p.Test, e.Interval, win, res)
 }
 

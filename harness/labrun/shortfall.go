@@ -129,6 +129,9 @@ func (rec *Record) ShortfallWords() string {
 				lost = fmt.Sprintf("%d TCP segments", k.TCPRcvDrops)
 			}
 			w := fmt.Sprintf("the receiving host's socket buffer was full and dropped %s: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time", lost)
+			if c := rec.Result.CPU; c.RemoteWaited > 0 {
+				w += fmt.Sprintf(" (it ran %.2f of a core and waited runnable for a CPU %.0f %% of the time: a host with a core of its own would not have waited)", c.Remote, 100*c.RemoteWaited)
+			}
 			if rec.SockBuf == 0 && k.UDPRcvbufErrors > 0 {
 				w += "; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine"
 				if rec.ReceiverBufferNeeded > 0 {

@@ -39,6 +39,9 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
 		{"receiver's default buffer", 0.9, func(r *Record) { r.HostKernel = &netstat.Counters{UDPRcvbufErrors: 7} }, []string{ShortReceiver}, "dropped 7 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine (10477568 B holds 10 ms of the link's smallest frames)"},
 		{"receiver's own buffer", 0.9, func(r *Record) { r.SockBuf, r.HostKernel = 4<<20, &netstat.Counters{UDPRcvbufErrors: 7} }, []string{ShortReceiver}, "dropped 7 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time"},
+		{"receiver waiting for a CPU", 0.9, func(r *Record) {
+			r.HostKernel, r.Result.CPU = &netstat.Counters{UDPRcvbufErrors: 7}, perf.CPU{Remote: 0.48, RemoteWaited: 0.52}
+		}, []string{ShortReceiver}, "did not read in time (it ran 0.48 of a core and waited runnable for a CPU 52 % of the time: a host with a core of its own would not have waited)"},
 		{"two", 0.9, func(r *Record) { r.OtherLoad, r.HostKernel = 0.6, &netstat.Counters{UDPRcvbufErrors: 5} }, []string{ShortReceiver, ShortLoad}, "dropped 5 datagrams"},
 		{"none", 0.9, func(r *Record) { r.Lateness = &hist.Summary{P99: 100 * time.Microsecond} }, []string{ShortNone}, "none of the causes atmlab measures"},
 		{"userspace SCTP's CPU", 0.9, func(r *Record) {
@@ -130,6 +133,37 @@ func TestMeasureRecordsOtherLoad(t *testing.T) {
 		}
 		if !idle && rec.OtherLoad < (300*time.Millisecond).Seconds()/elapsed.Seconds() {
 			t.Errorf("busy: other load %v, want at least 300 ms over %v", rec.OtherLoad, elapsed)
+		}
+	}
+}
+
+// shellHosts runs each host command as a shell script (its one argument).
+type shellHosts struct{}
+
+func (shellHosts) Command(_ string, args ...string) *exec.Cmd {
+	return exec.Command("sh", "-c", args[0])
+}
+func (shellHosts) Emulator(context.Context) (Health, error) { return Health{}, nil }
+
+// TestServerCPUIsReadWhileItRuns: a server that spins for its whole life
+// ran or waited runnable for a CPU all of it (on a busy machine, mostly
+// waiting), by its scheduler figures read while it ran; one that sleeps
+// neither ran nor waited.
+func TestServerCPUIsReadWhileItRuns(t *testing.T) {
+	h := &HostsEnv{Hosts: shellHosts{}}
+	for _, tc := range []struct {
+		script   string
+		min, max float64
+	}{{"while :; do :; done", 0.8, 1.2}, {"exec sleep 10", 0, 0.5}} {
+		srv, err := h.startServer("server", "h2", nil, tc.script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * schedEvery)
+		run, waited := srv.cpu()
+		srv.stop()
+		if run+waited < tc.min || run+waited > tc.max || tc.min > 0 && run <= 0 {
+			t.Errorf("%q: ran %.2f of a core and waited %.2f, want the two together within %.1f-%.1f", tc.script, run, waited, tc.min, tc.max)
 		}
 	}
 }

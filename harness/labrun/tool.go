@@ -15,6 +15,7 @@ import (
 
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/harness/vperf"
+	"github.com/atmlab/atmlab/netstat"
 	"github.com/atmlab/atmlab/topologies"
 	"github.com/atmlab/atmlab/topologies/labyaml"
 	"github.com/atmlab/atmlab/topologies/study"
@@ -198,17 +199,70 @@ type server struct {
 	said   *lineWatch
 	exited chan error // its Wait's result, once it exits
 	end    time.Time  // when it exited, once exited has said so
+	done   chan struct{}
+	sched  schedSpan
+}
+
+// schedSpan is a server's scheduler figures (netstat.Sched), read every
+// schedEvery while it runs: the first reading and the last.
+type schedSpan struct {
+	mu          sync.Mutex
+	first, last schedReading
+}
+
+type schedReading struct {
+	at        time.Time
+	run, wait time.Duration
+}
+
+const schedEvery = 100 * time.Millisecond
+
+// watchSched reads the server's scheduler figures until it exits.
+func (s *server) watchSched() {
+	t := time.NewTicker(schedEvery)
+	defer t.Stop()
+	for {
+		if run, wait, err := netstat.Sched(s.cmd.Process.Pid); err == nil {
+			r := schedReading{time.Now(), run, wait}
+			s.sched.mu.Lock()
+			if s.sched.first.at.IsZero() {
+				s.sched.first = r
+			}
+			s.sched.last = r
+			s.sched.mu.Unlock()
+		}
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// cpu is the share of a core the server's threads ran and the share of
+// the time they waited runnable for a CPU, between its first and last
+// readings; zeros before two readings a schedEvery apart.
+func (s *server) cpu() (run, waited float64) {
+	s.sched.mu.Lock()
+	defer s.sched.mu.Unlock()
+	f, l := s.sched.first, s.sched.last
+	span := l.at.Sub(f.at)
+	if span < schedEvery {
+		return 0, 0
+	}
+	return float64(l.run-f.run) / float64(span), float64(l.wait-f.wait) / float64(span)
 }
 
 // startServer starts a server in a host; ready is the line (on stdout or
 // stderr) that says it listens or has reported, nil if it says nothing.
 func (h *HostsEnv) startServer(what, node string, ready func(line string) bool, args ...string) (*server, error) {
-	s := &server{what: what, node: node, cmd: h.Hosts.Command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1)}
+	s := &server{what: what, node: node, cmd: h.Hosts.Command(node, args...), said: newLineWatch(ready), exited: make(chan error, 1), done: make(chan struct{})}
 	s.cmd.Stdout, s.cmd.Stderr = s.said, s.said
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", what, node, err)
 	}
-	go func() { err := s.cmd.Wait(); s.end = time.Now(); s.exited <- err }()
+	go s.watchSched()
+	go func() { err := s.cmd.Wait(); s.end = time.Now(); close(s.done); s.exited <- err }()
 	return s, nil
 }
 

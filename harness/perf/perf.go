@@ -177,6 +177,11 @@ type CPU struct {
 	Remote              float64 `json:"remote"`
 	LocalServiceDemand  float64 `json:"local_service_demand"`  // µs of CPU per KB (stream) or per transaction (RR)
 	RemoteServiceDemand float64 `json:"remote_service_demand"` // the same for the server
+	// RemoteWaited is the share of the test the server's threads waited
+	// runnable for a CPU (their run queue delay), where the harness could
+	// read it: on cores the hosts share with each other and the emulator,
+	// how far the receiver was from having one of its own.
+	RemoteWaited float64 `json:"remote_waited,omitempty"`
 }
 
 // LatencySummary is a request/response latency distribution in µs.
