@@ -123,6 +123,7 @@ fuzz:
 	$(FUZZ) ./netstat/ FuzzParseDev
 	$(FUZZ) ./netstat/ FuzzParseSteal
 	$(FUZZ) ./netstat/ FuzzParseBusy
+	$(FUZZ) ./netstat/ FuzzParseSchedstat
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
 	$(FUZZ) ./harness/results/ FuzzLines

@@ -68,9 +68,10 @@ func TestMeasureBackground(t *testing.T) {
 		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: &bgEnv{bg: tc.bg}, Lab: lab, Self: "atmlab"}).Env()}
 		rec := r.measure(context.Background(), p)
 		b := rec.Background
-		// 10 MB in a point of about 1.5 s: about 53 Mbit/s.
-		if b == nil || b.From != "a2" || b.To != "a4" || b.Test != perf.TCPStream || b.SentBps < 40e6 || b.SentBps > 54e6 || !strings.HasPrefix(rec.Error, tc.err) {
-			t.Errorf("background %q: %+v, error %q; want a2 -> a4 sending about 53 Mbit/s, error %q", tc.bg, b, rec.Error, tc.err)
+		// 10 MB in a point of at least 1.5 s: at most 53 Mbit/s, and at
+		// least 20 on a machine that stretches the point to 4 s.
+		if b == nil || b.From != "a2" || b.To != "a4" || b.Test != perf.TCPStream || b.SentBps < 20e6 || b.SentBps > 54e6 || !strings.HasPrefix(rec.Error, tc.err) {
+			t.Errorf("background %q: %+v, error %q; want a2 -> a4 sending 20-53 Mbit/s, error %q", tc.bg, b, rec.Error, tc.err)
 		}
 	}
 }
