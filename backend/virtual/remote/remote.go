@@ -48,6 +48,7 @@ type Group struct {
 	ends    int // lead's ends heard (OpEnd)
 	caught  int // catches and ends this part has followed
 	ended   int
+	sleeps  int // times the relay of three parts or more slept waiting
 }
 
 // Fault is a failure of the connections or of a peer, raised as a panic
@@ -243,6 +244,7 @@ func (g *Group) await(cond func() bool) {
 		}
 	}
 	deadline := time.Now().Add(g.timeout())
+	var quiet time.Time // since when the relay's polls found nothing
 	for !cond() {
 		if only >= 0 {
 			kind, body, _ := g.next(only, true)
@@ -250,11 +252,19 @@ func (g *Group) await(cond func() bool) {
 			g.poll()
 			continue
 		}
-		// The relay of three parts or more polls them all.
+		// The relay of three parts or more polls them all, and after
+		// SpinFor with nothing from any sleeps until one has something:
+		// polling on, it took a core from the parts it waits for.
 		if g.poll() {
-			deadline = time.Now().Add(g.timeout())
-		} else if time.Now().After(deadline) {
+			deadline, quiet = time.Now().Add(g.timeout()), time.Time{}
+		} else if now := time.Now(); now.After(deadline) {
 			g.fail(fmt.Errorf("no part sent anything for %v: a part's process hangs or is gone", g.timeout()))
+		} else if quiet.IsZero() {
+			quiet = now
+		} else if now.Sub(quiet) >= SpinFor {
+			g.sleeps++
+			waitReadable(g.conns, deadline.Sub(now))
+			quiet = time.Time{}
 		}
 	}
 }

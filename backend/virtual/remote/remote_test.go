@@ -310,3 +310,45 @@ func TestRelayBetweenTwoOtherParts(t *testing.T) {
 		}
 	}
 }
+
+// TestRelaySleepsWhileNoPartSends: the relay of three parts, waiting on
+// parts that send nothing for a while, sleeps (rather than polling on, a
+// core taken from the parts it waits for) and wakes when one sends.
+func TestRelaySleepsWhileNoPartSends(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	hub := []*Conn{nil, nil, nil}
+	var parts [3]*Group
+	for i := 1; i < 3; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(); s.Close() })
+		hub[i] = NewConn(s, fmt.Sprint(i), 5*time.Second)
+		parts[i] = New(sched.New(), i, 3, 10, []*Conn{NewConn(c, "0", 5*time.Second)})
+	}
+	relay := New(sched.New(), 0, 3, 10, hub)
+	const silence = 300 * time.Millisecond
+	sent := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(silence)
+		sent <- time.Now()
+		parts[1].report(OpUntil, 5, true)
+	}()
+	relay.await(func() bool { return relay.safe[1] >= 5 })
+	woke := time.Now()
+	if relay.sleeps == 0 {
+		t.Errorf("the relay polled through %v of silence without sleeping", silence)
+	}
+	if late := woke.Sub(<-sent); late > 500*time.Millisecond {
+		t.Errorf("the relay woke %v after a part sent", late)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SpinFor is how long a read polls its socket before it sleeps in the
@@ -125,4 +127,26 @@ func (r *sock) write(b []byte, full func(), timeout time.Duration) error {
 		b, last = b[n:], time.Now()
 	}
 	return nil
+}
+
+// waitReadable sleeps until one of conns has something to read, or for
+// d at most (poll(2) on their descriptors). A connection with no
+// descriptor to poll ends the wait at once: its reads are tried again.
+func waitReadable(conns []*Conn, d time.Duration) {
+	var fds []unix.PollFd
+	for _, c := range conns {
+		if c == nil {
+			continue
+		}
+		if c.sock == nil {
+			return
+		}
+		c.sock.raw.Control(func(fd uintptr) { fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}) })
+	}
+	ms := int(min(d, time.Second) / time.Millisecond)
+	for {
+		if _, err := unix.Poll(fds, max(ms, 1)); !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
 }
