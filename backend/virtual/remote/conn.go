@@ -116,8 +116,11 @@ func (c *Conn) keep() {
 func (c *Conn) buffered() bool { return c.r.Buffered() >= 5 }
 
 // TryRead returns the next message if it has begun to arrive (ok), and
-// at once if it has not; its body is valid until the next read.
-func (c *Conn) TryRead() (kind byte, body []byte, ok bool, err error) {
+// at once if it has not; its body is valid until the next read. With
+// only (a kind), a message of another kind but a failure is left to a
+// later read, not ok: a part's figures that follow its last window are
+// not the run's to take.
+func (c *Conn) TryRead(only byte) (kind byte, body []byte, ok bool, err error) {
 	if c.r.Buffered() < 5 {
 		var err error
 		if c.sock == nil { // a read that has passed its deadline returns at once
@@ -137,6 +140,9 @@ func (c *Conn) TryRead() (kind byte, body []byte, ok bool, err error) {
 		if err != nil {
 			return 0, nil, false, c.readErr(err)
 		}
+	}
+	if head, _ := c.r.Peek(1); only != 0 && head[0] != only && head[0] != KindFail {
+		return 0, nil, false, nil
 	}
 	// The rest is on its way: the far end writes a message at once.
 	kind, body, err = c.Read()

@@ -182,15 +182,16 @@ func (g *Group) take(i int, kind byte, body []byte) {
 	}
 }
 
-// next returns connection i's next message: at once if it has begun to
-// arrive (ok false if not), or waiting for it if block.
+// next returns connection i's next message, waiting for it if block;
+// else at once a window that has begun to arrive (ok false if none has:
+// a part's figures, sent after its last window, wait for Gather).
 func (g *Group) next(i int, block bool) (kind byte, body []byte, ok bool) {
 	var err error
 	if block {
 		kind, body, err = g.conns[i].Read()
 		ok = err == nil
 	} else {
-		kind, body, ok, err = g.conns[i].TryRead()
+		kind, body, ok, err = g.conns[i].TryRead(KindWindow)
 	}
 	if err != nil {
 		g.fail(err)

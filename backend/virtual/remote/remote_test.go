@@ -352,3 +352,32 @@ func TestRelaySleepsWhileNoPartSends(t *testing.T) {
 		t.Errorf("the relay woke %v after a part sent", late)
 	}
 }
+
+// TestFiguresAfterTheLastWindowWaitForGather: a lead whose test is over
+// sends its stop, its end and then its figures at once; the follower
+// takes the stop and the end in its run and leaves the figures to be read
+// after it (CI once failed on "sent a message of kind 'J' inside a run").
+func TestFiguresAfterTheLastWindowWaitForGather(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g1.report(OpCatch, 5, false)
+	g1.report(OpEnd, 5, false)
+	if err := g1.conns[0].Write(KindJSON, []byte(`{"figure":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // all three arrive before the follower looks
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("the follower failed in its run: %v", r)
+			}
+		}()
+		g0.await(func() bool { return g0.ends > 0 })
+	}()
+	if g0.catches != 1 || g0.stop != 5 {
+		t.Errorf("took %d stops, the last at %v; want 1 at 5ns", g0.catches, g0.stop)
+	}
+	kind, body, err := g0.conns[1].Read()
+	if err != nil || kind != KindJSON || string(body) != `{"figure":1}` {
+		t.Errorf("after the run read %q %q %v, want the figures", kind, body, err)
+	}
+}
