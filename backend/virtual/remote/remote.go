@@ -351,8 +351,22 @@ func (g *Group) RunLead(done func() bool, limit time.Duration) bool {
 	return done()
 }
 
-// End tells the parts following this lead that its test is over.
-func (g *Group) End() { g.report(OpEnd, g.Sched.Now(), false) }
+// End tells the parts following this lead that its test is over, once
+// each has caught up with where it stopped: none writes to it after, so
+// its process may end with the point (a follower still catching up once
+// wrote to a lead gone: a broken pipe).
+func (g *Group) End() {
+	now := g.Sched.Now()
+	g.await(func() bool {
+		for j, s := range g.safe {
+			if j != g.Part && s < now {
+				return false
+			}
+		}
+		return true
+	})
+	g.report(OpEnd, now, false)
+}
 
 // Follow runs this part beside lead's RunLeads, never past the lead's
 // safe time, until the lead Ends.

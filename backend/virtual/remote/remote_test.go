@@ -381,3 +381,36 @@ func TestFiguresAfterTheLastWindowWaitForGather(t *testing.T) {
 		t.Errorf("after the run read %q %q %v, want the figures", kind, body, err)
 	}
 }
+
+// TestLeadEndsOnceItsFollowersCaughtUp: a lead whose test stopped ends
+// only once its follower has caught up with the stop, so the follower
+// writes nothing to it after; its process may then leave (CI once failed
+// on a follower writing to a lead gone: a broken pipe).
+func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g1.Sched.RunUntil(50) // the lead's test stopped at 50 ns
+	g1.report(OpCatch, 50, false)
+	left := make(chan any, 1)
+	go func() {
+		defer func() { left <- recover() }()
+		g1.End()
+		if err := g1.conns[0].Write(KindJSON, []byte("{}")); err != nil {
+			panic(err)
+		}
+		g1.conns[0].c.Close() // its process ends with the point
+	}()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("the follower failed: %v", r)
+			}
+		}()
+		g0.Follow(1)
+	}()
+	if r := <-left; r != nil {
+		t.Fatalf("the lead failed: %v", r)
+	}
+	if now := g0.Sched.Now(); now < 50 || g0.safe[0] < 50 {
+		t.Errorf("the follower stopped at %v, safe to %v; want both at the lead's stop, 50ns", now, g0.safe[0])
+	}
+}
