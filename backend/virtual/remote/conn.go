@@ -100,7 +100,7 @@ func (c *Conn) Write(kind byte, body []byte) error {
 		err = c.sock.write(c.msg, c.full, c.Timeout)
 	}
 	if err != nil {
-		return fmt.Errorf("part %s: %w", c.Name, err)
+		return c.connErr(err)
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (c *Conn) TryRead(only byte) (kind byte, body []byte, ok bool, err error) {
 			}
 		}
 		if err != nil {
-			return 0, nil, false, c.readErr(err)
+			return 0, nil, false, c.connErr(err)
 		}
 	}
 	if head, _ := c.r.Peek(1); only != 0 && head[0] != only && head[0] != KindFail {
@@ -158,7 +158,7 @@ func (c *Conn) Read() (kind byte, body []byte, err error) {
 	}
 	var h [5]byte
 	if _, err := io.ReadFull(c.r, h[:]); err != nil {
-		return 0, nil, c.readErr(err)
+		return 0, nil, c.connErr(err)
 	}
 	n := binary.BigEndian.Uint32(h[1:])
 	if n > MaxMessage {
@@ -169,7 +169,7 @@ func (c *Conn) Read() (kind byte, body []byte, err error) {
 	}
 	c.buf = c.buf[:n]
 	if _, err := io.ReadFull(c.r, c.buf); err != nil {
-		return 0, nil, c.readErr(err)
+		return 0, nil, c.connErr(err)
 	}
 	if h[0] == KindFail {
 		return 0, nil, fmt.Errorf("part %s failed: %s", c.Name, c.buf)
@@ -177,11 +177,14 @@ func (c *Conn) Read() (kind byte, body []byte, err error) {
 	return h[0], c.buf, nil
 }
 
-func (c *Conn) readErr(err error) error {
+// connErr names the part in a read's or a write's error, and says in
+// words when its process hangs or has ended (a closed connection reads
+// EOF or a reset and writes a broken pipe).
+func (c *Conn) connErr(err error) error {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		return fmt.Errorf("part %s sent nothing for %v: its process hangs or is gone", c.Name, c.Timeout)
 	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.ECONNRESET) {
+	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return fmt.Errorf("part %s closed its connection: its process ended", c.Name)
 	}
 	return fmt.Errorf("part %s: %w", c.Name, err)
