@@ -46,8 +46,8 @@ type Group struct {
 	catches int // lead's stops heard (OpCatch), and the last one's time
 	stop    time.Duration
 	ends    int // lead's ends heard (OpEnd)
-	caught  int // catches and ends this part has followed
-	ended   int
+	caught  int // catches this part has followed
+	ended   int // ends this part has followed
 	sleeps  int // times the relay of three parts or more slept waiting
 }
 
@@ -357,14 +357,7 @@ func (g *Group) RunLead(done func() bool, limit time.Duration) bool {
 // wrote to a lead gone: a broken pipe).
 func (g *Group) End() {
 	now := g.Sched.Now()
-	g.await(func() bool {
-		for j, s := range g.safe {
-			if j != g.Part && s < now {
-				return false
-			}
-		}
-		return true
-	})
+	g.await(func() bool { return g.bound() >= now+g.Lookahead }) // every other part's safe time >= now
 	g.report(OpEnd, now, false)
 }
 

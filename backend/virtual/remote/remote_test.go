@@ -249,27 +249,7 @@ func TestLargeWindowsBothWaysCross(t *testing.T) {
 // Three parts: the first relays what the second sends the third and back,
 // each post reaching only its part, at its time.
 func TestRelayBetweenTwoOtherParts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var gs [3]*Group
-	hub := []*Conn{nil, nil, nil}
-	for i := 1; i < 3; i++ {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close(); s.Close() })
-		hub[i] = NewConn(s, fmt.Sprint(i), 5*time.Second)
-		gs[i] = New(sched.New(), i, 3, 10, []*Conn{NewConn(c, "0", 5*time.Second)})
-	}
-	gs[0] = New(sched.New(), 0, 3, 10, hub)
+	gs := threeParts(t)
 	var logs [3][]string
 	for i, g := range gs {
 		g.Deliver = func(origin uint32, at, from time.Duration, data []byte) {
@@ -315,27 +295,8 @@ func TestRelayBetweenTwoOtherParts(t *testing.T) {
 // parts that send nothing for a while, sleeps (rather than polling on, a
 // core taken from the parts it waits for) and wakes when one sends.
 func TestRelaySleepsWhileNoPartSends(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	hub := []*Conn{nil, nil, nil}
-	var parts [3]*Group
-	for i := 1; i < 3; i++ {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close(); s.Close() })
-		hub[i] = NewConn(s, fmt.Sprint(i), 5*time.Second)
-		parts[i] = New(sched.New(), i, 3, 10, []*Conn{NewConn(c, "0", 5*time.Second)})
-	}
-	relay := New(sched.New(), 0, 3, 10, hub)
+	parts := threeParts(t)
+	relay := parts[0]
 	const silence = 300 * time.Millisecond
 	sent := make(chan time.Time, 1)
 	go func() {
@@ -413,4 +374,31 @@ func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
 	if now := g0.Sched.Now(); now < 50 || g0.safe[0] < 50 {
 		t.Errorf("the follower stopped at %v, safe to %v; want both at the lead's stop, 50ns", now, g0.safe[0])
 	}
+}
+
+// threeParts returns three parts' groups (lookahead 10 ns), the first the
+// relay, joined to each other over loopback TCP.
+func threeParts(t *testing.T) [3]*Group {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var gs [3]*Group
+	hub := []*Conn{nil, nil, nil}
+	for i := 1; i < 3; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(); s.Close() })
+		hub[i] = NewConn(s, fmt.Sprint(i), 5*time.Second)
+		gs[i] = New(sched.New(), i, 3, 10, []*Conn{NewConn(c, "0", 5*time.Second)})
+	}
+	gs[0] = New(sched.New(), 0, 3, 10, hub)
+	return gs
 }
