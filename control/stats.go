@@ -107,6 +107,10 @@ type LoopStats struct {
 	// SuperSegments wire frames.
 	SuperFrames   uint64 `json:"super_frames,omitempty"`
 	SuperSegments uint64 `json:"super_segments,omitempty"`
+	// PriorityRaised is how many times the loop, short of CPU, raised its
+	// thread's priority (kernel.Loop.ShortNice) to take CPU from the
+	// hosts.
+	PriorityRaised uint64 `json:"priority_raised,omitempty"`
 }
 
 // AddedLatency is the release lateness of the frames sent to a host From

@@ -84,6 +84,17 @@ type Loop struct {
 	// what was due meanwhile over that late, up to this bound, since a
 	// drop costs TCP a retransmission. At most 0: no bound.
 	StallBound time.Duration
+	// ShortNice is the nice value the loop's thread takes once it is
+	// short of CPU (isShort), until the traffic stops (prioritize): under
+	// two 1G floods the loop was one thread of five runnable on two cores
+	// (four iperf3s), got a fifth of the machine as each of them did (it
+	// waited runnable longer than it ran), and read frames it then had to
+	// drop late; the bare relay, with a thread a direction, got two
+	// shares. Only a loop that reads frames it cannot carry takes the
+	// hosts' CPU this way; one that keeps up stays at its own priority,
+	// and a raised one does not poll idle (IdleSpin).
+	// 0: the priority never changes.
+	ShortNice int
 
 	s     *sched.Scheduler
 	start time.Time
@@ -127,6 +138,14 @@ type Loop struct {
 
 	// added is Lateness by the spacing of the releases (added.go).
 	added added
+
+	// setNice sets the loop thread's nice value (raise); nil: setpriority
+	// on the thread that runs Run.
+	setNice  func(int) error
+	baseNice int  // the thread's nice value when Run began
+	raised   bool // at ShortNice
+	noRaise  bool // a raise failed (no CAP_SYS_NICE): not tried again
+	raises   uint64
 }
 
 // DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
@@ -177,6 +196,15 @@ const DefaultReleaseBound = 5 * time.Millisecond
 // stream retransmitted 200 segments in 6 s (TestGSOGigabit; none at 50
 // ms), and at 10 ms TCP_RR over a 5 ms delay lost 4-12 frames a run.
 const DefaultStallBound = 50 * time.Millisecond
+
+// DefaultShortNice is Loop.ShortNice unless changed: a weight of about
+// nine threads at nice 0 (the kernel's table), so that beside the four
+// iperf3s of two floods the loop's thread can take a whole core, as it
+// needs to carry them. Two 1G floods, beside main's build in the same
+// rounds: with iperf3's buffers 0.28-0.32 of the ceiling each way
+// against 0.18-0.21, with -w 4M 0.32-0.42 against 0.20-0.33, 0.1-5.6 k
+// frames dropped late against 110-165 k (docs/benchmarks.md).
+const DefaultShortNice = -10
 
 // shortAfter is how long after a read last left frames in a TAP with the
 // stage full, the loop behind, it counts as short of CPU (isShort).
@@ -229,7 +257,7 @@ type tap struct {
 
 // NewLoop returns a loop driving s; call Run to start it.
 func NewLoop(s *sched.Scheduler) (*Loop, error) {
-	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, ReleaseBound: DefaultReleaseBound, StallBound: DefaultStallBound, s: s, start: time.Now(), taps: map[int32]*tap{}}
+	l := &Loop{Spin: DefaultSpin, Linger: DefaultLinger, IdleSpin: DefaultIdleSpin, LateBound: DefaultLateBound, ReleaseBound: DefaultReleaseBound, StallBound: DefaultStallBound, ShortNice: DefaultShortNice, s: s, start: time.Now(), taps: map[int32]*tap{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, err
@@ -437,9 +465,10 @@ func (l *Loop) lateBound() time.Duration {
 func (l *Loop) isShort() bool { return l.short && l.now-l.shortFrom < shortAfter }
 
 // releaseBound is the bound on release lateness now: ReleaseBound for a
-// loop short of CPU, StallBound for one that keeps up.
+// loop short of CPU, or keeping up only at its raised priority (ShortNice),
+// StallBound for one that keeps up.
 func (l *Loop) releaseBound() time.Duration {
-	if l.isShort() {
+	if l.isShort() || l.raised {
 		return l.ReleaseBound
 	}
 	return l.StallBound
@@ -506,6 +535,15 @@ func (l *Loop) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { l.Do(func() { l.stopped = true }) })
 	defer stop()
 	l.cpuStart, l.wallStart = processCPU(), time.Now()
+	if l.setNice == nil {
+		tid := unix.Gettid()
+		l.setNice = func(nice int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, nice) }
+		// getpriority's system call returns 20 - nice.
+		if p, err := unix.Getpriority(unix.PRIO_PROCESS, tid); err == nil {
+			l.baseNice = 20 - p
+		}
+	}
+	defer l.rest()
 	events := make([]unix.EpollEvent, 64)
 	n, budget := 0, passEvents
 	// The loop sleeps keeping its P (block) where another P serves the
@@ -544,6 +582,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.runCalls()
 			l.runDue(&budget)
 		}
+		l.prioritize()
 		now = l.Now() // ends this pass and begins the next
 		next, scheduled := l.s.Next()
 		if l.stopped {
@@ -574,11 +613,14 @@ func (l *Loop) Run(ctx context.Context) error {
 			}
 		} else if now < l.lingerUntil {
 			timeout = 0
-		} else if since := now - l.lastBusy; since < l.IdleSpin {
+		} else if since := now - l.lastBusy; since < l.IdleSpin && !l.raised { // raised, its polls would take the hosts' core
 			timeout, quiet = 0, since >= idleAfter
 		}
 		if timeout != 0 {
 			l.setIdle(false)
+			if !scheduled && now-l.lastBusy >= l.IdleSpin {
+				l.rest()
+			}
 		}
 		var err error
 		switch {
@@ -612,6 +654,36 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// prioritize raises the loop thread to ShortNice when the loop has become
+// short of CPU, with frames coming; it stays raised, with ReleaseBound
+// its release bound, until the loop sleeps with nothing scheduled after
+// IdleSpin without a frame (the traffic stopped: rest). Lowered as soon
+// as the loop kept up (isShort, 50 ms), it lost its core to the hosts,
+// fell behind and was raised again, 28 times in a 6-s run of two floods,
+// and what a stall delayed meanwhile went out up to StallBound late
+// (release lateness p99 21 ms); lowered a second after, p99 8-17 ms;
+// lowered whenever it slept, towards an event too, 29 times. A raise the
+// system refuses (no CAP_SYS_NICE) is not tried again. A system call only
+// at each change.
+func (l *Loop) prioritize() {
+	if l.isShort() && !l.raised && !l.noRaise && l.ShortNice < l.baseNice && l.now-l.lastBusy < l.IdleSpin {
+		if err := l.setNice(l.ShortNice); err != nil {
+			l.noRaise = true
+			return
+		}
+		l.raised = true
+		l.raises++
+	}
+}
+
+// rest lowers the loop thread back to its own priority before it sleeps.
+func (l *Loop) rest() {
+	if l.raised {
+		l.setNice(l.baseNice)
+		l.raised = false
+	}
 }
 
 // poll asks epoll what is ready without waiting, as a raw system call: one
@@ -853,6 +925,7 @@ func (l *Loop) Stats() control.LoopStats {
 		st.SuperFrames += t.supers
 		st.SuperSegments += t.superSegs
 	}
+	st.PriorityRaised = l.raises
 	return st
 }
 

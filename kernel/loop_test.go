@@ -56,6 +56,9 @@ func fakeTAPsWith(t testing.TB, lab string, vnet bool) (*Loop, *devices.Network,
 	// lateness turn it off, so that such a stall delays frames rather
 	// than drops them.
 	loop.LateBound, loop.ReleaseBound, loop.StallBound = 0, 0, 0
+	// Nor does a test's loop raise its thread's priority (ShortNice), but
+	// the test about it, with a setNice of its own.
+	loop.ShortNice = 0
 	var hostEnds [2]int
 	for i, name := range []string{"a:eth0", "b:eth0"} {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK, 0)
@@ -1079,5 +1082,104 @@ func TestBlockWakesOnAFrameAndLetsTheRuntimeCollect(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("block did not wake for the written eventfd")
+	}
+}
+
+// A loop that becomes short of CPU raises its thread to ShortNice, once,
+// and keeps ReleaseBound as its release bound while raised, short or not;
+// it goes back to its own priority and StallBound only when it sleeps with
+// nothing scheduled after IdleSpin without frames. It does not raise a
+// thread already at ShortNice or higher, nor while quiet, and once the
+// system refused (no CAP_SYS_NICE) it does not try again.
+func TestLoopRaisesItsPriorityWhileShortOfCPU(t *testing.T) {
+	loop, _, _ := fakeTAPs(t, abLab)
+	var calls []int
+	refuse := false
+	var got [7][]int
+	var bounds [3]time.Duration
+	var raised uint64
+	loop.Query(context.Background(), func() {
+		loop.ShortNice, loop.ReleaseBound, loop.StallBound = DefaultShortNice, DefaultReleaseBound, DefaultStallBound
+		loop.setNice = func(n int) error {
+			if refuse {
+				return unix.EPERM
+			}
+			calls = append(calls, n)
+			return nil
+		}
+		loop.baseNice = 0
+		loop.lastBusy = loop.now
+		loop.prioritize() // in time: nothing
+		got[0] = slices.Clone(calls)
+		loop.short, loop.shortFrom = true, loop.now
+		loop.prioritize()
+		loop.prioritize() // raised already
+		got[1] = slices.Clone(calls)
+		bounds[0] = loop.releaseBound()
+		loop.now += shortAfter // no longer short, still raised
+		bounds[1] = loop.releaseBound()
+		loop.rest()
+		got[2] = slices.Clone(calls)
+		bounds[2] = loop.releaseBound()
+		loop.now -= shortAfter
+		loop.lastBusy = loop.now - loop.IdleSpin // short, but quiet
+		loop.prioritize()
+		got[3] = slices.Clone(calls)
+		loop.lastBusy = loop.now
+		loop.baseNice = DefaultShortNice // already there
+		loop.prioritize()
+		got[4] = slices.Clone(calls)
+		loop.baseNice, refuse = 0, true
+		loop.prioritize()
+		refuse = false
+		loop.prioritize()
+		got[5] = slices.Clone(calls)
+		loop.noRaise = false
+		loop.prioritize()
+		got[6] = slices.Clone(calls)
+		loop.rest()
+		loop.short = false
+		raised = loop.Stats().PriorityRaised
+	})
+	want := [7][]int{nil, {-10}, {-10, 0}, {-10, 0}, {-10, 0}, {-10, 0}, {-10, 0, -10}}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("step %d: nice values set %v, want %v", i, got[i], want[i])
+		}
+	}
+	if want := [3]time.Duration{DefaultReleaseBound, DefaultReleaseBound, DefaultStallBound}; bounds != want {
+		t.Errorf("release bound short and raised, raised, neither: %v, want %v", bounds, want)
+	}
+	if raised != 2 {
+		t.Errorf("PriorityRaised %d, want 2", raised)
+	}
+}
+
+// The running loop lowers a raised thread once the traffic stopped: no
+// frame for IdleSpin and nothing scheduled.
+func TestLoopRestsWhenTrafficStops(t *testing.T) {
+	loop, _, _ := fakeTAPs(t, abLab)
+	set := make(chan int, 4)
+	loop.Query(context.Background(), func() {
+		loop.IdleSpin = 5 * time.Millisecond
+		loop.ShortNice, loop.baseNice = DefaultShortNice, 0
+		loop.setNice = func(n int) error { set <- n; return nil }
+		loop.lastBusy, loop.short, loop.shortFrom = loop.now, true, loop.now
+		loop.prioritize()
+	})
+	var got []int
+	for timeout := time.After(5 * time.Second); len(got) < 2; {
+		select {
+		case n := <-set:
+			got = append(got, n)
+		case <-timeout:
+			t.Fatalf("nice values set %v, want -10 then 0", got)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the loop's short spell ends meanwhile
+	var raised bool
+	loop.Query(context.Background(), func() { raised = loop.raised })
+	if !slices.Equal(got, []int{-10, 0}) || raised || len(set) != 0 {
+		t.Errorf("nice values set %v and %d more, raised %v; want [-10 0], none, false", got, len(set), raised)
 	}
 }

@@ -23,7 +23,8 @@ import (
 // is loaded now. Each atmlab row gives the ceiling, the loop's release
 // lateness, the frames it held back at its model's bound and dropped
 // rather than hand over later than its release bound, the hosts' TAP
-// drops, the emulator's CPU, a flag (floodFlag) and the load average. It
+// drops, the emulator's CPU, how often the loop raised its thread's
+// priority short of CPU (kernel.Loop.ShortNice), a flag (floodFlag) and the load average. It
 // asserts nothing and runs only with ATMLAB_BENCH=1.
 func TestBenchTwoFloods(t *testing.T) {
 	if os.Getenv("ATMLAB_BENCH") == "" {
@@ -54,10 +55,10 @@ func TestBenchTwoFloods(t *testing.T) {
 		}
 		l := after.Loop
 		dropped := l.LateDropped - before.Loop.LateDropped
-		fmt.Printf("| %s | %.1f Mbit/s, %.3f | %.1f Mbit/s, %.3f | %.3f, %.3f | %.2f Mbit/s | lateness p50 %v p99 %v max %v; held back %d, dropped late %d; TAP drops %d; CPU %.0f%% | %s | %s, %s |\n",
+		fmt.Printf("| %s | %.1f Mbit/s, %.3f | %.1f Mbit/s, %.3f | %.3f, %.3f | %.2f Mbit/s | lateness p50 %v p99 %v max %v; held back %d, dropped late %d; TAP drops %d; CPU %.0f%%; priority raised %d times | %s | %s, %s |\n",
 			buf.name, got[0]/1e6, got[0]/ceil, got[1]/1e6, got[1]/ceil, relay[0]/ceil, relay[1]/ceil, ceil/1e6,
 			l.Lateness.P50, l.Lateness.P99, l.Lateness.Max, l.LateHeld-before.Loop.LateHeld, dropped,
-			after.HostDrops()-before.HostDrops(), 100*float64(l.CPUTime-before.Loop.CPUTime)/float64(took),
+			after.HostDrops()-before.HostDrops(), 100*float64(l.CPUTime-before.Loop.CPUTime)/float64(took), l.PriorityRaised-before.Loop.PriorityRaised,
 			floodFlag(got, relay, ceil, l.Lateness.P99, dropped), load0, load1)
 	}
 	fmt.Printf("ceiling %.2f Mbit/s each way\n", ceil/1e6)
