@@ -146,6 +146,11 @@ type Loop struct {
 	raised   bool // at ShortNice
 	noRaise  bool // a raise failed (no CAP_SYS_NICE): not tried again
 	raises   uint64
+	// stall records the spells in which the loop, awake, did not come
+	// back to its clock (stall.go); yielded: the last poll yielded the
+	// core with nothing to do, so the spell since is no stall.
+	stall   stalls
+	yielded bool
 }
 
 // DefaultSpin is Loop.Spin unless changed: about the timerfd's wake-up
@@ -550,6 +555,9 @@ func (l *Loop) Run(ctx context.Context) error {
 	// rest of the program.
 	keepP := runtime.GOMAXPROCS(0) > 1
 	now := l.Now()
+	counters := openCounters() // on the locked thread: its schedstat
+	defer counters.close()
+	l.stall.start(now, counters.read)
 	for !l.stopped {
 		// The pass reads the TAPs epoll named before it runs what is due,
 		// so that frames that came while the loop was off its core are
@@ -584,6 +592,11 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		l.prioritize()
 		now = l.Now() // ends this pass and begins the next
+		if l.yielded {
+			l.stall.slept(now)
+		} else {
+			l.stall.awake(now)
+		}
 		next, scheduled := l.s.Next()
 		if l.stopped {
 			break
@@ -632,6 +645,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			n, err = unix.EpollWait(l.epfd, events, timeout)
 		}
 		l.polls++
+		yielded := false
 		if n > 0 {
 			l.setIdle(false)
 		} else if quiet {
@@ -640,6 +654,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			// it busy, not yielding.
 			l.setIdle(true)
 			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			yielded = true
 		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			return err
@@ -651,7 +666,13 @@ func (l *Loop) Run(ctx context.Context) error {
 			// thread lost its core between the two (a sched_yield, a
 			// preemption), and the model would release them early.
 			now = l.Now()
+			if timeout != 0 || yielded {
+				l.stall.slept(now)
+			} else {
+				l.stall.awake(now)
+			}
 		}
+		l.yielded = yielded && n <= 0
 	}
 	return nil
 }
@@ -909,6 +930,8 @@ func (l *Loop) planSuper(t *tap, f *emulator.Frame, short bool) bool {
 // Stats returns the loop's health; call it on the loop goroutine.
 func (l *Loop) Stats() control.LoopStats {
 	st := control.LoopStats{Uptime: l.Now(), Lateness: l.Lateness.Summary(), Added: l.added.stats(), Wake: l.Wake.Summary(), VethRTT: l.VethRTT}
+	st.Stalls, st.StallCount = l.stall.list(), l.stall.count
+	st.GCCycles, st.Allocated = heap()
 	st.IdleSpin = l.idleCPU
 	if l.idle {
 		st.IdleSpin += threadCPU() - l.idleFrom
