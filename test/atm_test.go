@@ -79,16 +79,21 @@ func (r *running) udpSteady(cli, srv, addr string, port, secs, size int) (float6
 }
 
 // udpAt measures UDP goodput for secs seconds as udpSteady does and judges
-// it against want within tol; a miss gives the emulator's release lateness
-// so far (a loop that fell behind shows there; a model that is wrong does
-// not).
+// it against want within tol, saying beside it the emulator's garbage
+// collections and its loop's stalls meanwhile (what stalled it: its CPU
+// taken by another thread, the hypervisor, Go's runtime); a miss gives the
+// release lateness so far too (a loop that fell behind shows there; a
+// model that is wrong does not).
 func (r *running) udpAt(what, cli, srv, addr string, port, secs, size int, want, tol float64) float64 {
 	r.t.Helper()
+	before := r.stats().Loop
 	got, _ := r.udpSteady(cli, srv, addr, port, secs, size)
-	r.t.Logf("%s: %.2f Mbit/s, ceiling %.2f (%+.2f%%)", what, got/1e6, want/1e6, 100*(got/want-1))
+	after := r.stats().Loop
+	loop := after.During(before)
+	r.t.Logf("%s: %.2f Mbit/s, ceiling %.2f (%+.2f%%); the emulator's loop meanwhile: %s", what, got/1e6, want/1e6, 100*(got/want-1), loop)
 	if !within(got, want, tol) {
-		l := r.stats().Loop.Lateness
-		r.t.Errorf("%s: %.2f Mbit/s, want %.2f within %.0f%% (release lateness so far p99 %v, max %v)", what, got/1e6, want/1e6, 100*tol, l.P99, l.Max)
+		l := after.Lateness
+		r.t.Errorf("%s: %.2f Mbit/s, want %.2f within %.0f%% (release lateness so far p99 %v, max %v; the loop meanwhile: %s)", what, got/1e6, want/1e6, 100*tol, l.P99, l.Max, loop)
 	}
 	return got
 }
