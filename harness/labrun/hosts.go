@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/netstat"
@@ -64,6 +65,9 @@ type Health struct {
 	// Sent is the bytes each host's NICs transmitted, by host; nil if not
 	// known.
 	Sent map[string]uint64
+	// Loop is the emulator's loop's record of its stalls and its
+	// process's collections (control.LoopStats); nil if not known.
+	Loop *control.LoopStats
 }
 
 // Changer is an Env whose links may be changed at run time (atmlab set):
@@ -198,6 +202,13 @@ func (h *HostsEnv) Measure(ctx context.Context, r *Runner, p Point, e *study.Exp
 		l := h1.Lateness.Since(h0.Lateness)
 		s := l.Summary()
 		rec.Lateness = &s
+	}
+	if h0.Loop != nil && h1.Loop != nil {
+		rec.LoopStalls = h1.Loop.StallCount - h0.Loop.StallCount
+		rec.EmulatorGCs = h1.Loop.GCCycles - h0.Loop.GCCycles
+		if in := control.StallsIn(h1.Loop.Stalls, h0.Loop.Uptime, h1.Loop.Uptime); len(in) > 0 {
+			rec.LoopStall = &in[0]
+		}
 	}
 	if h0.Spacing != nil && h1.Spacing != nil {
 		if l := h1.Spacing.Since(h0.Spacing); l.Count() > 0 {

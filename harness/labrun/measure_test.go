@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
@@ -27,7 +28,8 @@ type queryEnv struct {
 	lateness hist.Histogram
 	late     [][]time.Duration
 	spacing  hist.Histogram
-	space    [][]time.Duration // as late, for the releases' spacing
+	space    [][]time.Duration   // as late, for the releases' spacing
+	loops    []control.LoopStats // the loop's record at each query, if any
 }
 
 func (e *queryEnv) Command(string, ...string) *exec.Cmd { return exec.Command("true") }
@@ -50,7 +52,12 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 		e.space = e.space[1:]
 	}
 	l, sp := e.lateness, e.spacing
-	return Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l, Spacing: &sp}, err
+	h := Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l, Spacing: &sp}
+	if len(e.loops) > 0 {
+		h.Loop = &e.loops[0]
+		e.loops = e.loops[1:]
+	}
+	return h, err
 }
 
 // streamLab is two hosts on one link with one 100 ms TCP_STREAM point.
@@ -113,6 +120,25 @@ func TestMeasureLateness(t *testing.T) {
 	i := slices.Index(CSVHeader, "lateness_p50_us")
 	if len(row) != len(CSVHeader) || i < 0 || (row[i] != "4.0" && row[i] != "3.9") || !strings.HasPrefix(row[i+1], "8") || !strings.HasPrefix(row[i+2], "9") {
 		t.Errorf("CSV %v under %v: want lateness 4.0, 8xx, 9xx µs", row, CSVHeader)
+	}
+}
+
+// A point's loop stall is the longest that began during it, and its
+// stalls and collections are those between its two queries: a longer
+// stall before it is not its.
+func TestMeasureLoopStalls(t *testing.T) {
+	lab := streamLab(t)
+	ms := time.Millisecond
+	early := control.Stall{At: 1 * time.Second, Len: 300 * ms}
+	short, long := control.Stall{At: 5200 * ms, Len: 2 * ms}, control.Stall{At: 5500 * ms, Len: 40 * ms, Waited: 39 * ms}
+	env := &queryEnv{answers: []error{nil, nil}, loops: []control.LoopStats{
+		{Uptime: 5 * time.Second, StallCount: 10, GCCycles: 2, Stalls: []control.Stall{early}},
+		{Uptime: 6 * time.Second, StallCount: 12, GCCycles: 3, Stalls: []control.Stall{early, short, long}},
+	}}
+	r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
+	rec := r.measure(context.Background(), Points(lab)[0])
+	if rec.LoopStall == nil || *rec.LoopStall != long || rec.LoopStalls != 2 || rec.EmulatorGCs != 1 {
+		t.Fatalf("loop stall %+v, %d stalls, %d GCs; want %+v, 2, 1", rec.LoopStall, rec.LoopStalls, rec.EmulatorGCs, long)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 )
@@ -154,6 +155,12 @@ func (rec *Record) ShortfallWords() string {
 			}
 			if rec.LateDropped > 0 {
 				dropped += fmt.Sprintf(", and dropped %d frames rather than hand them to a host later than its bound", rec.LateDropped)
+			}
+			if s := rec.LoopStall; s != nil {
+				dropped += fmt.Sprintf("; its loop stalled %d times over %v, the longest %v", rec.LoopStalls, control.StallMin, s)
+			}
+			if rec.EmulatorGCs > 0 {
+				dropped += fmt.Sprintf("; its process collected garbage %d times", rec.EmulatorGCs)
 			}
 			why = append(why, fmt.Sprintf("the emulator fell behind its model (release lateness %s, %.0f %% of a core%s)", late, 100*rec.EmulatorCPU, dropped))
 		case ShortSteal:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
@@ -35,6 +36,10 @@ func TestShortfallNamesEachCause(t *testing.T) {
 			r.Lateness, r.LateHeld = &hist.Summary{P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, 321
 		}, []string{ShortLateness}, "release lateness p99 4ms, max 5ms, 0 % of a core, and held back 321 frames from the hosts"},
 		{"late dropped", 0.9, func(r *Record) { r.LateDropped = 77 }, []string{ShortLateness}, "and dropped 77 frames rather than hand them to a host later than its bound"},
+		{"stalled", 0.9, func(r *Record) {
+			r.Lateness, r.LoopStalls, r.EmulatorGCs = &hist.Summary{P99: 2 * time.Millisecond, Max: 41 * time.Millisecond}, 3, 1
+			r.LoopStall = &control.Stall{At: 3 * time.Second, Len: 40 * time.Millisecond, Window: 45 * time.Millisecond, Ran: 4 * time.Millisecond, Waited: 41 * time.Millisecond, Switches: 2}
+		}, []string{ShortLateness}, "release lateness p99 2ms, max 41ms, 0 % of a core; its loop stalled 3 times over 1ms, the longest 40.0 ms at 3.000 s: another thread held its CPU (of 45.0 ms: ran 4.0 ms, waited for a CPU 41.0 ms, off 0.0 ms; 2 switches, 0 GCs, steal 0.0 ms); its process collected garbage 1 times)"},
 		{"steal", 0.9, func(r *Record) { r.Steal = 0.02 }, []string{ShortSteal}, "the hypervisor took 2.0 % of the machine"},
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
 		{"receiver's default buffer", 0.9, func(r *Record) { r.HostKernel = &netstat.Counters{UDPRcvbufErrors: 7} }, []string{ShortReceiver}, "dropped 7 datagrams: the receiver, which shares the machine's CPUs with the sender and the emulator, did not read in time; a UDP socket's default buffer is the machine's net.core.rmem_default, which a host's namespace cannot set: ask the tool for a buffer (-w, -s) or raise it on the machine (10477568 B holds 10 ms of the link's smallest frames)"},
