@@ -1,7 +1,6 @@
 package control
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -114,8 +113,8 @@ type LoopStats struct {
 	PriorityRaised uint64 `json:"priority_raised,omitempty"`
 	// Stalls are the loop's latest stalls (kernel.StallKeep at most,
 	// oldest first); StallCount counts every one since it started.
-	Stalls     []Stall `json:"stalls,omitempty"`
-	StallCount uint64  `json:"stall_count,omitempty"`
+	Stalls     []netstat.Stall `json:"stalls,omitempty"`
+	StallCount uint64          `json:"stall_count,omitempty"`
 	// GCCycles are the garbage collections the emulator's process has
 	// finished since it started, and Allocated the bytes it allocated on
 	// the heap meanwhile (what the collections have to collect).
@@ -123,90 +122,22 @@ type LoopStats struct {
 	Allocated uint64 `json:"allocated_bytes"`
 }
 
-// StallMin is the shortest Stall the loop records: ten times what a pass
-// of a loop that keeps up takes, and a fifth of what a frame may be
-// released late under load (kernel.DefaultReleaseBound).
-const StallMin = time.Millisecond
-
-// Stall is a spell of more than StallMin in which the loop, awake
-// (spinning between events or working through a pass, not sleeping in
-// epoll), did not come back to its clock: every frame due meanwhile was
-// released that much late. With it come what the loop's thread and the
-// machine did over Window, from the loop's last reading of its counters
-// before the stall (taken every few milliseconds) to the stall's end, so
-// that a test or a report can say why.
-type Stall struct {
-	At  time.Duration `json:"at_ns"`  // when it began, on LoopStats.Uptime's clock
-	Len time.Duration `json:"len_ns"` // how long it lasted
-	// Window is the span the figures below cover: the stall and up to
-	// a sampling period before it.
-	Window time.Duration `json:"window_ns"`
-	// Ran is the thread's time on a CPU (its schedstat run time, which
-	// the kernel's steal accounting leaves out): the loop's own work, or
-	// Go's runtime on its thread.
-	Ran time.Duration `json:"ran_ns"`
-	// Waited is the thread's time runnable, waiting for a CPU that
-	// another thread held (its schedstat run delay).
-	Waited time.Duration `json:"waited_ns"`
-	// Switches are the times the thread was switched onto a CPU: one or
-	// none for a loop that kept its CPU.
-	Switches uint64 `json:"switches"`
-	// GCs are the garbage collections the process finished.
-	GCs uint64 `json:"gcs"`
-	// Steal is the time the hypervisor took from the machine's CPUs, all
-	// of them together (/proc/stat, in 10 ms ticks).
-	Steal time.Duration `json:"steal_ns"`
-}
-
-// Off is the time of the window in which the loop's thread neither ran
-// nor waited for a CPU: it slept (parked by Go's runtime, or blocked in
-// the kernel), or the hypervisor stopped its CPU under it.
-func (s Stall) Off() time.Duration { return max(0, s.Window-s.Ran-s.Waited) }
-
-// Cause names what the stall's figures point to: the share of the window
-// that explains at least half of the stall.
-func (s Stall) Cause() string {
-	half := s.Len / 2
-	switch {
-	case s.Waited >= half:
-		return "another thread held its CPU"
-	case s.Off() >= half && s.Steal >= half:
-		return "the hypervisor took its CPU"
-	case s.Off() >= half && s.GCs > 0:
-		return "Go's runtime parked its thread during a garbage collection"
-	case s.Off() >= half:
-		return "its thread slept: parked by Go's runtime, or blocked in the kernel"
-	case s.Ran >= half && s.GCs > 0:
-		return "its thread ran, a garbage collection among it"
-	case s.Ran >= half:
-		return "its thread ran: the loop's own work, or Go's runtime on it"
-	}
-	return "no one cause"
-}
-
-// String says the stall in a line: how long, when, why, and the figures.
-func (s Stall) String() string {
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-	return fmt.Sprintf("%s at %.3f s: %s (of %s: ran %s, waited for a CPU %s, off %s; %d switches, %d GCs, steal %s)",
-		ms(s.Len), s.At.Seconds(), s.Cause(), ms(s.Window), ms(s.Ran), ms(s.Waited), ms(s.Off()), s.Switches, s.GCs, ms(s.Steal))
-}
-
 // During says what the loop did between a and b, two of its stats
 // (a first): the garbage collections its process finished and its stalls,
 // the longest three with their figures.
 func (b LoopStats) During(a LoopStats) string {
-	in := StallsIn(b.Stalls, a.Uptime, b.Uptime)
+	in := netstat.StallsIn(b.Stalls, a.Uptime, b.Uptime)
 	n := b.StallCount - a.StallCount
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d GCs, %d KiB allocated, ", b.GCCycles-a.GCCycles, (b.Allocated-a.Allocated+512)/1024)
 	switch {
 	case n == 0:
-		fmt.Fprintf(&sb, "no stall over %v", StallMin)
+		fmt.Fprintf(&sb, "no stall over %v", netstat.StallMin)
 		return sb.String()
 	case n == 1:
-		fmt.Fprintf(&sb, "1 stall over %v", StallMin)
+		fmt.Fprintf(&sb, "1 stall over %v", netstat.StallMin)
 	default:
-		fmt.Fprintf(&sb, "%d stalls over %v", n, StallMin)
+		fmt.Fprintf(&sb, "%d stalls over %v", n, netstat.StallMin)
 	}
 	if uint64(len(in)) < n {
 		fmt.Fprintf(&sb, " (%d kept)", len(in))
@@ -220,19 +151,6 @@ func (b LoopStats) During(a LoopStats) string {
 		sb.WriteString(s.String())
 	}
 	return sb.String()
-}
-
-// StallsIn returns the stalls that began within [from, to), longest
-// first.
-func StallsIn(stalls []Stall, from, to time.Duration) []Stall {
-	var in []Stall
-	for _, s := range stalls {
-		if s.At >= from && s.At < to {
-			in = append(in, s)
-		}
-	}
-	slices.SortStableFunc(in, func(a, b Stall) int { return cmp.Compare(b.Len, a.Len) })
-	return in
 }
 
 // AddedLatency is the release lateness of the frames sent to a host From

@@ -10,12 +10,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/netstat"
 )
 
 // StallMin is the longest the loop, awake, may go without reading its
-// clock before the spell counts as a stall (control.Stall).
-const StallMin = control.StallMin
+// clock before the spell counts as a stall (netstat.Stall).
+const StallMin = netstat.StallMin
 
 // StallKeep is how many of its latest stalls the loop keeps, and how
 // many of its longest besides: under load a loop stalls a few times over
@@ -44,8 +44,8 @@ type stalls struct {
 	read    func(at time.Duration) counters // reads the counters now
 	last    counters                        // at the last reading
 	seen    time.Duration                   // the loop's last clock reading
-	ring    [StallKeep]control.Stall        // the latest
-	longest []control.Stall                 // the longest, StallKeep at most
+	ring    [StallKeep]netstat.Stall        // the latest
+	longest []netstat.Stall                 // the longest, StallKeep at most
 	count   uint64
 }
 
@@ -62,7 +62,7 @@ func (s *stalls) start(now time.Duration, read func(time.Duration) counters) {
 func (s *stalls) awake(now time.Duration) {
 	if now-s.seen > StallMin {
 		c := s.read(now)
-		st := control.Stall{
+		st := netstat.Stall{
 			At:       s.seen,
 			Len:      now - s.seen,
 			Window:   now - s.last.at,
@@ -93,9 +93,9 @@ func (s *stalls) slept(now time.Duration) {
 
 // keepLongest keeps st among the longest if it is longer than the
 // shortest of them, or there is room.
-func (s *stalls) keepLongest(st control.Stall) {
+func (s *stalls) keepLongest(st netstat.Stall) {
 	if s.longest == nil {
-		s.longest = make([]control.Stall, 0, StallKeep) // once: a stall allocates nothing after
+		s.longest = make([]netstat.Stall, 0, StallKeep) // once: a stall allocates nothing after
 	}
 	if len(s.longest) < StallKeep {
 		s.longest = append(s.longest, st)
@@ -114,9 +114,9 @@ func (s *stalls) keepLongest(st control.Stall) {
 
 // list returns the stalls kept, the latest and the longest, each once,
 // oldest first.
-func (s *stalls) list() []control.Stall {
+func (s *stalls) list() []netstat.Stall {
 	n := min(s.count, StallKeep)
-	out := make([]control.Stall, 0, n+uint64(len(s.longest)))
+	out := make([]netstat.Stall, 0, n+uint64(len(s.longest)))
 	for i := s.count - n; i < s.count; i++ {
 		out = append(out, s.ring[i%StallKeep])
 	}
@@ -126,7 +126,7 @@ func (s *stalls) list() []control.Stall {
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b control.Stall) int { return cmp.Compare(a.At, b.At) })
+	slices.SortFunc(out, func(a, b netstat.Stall) int { return cmp.Compare(a.At, b.At) })
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atmlab/atmlab/control"
+	"github.com/atmlab/atmlab/netstat"
 )
 
 // fakeCounters reads counters that grow with the clock: the thread ran half
@@ -39,7 +40,7 @@ func TestStallsRecordTheSpellAndItsCounters(t *testing.T) {
 	s.slept(60 * ms)         // meant
 	s.awake(60*ms + ms/2)
 	s.awake(70 * ms) // 9.5 ms, the last reading at 60 ms
-	want := []control.Stall{
+	want := []netstat.Stall{
 		{At: ms/2 + StallMin, Len: 12*ms - (ms/2 + StallMin), Window: 12 * ms, Ran: 6 * ms, Waited: 3 * ms, Switches: 12},
 		{At: 60*ms + ms/2, Len: 9*ms + ms/2, Window: 10 * ms, Ran: 5 * ms, Waited: 5 * ms / 2, Switches: 10, Steal: ms},
 	}
@@ -127,14 +128,14 @@ func TestFieldsOfSchedstatAndProcStat(t *testing.T) {
 // collects garbage and sleeps counts the collection.
 func TestLoopRecordsItsStalls(t *testing.T) {
 	loop, _, _ := fakeTAPs(t, abLab)
-	stall := func(f func()) control.Stall {
+	stall := func(f func()) netstat.Stall {
 		t.Helper()
 		var st control.LoopStats
 		loop.Query(context.Background(), func() { st = loop.Stats() })
 		loop.Query(context.Background(), f)
 		var after control.LoopStats
 		loop.Query(context.Background(), func() { after = loop.Stats() })
-		in := control.StallsIn(after.Stalls, st.Uptime, after.Uptime)
+		in := netstat.StallsIn(after.Stalls, st.Uptime, after.Uptime)
 		if len(in) == 0 || in[0].Len < 30*time.Millisecond {
 			t.Fatalf("stalls %+v, want one of at least 30 ms", in)
 		}

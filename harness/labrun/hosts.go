@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/netstat"
@@ -65,9 +64,13 @@ type Health struct {
 	// Sent is the bytes each host's NICs transmitted, by host; nil if not
 	// known.
 	Sent map[string]uint64
-	// Loop is the emulator's loop's record of its stalls and its
-	// process's collections (control.LoopStats); nil if not known.
-	Loop *control.LoopStats
+	// Uptime is the emulator's loop's clock when it answered, Stalls its
+	// record of its stalls (the latest and the longest), StallCount all
+	// of them, and GCCycles its process's collections; Uptime 0: not
+	// known.
+	Uptime               time.Duration
+	Stalls               []netstat.Stall
+	StallCount, GCCycles uint64
 }
 
 // Changer is an Env whose links may be changed at run time (atmlab set):
@@ -203,10 +206,10 @@ func (h *HostsEnv) Measure(ctx context.Context, r *Runner, p Point, e *study.Exp
 		s := l.Summary()
 		rec.Lateness = &s
 	}
-	if h0.Loop != nil && h1.Loop != nil {
-		rec.LoopStalls = h1.Loop.StallCount - h0.Loop.StallCount
-		rec.EmulatorGCs = h1.Loop.GCCycles - h0.Loop.GCCycles
-		if in := control.StallsIn(h1.Loop.Stalls, h0.Loop.Uptime, h1.Loop.Uptime); len(in) > 0 {
+	if h0.Uptime > 0 && h1.Uptime > 0 {
+		rec.LoopStalls = h1.StallCount - h0.StallCount
+		rec.EmulatorGCs = h1.GCCycles - h0.GCCycles
+		if in := netstat.StallsIn(h1.Stalls, h0.Uptime, h1.Uptime); len(in) > 0 {
 			rec.LoopStall = &in[0]
 		}
 	}

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/clock"
 	"github.com/atmlab/atmlab/harness/perf"
@@ -149,10 +148,10 @@ type Record struct {
 	// hop): a p99 or max far above p50 is a stall that may have cost it.
 	Lateness *hist.Summary `json:"release_lateness,omitempty"`
 	// LoopStall is the longest of the LoopStalls, the spells of more than
-	// control.StallMin in which the emulator's loop did not come back to
+	// netstat.StallMin in which the emulator's loop did not come back to
 	// its clock during the point, with what its thread did meanwhile;
 	// EmulatorGCs are the collections the emulator's process made.
-	LoopStall   *control.Stall `json:"loop_stall,omitempty"`
+	LoopStall   *netstat.Stall `json:"loop_stall,omitempty"`
 	LoopStalls  uint64         `json:"loop_stalls,omitempty"`
 	EmulatorGCs uint64         `json:"emulator_gcs,omitempty"`
 	// ReleaseSpacing is how far apart in model time the emulator released

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
@@ -28,8 +27,8 @@ type queryEnv struct {
 	lateness hist.Histogram
 	late     [][]time.Duration
 	spacing  hist.Histogram
-	space    [][]time.Duration   // as late, for the releases' spacing
-	loops    []control.LoopStats // the loop's record at each query, if any
+	space    [][]time.Duration // as late, for the releases' spacing
+	loops    []Health          // the loop's record at each query (Uptime and on), if any
 }
 
 func (e *queryEnv) Command(string, ...string) *exec.Cmd { return exec.Command("true") }
@@ -54,7 +53,8 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 	l, sp := e.lateness, e.spacing
 	h := Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l, Spacing: &sp}
 	if len(e.loops) > 0 {
-		h.Loop = &e.loops[0]
+		l := e.loops[0]
+		h.Uptime, h.Stalls, h.StallCount, h.GCCycles = l.Uptime, l.Stalls, l.StallCount, l.GCCycles
 		e.loops = e.loops[1:]
 	}
 	return h, err
@@ -129,11 +129,11 @@ func TestMeasureLateness(t *testing.T) {
 func TestMeasureLoopStalls(t *testing.T) {
 	lab := streamLab(t)
 	ms := time.Millisecond
-	early := control.Stall{At: 1 * time.Second, Len: 300 * ms}
-	short, long := control.Stall{At: 5200 * ms, Len: 2 * ms}, control.Stall{At: 5500 * ms, Len: 40 * ms, Waited: 39 * ms}
-	env := &queryEnv{answers: []error{nil, nil}, loops: []control.LoopStats{
-		{Uptime: 5 * time.Second, StallCount: 10, GCCycles: 2, Stalls: []control.Stall{early}},
-		{Uptime: 6 * time.Second, StallCount: 12, GCCycles: 3, Stalls: []control.Stall{early, short, long}},
+	early := netstat.Stall{At: 1 * time.Second, Len: 300 * ms}
+	short, long := netstat.Stall{At: 5200 * ms, Len: 2 * ms}, netstat.Stall{At: 5500 * ms, Len: 40 * ms, Waited: 39 * ms}
+	env := &queryEnv{answers: []error{nil, nil}, loops: []Health{
+		{Uptime: 5 * time.Second, StallCount: 10, GCCycles: 2, Stalls: []netstat.Stall{early}},
+		{Uptime: 6 * time.Second, StallCount: 12, GCCycles: 3, Stalls: []netstat.Stall{early, short, long}},
 	}}
 	r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 	rec := r.measure(context.Background(), Points(lab)[0])

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
 )
@@ -157,7 +156,7 @@ func (rec *Record) ShortfallWords() string {
 				dropped += fmt.Sprintf(", and dropped %d frames rather than hand them to a host later than its bound", rec.LateDropped)
 			}
 			if s := rec.LoopStall; s != nil {
-				dropped += fmt.Sprintf("; its loop stalled %d times over %v, the longest %v", rec.LoopStalls, control.StallMin, s)
+				dropped += fmt.Sprintf("; its loop stalled %d times over %v, the longest %v", rec.LoopStalls, netstat.StallMin, s)
 			}
 			if rec.EmulatorGCs > 0 {
 				dropped += fmt.Sprintf("; its process collected garbage %d times", rec.EmulatorGCs)

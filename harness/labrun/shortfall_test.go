@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atmlab/atmlab/control"
 	"github.com/atmlab/atmlab/emulator/hist"
 	"github.com/atmlab/atmlab/harness/perf"
 	"github.com/atmlab/atmlab/netstat"
@@ -38,7 +37,7 @@ func TestShortfallNamesEachCause(t *testing.T) {
 		{"late dropped", 0.9, func(r *Record) { r.LateDropped = 77 }, []string{ShortLateness}, "and dropped 77 frames rather than hand them to a host later than its bound"},
 		{"stalled", 0.9, func(r *Record) {
 			r.Lateness, r.LoopStalls, r.EmulatorGCs = &hist.Summary{P99: 2 * time.Millisecond, Max: 41 * time.Millisecond}, 3, 1
-			r.LoopStall = &control.Stall{At: 3 * time.Second, Len: 40 * time.Millisecond, Window: 45 * time.Millisecond, Ran: 4 * time.Millisecond, Waited: 41 * time.Millisecond, Switches: 2}
+			r.LoopStall = &netstat.Stall{At: 3 * time.Second, Len: 40 * time.Millisecond, Window: 45 * time.Millisecond, Ran: 4 * time.Millisecond, Waited: 41 * time.Millisecond, Switches: 2}
 		}, []string{ShortLateness}, "release lateness p99 2ms, max 41ms, 0 % of a core; its loop stalled 3 times over 1ms, the longest 40.0 ms at 3.000 s: another thread held its CPU (of 45.0 ms: ran 4.0 ms, waited for a CPU 41.0 ms, off 0.0 ms; 2 switches, 0 GCs, steal 0.0 ms); its process collected garbage 1 times)"},
 		{"steal", 0.9, func(r *Record) { r.Steal = 0.02 }, []string{ShortSteal}, "the hypervisor took 2.0 % of the machine"},
 		{"load", 0.9, func(r *Record) { r.OtherLoad = 0.6 }, []string{ShortLoad}, "other work on the machine used 0.60 of a core"},
