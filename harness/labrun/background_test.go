@@ -14,17 +14,23 @@ import (
 
 // bgEnv is a lab whose measured client prints a result after 1.5 s and
 // whose background client runs bg; each emulator query finds a2 has sent
-// 10 MB more.
+// 10 MB more. With dir set, the measured client creates dir/started as it
+// starts, which bg may wait for: a load timed from the point's own start
+// ends where the test says whatever the machine's load delays.
 type bgEnv struct {
-	bg   string
-	sent uint64
+	bg, dir string
+	sent    uint64
 }
 
 func (e *bgEnv) Command(node string, args ...string) *exec.Cmd {
 	if slices.Contains(args, "json") {
-		return exec.Command("sh", "-c", `sleep 1.5; echo '{"test":"TCP_STREAM","throughput_bps":5e7}'`)
+		started := ""
+		if e.dir != "" {
+			started = "touch " + e.dir + "/started; "
+		}
+		return exec.Command("sh", "-c", started+`sleep 1.5; echo '{"test":"TCP_STREAM","throughput_bps":5e7}'`)
 	}
-	return exec.Command("sh", "-c", e.bg)
+	return exec.Command("sh", "-c", strings.ReplaceAll(e.bg, "DIR", e.dir))
 }
 
 func (e *bgEnv) Emulator(context.Context) (Health, error) {
@@ -58,14 +64,18 @@ func TestMeasureBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Points(lab)[0]
+	// The loads end timed from the measured client's start, which comes
+	// at least the load's warm-up after the load's own: timed from their
+	// own start, a loaded machine's delays moved them across the duration.
+	const started = "while [ ! -e DIR/started ]; do sleep 0.01; done; "
 	for _, tc := range []struct {
 		bg, err string
 	}{
 		{"exec sleep 10", ""},
-		{"exec sleep 2.3", ""}, // it ends after the duration (2 s after it started), before the point (2.5 s)
-		{"exec sleep 1.5", "the background load was not running throughout the point's duration (background load in a2 ended (exit status 0): it said nothing): it measured the path without it"},
+		{started + "sleep 1.2", ""}, // it ends after the duration (1 s), before the point's client (1.5 s)
+		{started + "exit 0", "the background load was not running throughout the point's duration (background load in a2 ended (exit status 0): it said nothing): it measured the path without it"},
 	} {
-		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: &bgEnv{bg: tc.bg}, Lab: lab, Self: "atmlab"}).Env()}
+		r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: &bgEnv{bg: tc.bg, dir: t.TempDir()}, Lab: lab, Self: "atmlab"}).Env()}
 		rec := r.measure(context.Background(), p)
 		b := rec.Background
 		// 10 MB in a point of at least 1.5 s: at most 53 Mbit/s, and at
