@@ -118,11 +118,21 @@ func measurePoint(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 		if l.procs != nil {
 			l.procs.Group.End()
 		}
+		if load != nil {
+			f.Tx1 = l.hosts[load.From].TxBytes
+		}
 	} else {
-		l.procs.Group.Follow(l.procs.index[l.procs.Plan.PartOf(p.From)])
-	}
-	if load != nil {
-		f.Tx1 = l.hosts[load.From].TxBytes
+		// A part following the test's may run past its end: it says the
+		// load's bytes as they stood there.
+		var sent func() uint64
+		if load != nil && l.procs.Runs(load.From) {
+			h := l.hosts[load.From]
+			sent = func() uint64 { return h.TxBytes }
+		}
+		tx := l.procs.Group.Follow(l.procs.index[l.procs.Plan.PartOf(p.From)], sent)
+		if load != nil {
+			f.Tx1 = tx
+		}
 	}
 	if l.procs != nil {
 		f.Result, f.Failed = res, err != nil
@@ -136,6 +146,7 @@ func measurePoint(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 		if f, err = l.gather(l.procs.index[l.procs.Plan.PartOf(p.From)], bgPart, f); err != nil {
 			return res, load, err
 		}
+		l.procs.Group.Linger()
 		res, err = f.Result, nil
 		if f.Failed {
 			err = errors.New(f.Err)

@@ -183,6 +183,9 @@ func (l *pointLab) wait() error {
 	}
 	stop := l.stop
 	l.stop = nil
+	if l.procs != nil {
+		l.procs.Group.HangUp() // the parts' processes Linger until then
+	}
 	return stop(false)
 }
 

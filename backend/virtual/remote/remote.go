@@ -10,12 +10,13 @@
 // its safe time (it will run no event before it again, and has sent
 // everything its earlier events posted) with what it posted, and runs on
 // without waiting while its next event is before every other part's safe
-// time plus the lookahead: nothing can reach it earlier. A test's lead is
-// held to that, and the parts following it are held behind the lead's
-// safe time too, so that when the lead's test ends at t they have not
-// passed t. A part that is ahead of another by less than a lookahead
-// goes on, so a stretch of heavy work in one part is taken up by the
-// other running on rather than by both meeting at every window's end.
+// time plus the lookahead: nothing can reach it earlier. A test's lead and
+// the parts following it are held to that alone, so a part may be up to a
+// lookahead ahead of any other, either way: a stretch of heavy work in
+// one part is taken up by the other running on rather than by both
+// meeting at every window's end. A part following the lead that has run
+// past the lead's stop at t says its figure as it stood at t, which it
+// noted as it went.
 //
 // Every process runs the same steps: RunUntil together; a test's lead
 // runs RunLead and then End while the others Follow it.
@@ -45,10 +46,12 @@ type Group struct {
 	enc     []byte
 	catches int // lead's stops heard (OpCatch), and the last one's time
 	stop    time.Duration
-	ends    int // lead's ends heard (OpEnd)
-	caught  int // catches this part has followed
-	ended   int // ends this part has followed
-	sleeps  int // times the relay of three parts or more slept waiting
+	ends    int // lead's ends heard (OpEnd), and the last one's time
+	endAt   time.Duration
+	caught  int    // catches this part has followed
+	ended   int    // ends this part has followed
+	sleeps  int    // times the relay of three parts or more slept waiting
+	notes   []note // a follower's figure before its events where the lead may stop
 }
 
 // Fault is a failure of the connections or of a peer, raised as a panic
@@ -156,6 +159,7 @@ func (g *Group) handle(i int, e Entry) {
 		g.stop = e.Now
 	case OpEnd:
 		g.ends++
+		g.endAt = e.Now
 	}
 	if g.Part == 0 && len(g.conns) > 2 {
 		for k, c := range g.conns {
@@ -361,15 +365,23 @@ func (g *Group) End() {
 	g.report(OpEnd, now, false)
 }
 
-// Follow runs this part beside lead's RunLeads, never past the lead's
-// safe time, until the lead Ends.
-func (g *Group) Follow(lead int) {
+// Follow runs this part beside lead's RunLeads until the lead Ends, as
+// far as every other part's safe time plus the lookahead allows: up to a
+// lookahead past the lead's own, so that a stretch of heavy work in
+// either part is taken up by the other running on. Where the lead stops,
+// it runs every event before the stop; it may have run past it (never by
+// a lookahead: nothing it did after reaches the lead before the stop). It
+// returns figure as it stood where the lead Ended (its last stop), before
+// this part's first event at or after it, as one scheduler stopping there
+// would have left it (0 with figure nil).
+func (g *Group) Follow(lead int, figure func() uint64) uint64 {
 	for {
 		switch {
 		case g.catches > g.caught: // the lead stopped: run what is due before it
-			for stop := g.stop; g.Sched.Now() < stop; {
+			stop := g.stop
+			for g.Sched.Now() < stop {
 				e := g.step(min(g.bound(), stop))
-				g.Sched.RunBefore(e)
+				g.runNoting(lead, e, figure)
 				g.report(OpFollow, e, false)
 				if e < stop {
 					g.await(func() bool { return g.bound() > e })
@@ -379,14 +391,89 @@ func (g *Group) Follow(lead int) {
 			continue
 		case g.ends > g.ended:
 			g.ended++
-			return
+			at := g.figureAt(g.endAt, figure)
+			g.notes = g.notes[:0]
+			return at
 		}
-		e := g.step(min(g.bound(), g.safe[lead]))
-		g.Sched.RunBefore(e)
+		e := g.step(g.bound())
+		g.runNoting(lead, e, figure)
 		g.report(OpFollow, e, false)
 		g.await(func() bool {
-			return g.catches > g.caught || g.ends > g.ended || min(g.bound(), g.safe[lead]) > e
+			return g.catches > g.caught || g.ends > g.ended || g.bound() > e
 		})
+	}
+}
+
+// note is a follower's figure as it stood before its event at at.
+type note struct {
+	at    time.Duration
+	value uint64
+}
+
+// runNoting runs this part's events before e, noting figure (if any)
+// before each at or after lead's safe time, where the lead may yet stop:
+// it stops after an event of its own, at or after the safe time it said
+// last. Notes before that are dropped.
+func (g *Group) runNoting(lead int, e time.Duration, figure func() uint64) {
+	if figure == nil {
+		g.Sched.RunBefore(e)
+		return
+	}
+	from := g.safe[lead]
+	n := 0
+	for n < len(g.notes) && g.notes[n].at < from {
+		n++
+	}
+	g.notes = append(g.notes[:0], g.notes[n:]...)
+	for next, ok := g.Sched.Next(); ok && next < e; next, ok = g.Sched.Next() {
+		if next >= from {
+			g.notes = append(g.notes, note{next, figure()})
+		}
+		g.Sched.Step()
+	}
+	g.Sched.RunBefore(e)
+}
+
+// figureAt is figure as it stood before this part's first event at or
+// after stop: as noted, or as it is if this part has run none.
+func (g *Group) figureAt(stop time.Duration, figure func() uint64) uint64 {
+	if figure == nil {
+		return 0
+	}
+	for _, n := range g.notes {
+		if n.at >= stop {
+			return n.value
+		}
+	}
+	return figure()
+}
+
+// Linger is a part's process after its figures: it reads and drops what
+// the run's process sends until that hangs up (HangUp). A part following
+// the lead may run past the lead's stop, and tell its safe time, after
+// the lead's process has sent its figures; had that process ended, the
+// write would fail. The run's process returns at once.
+func (g *Group) Linger() {
+	if g.Part == 0 {
+		return
+	}
+	for {
+		if _, _, err := g.conns[0].Read(); err != nil {
+			return
+		}
+	}
+}
+
+// HangUp closes the run's process's connections, after Gather: the
+// parts' processes Linger until then.
+func (g *Group) HangUp() {
+	if g.Part != 0 {
+		return
+	}
+	for _, c := range g.conns {
+		if c != nil {
+			c.Close()
+		}
 	}
 }
 

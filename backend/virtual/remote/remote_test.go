@@ -106,25 +106,27 @@ func handEventsOn(t *testing.T, join func(testing.TB, time.Duration) (*Group, *G
 	if got := strings.Join(logs[1], "|"); got != want1 {
 		t.Errorf("part 1 ran %s, want %s", got, want1)
 	}
-	// A lead done at 150 ns: the other part, busy every nanosecond, stops there.
+	// A lead done at 150 ns: the other part, busy every nanosecond, says
+	// its ticks as they stood there, less than a lookahead on at most.
 	ticks := 0
 	var tick func()
 	tick = func() { ticks++; g1.Sched.After(1, tick) }
 	g1.Sched.At(100, tick)
 	g0.Sched.At(150, func() {})
+	var at uint64
 	errs = both(g0, g1, func(g *Group) {
 		if g.Part == 0 {
 			g.RunLead(func() bool { return g.Sched.Now() >= 150 }, 1000)
 			g.End()
 			return
 		}
-		g.Follow(0)
+		at = g.Follow(0, func() uint64 { return uint64(ticks) })
 	})
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
-	if g1.Sched.Now() != 150 || ticks != 50 {
-		t.Errorf("the follower stopped at %v after %d ticks, want 150ns after 50", g1.Sched.Now(), ticks)
+	if now := g1.Sched.Now(); at != 50 || now < 150 || now > 160 {
+		t.Errorf("the follower said %d ticks at the lead's stop, its clock at %v; want 50, and 150-160ns", at, now)
 	}
 }
 
@@ -344,35 +346,44 @@ func TestFiguresAfterTheLastWindowWaitForGather(t *testing.T) {
 }
 
 // TestLeadEndsOnceItsFollowersCaughtUp: a lead whose test stopped ends
-// only once its follower has caught up with the stop, so the follower
-// writes nothing to it after; its process may then leave (CI once failed
-// on a follower writing to a lead gone: a broken pipe).
+// only once its follower has caught up with the stop, and its process,
+// its figures sent, Lingers until the run's hangs up: the follower may
+// still tell its safe time after (CI once failed on a follower writing to
+// a lead gone: a broken pipe).
 func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
-	g0, g1 := unixPair(t, 10)
-	g1.Sched.RunUntil(50) // the lead's test stopped at 50 ns
-	g1.report(OpCatch, 50, false)
-	left := make(chan any, 1)
-	go func() {
-		defer func() { left <- recover() }()
-		g1.End()
-		if err := g1.conns[0].Write(KindJSON, []byte("{}")); err != nil {
-			panic(err)
-		}
-		g1.conns[0].c.Close() // its process ends with the point
-	}()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				t.Fatalf("the follower failed: %v", r)
+	for range 20 {
+		g0, g1 := unixPair(t, 10)
+		g1.Sched.RunUntil(50) // the lead's test stopped at 50 ns
+		g1.report(OpCatch, 50, false)
+		left := make(chan any, 1)
+		go func() {
+			defer func() { left <- recover() }()
+			g1.End()
+			if _, err := g1.Gather([]byte("{}")); err != nil {
+				panic(err)
 			}
+			g1.Linger()
+			g1.conns[0].c.Close() // its process ends with the point
 		}()
-		g0.Follow(1)
-	}()
-	if r := <-left; r != nil {
-		t.Fatalf("the lead failed: %v", r)
-	}
-	if now := g0.Sched.Now(); now < 50 || g0.safe[0] < 50 {
-		t.Errorf("the follower stopped at %v, safe to %v; want both at the lead's stop, 50ns", now, g0.safe[0])
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("the follower failed: %v", r)
+				}
+			}()
+			g0.Follow(1, nil)
+		}()
+		all, err := g0.Gather([]byte("{}"))
+		if err != nil || len(all) != 2 {
+			t.Fatalf("the run gathered %q, %v; want both parts' figures", all, err)
+		}
+		g0.HangUp()
+		if r := <-left; r != nil {
+			t.Fatalf("the lead failed: %v", r)
+		}
+		if now := g0.Sched.Now(); now < 50 || g0.safe[0] < 50 {
+			t.Errorf("the follower stopped at %v, safe to %v; want both at least at the lead's stop, 50ns", now, g0.safe[0])
+		}
 	}
 }
 
@@ -401,4 +412,102 @@ func threeParts(t *testing.T) [3]*Group {
 	}
 	gs[0] = New(sched.New(), 0, 3, 10, hub)
 	return gs
+}
+
+// TestFollowerRunsPastTheLeadAndSaysItsFigureAtTheStop: a part following
+// a lead runs up to the lead's safe time plus the lookahead, and when the
+// lead stops before where it got, says its figure as it stood before its
+// first event at the stop: here the lead says it is safe to 100 ns, the
+// follower (ticking every nanosecond from 50 ns) runs to 110 ns, and the
+// lead stops at 104 ns: 54 ticks then, 60 run.
+func TestFollowerRunsPastTheLeadAndSaysItsFigureAtTheStop(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	ticks := 0
+	var tick func()
+	tick = func() { ticks++; g0.Sched.After(1, tick) }
+	g0.Sched.At(50, tick)
+	type followed struct {
+		at  uint64
+		err any
+	}
+	done := make(chan followed, 1)
+	go func() {
+		var f followed
+		defer func() { f.err = recover(); done <- f }()
+		f.at = g0.Follow(1, func() uint64 { return uint64(ticks) })
+	}()
+	c := g1.conns[0]
+	reached := func(until time.Duration) {
+		for {
+			kind, body, err := c.Read()
+			if err != nil || kind != KindWindow {
+				t.Fatalf("read %q, %v: want the follower's account", kind, err)
+			}
+			w, err := Decode(body)
+			if err != nil || len(w.Entries) != 1 {
+				t.Fatalf("the follower sent %+v, %v", w, err)
+			}
+			if now := w.Entries[0].Now; now >= until {
+				if now != until {
+					t.Fatalf("the follower said it was safe to %v, want %v", now, until)
+				}
+				return
+			}
+		}
+	}
+	reached(10) // the lead at 0: a lookahead on
+	g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpLead, Now: 100, Going: true}}})
+	reached(110)
+	g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpCatch, Now: 104}, {Part: 1, Op: OpEnd, Now: 104}}})
+	f := <-done
+	if f.err != nil {
+		t.Fatalf("the follower failed: %v", f.err)
+	}
+	if f.at != 54 || ticks != 60 || g0.Sched.Now() != 110 {
+		t.Errorf("the follower said %d ticks at the stop, ran %d, its clock at %v; want 54, 60, 110ns", f.at, ticks, g0.Sched.Now())
+	}
+}
+
+// TestFollowerSaysItsFigureWhereTheLeadEndedWithoutAStop: a lead that
+// ends without having run its test (it failed before) stopped nowhere; the
+// follower says its figure as it stood where the lead ended: ticking every
+// nanosecond from 3 ns, 4 ticks before 7 ns, 7 run (to 10 ns, a lookahead
+// past the lead at 0).
+func TestFollowerSaysItsFigureWhereTheLeadEndedWithoutAStop(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	ticks := 0
+	var tick func()
+	tick = func() { ticks++; g0.Sched.After(1, tick) }
+	g0.Sched.At(3, tick)
+	type followed struct {
+		at  uint64
+		err any
+	}
+	done := make(chan followed, 1)
+	go func() {
+		var f followed
+		defer func() { f.err = recover(); done <- f }()
+		f.at = g0.Follow(1, func() uint64 { return uint64(ticks) })
+	}()
+	for { // the follower reaches 10 ns, a lookahead past the lead at 0
+		kind, body, err := g1.conns[0].Read()
+		if err != nil || kind != KindWindow {
+			t.Fatalf("read %q, %v: want the follower's account", kind, err)
+		}
+		if w, err := Decode(body); err != nil || len(w.Entries) != 1 {
+			t.Fatalf("the follower sent %+v, %v", w, err)
+		} else if w.Entries[0].Now >= 10 {
+			break
+		}
+	}
+	g1.report(OpEnd, 7, false)
+	f := <-done
+	if f.err != nil {
+		t.Fatalf("the follower failed: %v", f.err)
+	}
+	if f.at != 4 || ticks != 7 || g0.Sched.Now() != 10 {
+		t.Errorf("the follower said %d ticks where the lead ended, ran %d, its clock at %v; want 4, 7, 10ns", f.at, ticks, g0.Sched.Now())
+	}
 }
