@@ -511,3 +511,20 @@ func TestFollowerSaysItsFigureWhereTheLeadEndedWithoutAStop(t *testing.T) {
 		t.Errorf("the follower said %d ticks where the lead ended, ran %d, its clock at %v; want 4, 7, 10ns", f.at, ticks, g0.Sched.Now())
 	}
 }
+
+// TestAwaitReadsNothingWhileThePartMayGoOn: a part whose bound already
+// lets it go on does not read (a system call saved); what was sent to it
+// is taken in at its next wait.
+func TestAwaitReadsNothingWhileThePartMayGoOn(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g1.report(OpUntil, 5, false)
+	time.Sleep(20 * time.Millisecond) // it has arrived
+	g0.await(func() bool { return true })
+	if g0.safe[1] != 0 {
+		t.Fatalf("part 1's safe time read as %v by a wait that had no need of it, want 0 (unread)", g0.safe[1])
+	}
+	g0.await(func() bool { return g0.bound() > 10 })
+	if g0.safe[1] != 5 {
+		t.Errorf("part 1's safe time read as %v, want 5ns", g0.safe[1])
+	}
+}
