@@ -164,10 +164,8 @@ func UpPart(lab *topologies.Lab, standIns []string, whole *topologies.Lab) (_ *L
 	return k, nil
 }
 
-// Run drives the lab until ctx is cancelled, collecting garbage only
-// near MemoryLimit meanwhile (collectAtLimit).
+// Run drives the lab until ctx is cancelled.
 func (k *Lab) Run(ctx context.Context) error {
-	defer collectAtLimit(os.Getenv)()
 	go k.server.Serve(ctx)
 	return k.Loop.Run(ctx)
 }
