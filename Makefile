@@ -124,6 +124,7 @@ fuzz:
 	$(FUZZ) ./netstat/ FuzzParseSteal
 	$(FUZZ) ./netstat/ FuzzParseBusy
 	$(FUZZ) ./netstat/ FuzzParseSchedstat
+	$(FUZZ) ./kernel/ FuzzFields
 	$(FUZZ) ./internal/shellquote/ FuzzQuote
 	$(FUZZ) ./control/ FuzzSetRequest
 	$(FUZZ) ./harness/results/ FuzzLines

@@ -5,6 +5,8 @@ package kernel
 import (
 	"context"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +122,31 @@ func TestFieldsOfSchedstatAndProcStat(t *testing.T) {
 	if got := fields([]byte("5 6\n7 8"), 3); got != [8]uint64{5, 6} {
 		t.Errorf("a short first line: %v", got)
 	}
+}
+
+// fields reads whatever a /proc file holds without failing: never more
+// than the n numbers asked for, and the first line's numbers as written
+// when they fit in 64 bits.
+func FuzzFields(f *testing.F) {
+	f.Add([]byte("123456 789 42\n"), uint8(3))
+	f.Add([]byte("  31162 13882 20783 37272 338 0 489 7 0 0\ncpu0 1 2 3"), uint8(8))
+	f.Add([]byte("5 6\n7 8"), uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, n uint8) {
+		k := int(n % 9)
+		got := fields(b, k)
+		for i := k; i < 8; i++ {
+			if got[i] != 0 {
+				t.Fatalf("fields(%q, %d) = %v: a number past the %d asked for", b, k, got, k)
+			}
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		words := strings.FieldsFunc(line, func(r rune) bool { return r < '0' || r > '9' })
+		for i := 0; i < k && i < len(words); i++ {
+			if v, err := strconv.ParseUint(words[i], 10, 64); err == nil && got[i] != v {
+				t.Fatalf("fields(%q, %d) = %v: number %d is %d", b, k, got, i, v)
+			}
+		}
+	})
 }
 
 // The loop's own thread's counters: a call that sleeps 30 ms on the loop
