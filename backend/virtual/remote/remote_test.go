@@ -414,6 +414,52 @@ func threeParts(t *testing.T) [3]*Group {
 	return gs
 }
 
+// followed is what a Follow returned, or the panic it raised.
+type followed struct {
+	at  uint64
+	err any
+}
+
+// followTicking has g follow part 1 while an event ticks every nanosecond
+// from from on; Follow's figure is the ticks so far. It returns the ticks
+// and where Follow's outcome arrives.
+func followTicking(g *Group, from time.Duration) (*int, <-chan followed) {
+	g.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
+	ticks := new(int)
+	var tick func()
+	tick = func() { *ticks++; g.Sched.After(1, tick) }
+	g.Sched.At(from, tick)
+	done := make(chan followed, 1)
+	go func() {
+		var f followed
+		defer func() { f.err = recover(); done <- f }()
+		f.at = g.Follow(1, func() uint64 { return uint64(*ticks) })
+	}()
+	return ticks, done
+}
+
+// readUntilSafe reads the follower's accounts on c until one says it is
+// safe to until or later, and fails unless that one says until exactly.
+func readUntilSafe(t *testing.T, c *Conn, until time.Duration) {
+	t.Helper()
+	for {
+		kind, body, err := c.Read()
+		if err != nil || kind != KindWindow {
+			t.Fatalf("read %q, %v: want the follower's account", kind, err)
+		}
+		w, err := Decode(body)
+		if err != nil || len(w.Entries) != 1 {
+			t.Fatalf("the follower sent %+v, %v", w, err)
+		}
+		if now := w.Entries[0].Now; now >= until {
+			if now != until {
+				t.Fatalf("the follower said it was safe to %v, want %v", now, until)
+			}
+			return
+		}
+	}
+}
+
 // TestFollowerRunsPastTheLeadAndSaysItsFigureAtTheStop: a part following
 // a lead runs up to the lead's safe time plus the lookahead, and when the
 // lead stops before where it got, says its figure as it stood before its
@@ -422,50 +468,18 @@ func threeParts(t *testing.T) [3]*Group {
 // lead stops at 104 ns: 54 ticks then, 60 run.
 func TestFollowerRunsPastTheLeadAndSaysItsFigureAtTheStop(t *testing.T) {
 	g0, g1 := unixPair(t, 10)
-	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
-	ticks := 0
-	var tick func()
-	tick = func() { ticks++; g0.Sched.After(1, tick) }
-	g0.Sched.At(50, tick)
-	type followed struct {
-		at  uint64
-		err any
-	}
-	done := make(chan followed, 1)
-	go func() {
-		var f followed
-		defer func() { f.err = recover(); done <- f }()
-		f.at = g0.Follow(1, func() uint64 { return uint64(ticks) })
-	}()
+	ticks, done := followTicking(g0, 50)
 	c := g1.conns[0]
-	reached := func(until time.Duration) {
-		for {
-			kind, body, err := c.Read()
-			if err != nil || kind != KindWindow {
-				t.Fatalf("read %q, %v: want the follower's account", kind, err)
-			}
-			w, err := Decode(body)
-			if err != nil || len(w.Entries) != 1 {
-				t.Fatalf("the follower sent %+v, %v", w, err)
-			}
-			if now := w.Entries[0].Now; now >= until {
-				if now != until {
-					t.Fatalf("the follower said it was safe to %v, want %v", now, until)
-				}
-				return
-			}
-		}
-	}
-	reached(10) // the lead at 0: a lookahead on
+	readUntilSafe(t, c, 10) // the lead at 0: a lookahead on
 	g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpLead, Now: 100, Going: true}}})
-	reached(110)
+	readUntilSafe(t, c, 110)
 	g1.write(c, &Window{Entries: []Entry{{Part: 1, Op: OpCatch, Now: 104}, {Part: 1, Op: OpEnd, Now: 104}}})
 	f := <-done
 	if f.err != nil {
 		t.Fatalf("the follower failed: %v", f.err)
 	}
-	if f.at != 54 || ticks != 60 || g0.Sched.Now() != 110 {
-		t.Errorf("the follower said %d ticks at the stop, ran %d, its clock at %v; want 54, 60, 110ns", f.at, ticks, g0.Sched.Now())
+	if f.at != 54 || *ticks != 60 || g0.Sched.Now() != 110 {
+		t.Errorf("the follower said %d ticks at the stop, ran %d, its clock at %v; want 54, 60, 110ns", f.at, *ticks, g0.Sched.Now())
 	}
 }
 
@@ -476,39 +490,15 @@ func TestFollowerRunsPastTheLeadAndSaysItsFigureAtTheStop(t *testing.T) {
 // past the lead at 0).
 func TestFollowerSaysItsFigureWhereTheLeadEndedWithoutAStop(t *testing.T) {
 	g0, g1 := unixPair(t, 10)
-	g0.Deliver = func(uint32, time.Duration, time.Duration, []byte) {}
-	ticks := 0
-	var tick func()
-	tick = func() { ticks++; g0.Sched.After(1, tick) }
-	g0.Sched.At(3, tick)
-	type followed struct {
-		at  uint64
-		err any
-	}
-	done := make(chan followed, 1)
-	go func() {
-		var f followed
-		defer func() { f.err = recover(); done <- f }()
-		f.at = g0.Follow(1, func() uint64 { return uint64(ticks) })
-	}()
-	for { // the follower reaches 10 ns, a lookahead past the lead at 0
-		kind, body, err := g1.conns[0].Read()
-		if err != nil || kind != KindWindow {
-			t.Fatalf("read %q, %v: want the follower's account", kind, err)
-		}
-		if w, err := Decode(body); err != nil || len(w.Entries) != 1 {
-			t.Fatalf("the follower sent %+v, %v", w, err)
-		} else if w.Entries[0].Now >= 10 {
-			break
-		}
-	}
+	ticks, done := followTicking(g0, 3)
+	readUntilSafe(t, g1.conns[0], 10) // a lookahead past the lead at 0
 	g1.report(OpEnd, 7, false)
 	f := <-done
 	if f.err != nil {
 		t.Fatalf("the follower failed: %v", f.err)
 	}
-	if f.at != 4 || ticks != 7 || g0.Sched.Now() != 10 {
-		t.Errorf("the follower said %d ticks where the lead ended, ran %d, its clock at %v; want 4, 7, 10ns", f.at, ticks, g0.Sched.Now())
+	if f.at != 4 || *ticks != 7 || g0.Sched.Now() != 10 {
+		t.Errorf("the follower said %d ticks where the lead ended, ran %d, its clock at %v; want 4, 7, 10ns", f.at, *ticks, g0.Sched.Now())
 	}
 }
 
