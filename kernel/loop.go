@@ -592,11 +592,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		l.prioritize()
 		now = l.Now() // ends this pass and begins the next
-		if l.yielded {
-			l.stall.slept(now)
-		} else {
-			l.stall.awake(now)
-		}
+		l.stall.clock(now, l.yielded)
 		next, scheduled := l.s.Next()
 		if l.stopped {
 			break
@@ -666,11 +662,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			// thread lost its core between the two (a sched_yield, a
 			// preemption), and the model would release them early.
 			now = l.Now()
-			if timeout != 0 || yielded {
-				l.stall.slept(now)
-			} else {
-				l.stall.awake(now)
-			}
+			l.stall.clock(now, timeout != 0 || yielded)
 		}
 		l.yielded = yielded && n <= 0
 	}

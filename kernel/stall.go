@@ -82,6 +82,16 @@ func (s *stalls) awake(now time.Duration) {
 	s.seen = now
 }
 
+// clock is the loop's clock read at now: after it slept (or yielded the
+// core), or while it was awake.
+func (s *stalls) clock(now time.Duration, slept bool) {
+	if slept {
+		s.slept(now)
+	} else {
+		s.awake(now)
+	}
+}
+
 // slept is the loop's clock read at now after it slept (or yielded the
 // core with nothing to do): the spell since the last reading was meant.
 func (s *stalls) slept(now time.Duration) {
