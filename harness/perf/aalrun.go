@@ -89,7 +89,7 @@ func runAALRR(ctx context.Context, spec Spec, res *Result, m *meter) (time.Durat
 		}
 		answered := false
 		for deadline := t0.Add(timeout); !answered; {
-			sdu, err := c.recv(time.Until(deadline))
+			sdu, _, err := c.recv(time.Until(deadline))
 			if err != nil {
 				break
 			}
@@ -111,8 +111,8 @@ func runAALRR(ctx context.Context, spec Spec, res *Result, m *meter) (time.Durat
 
 // aalSink counts the SDUs on the server's VC until the client is done and
 // the path has drained, as sink does.
-func aalSink(c *nativeConn, limit time.Time, finished <-chan done) serverReport {
-	return sink(c.recv, limit, finished)
+func aalSink(c *nativeConn, limit time.Time, warmup time.Duration, finished <-chan done) serverReport {
+	return sink(c.recv, limit, warmup, finished)
 }
 
 // aalEcho answers each request SDU with a response SDU on the server's VC,
@@ -123,7 +123,7 @@ func aalEcho(c *nativeConn, limit time.Time, spec Spec, finished <-chan done) se
 	go func() { <-finished; stop.Store(true) }()
 	resp := make([]byte, spec.Response)
 	for !stop.Load() && time.Now().Before(limit) {
-		req, err := c.recv(100 * time.Millisecond)
+		req, _, err := c.recv(100 * time.Millisecond)
 		if err != nil {
 			if !errors.Is(err, errTimeout) {
 				rep.Error = err.Error()

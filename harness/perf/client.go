@@ -110,8 +110,12 @@ func Run(ctx context.Context, host string, port int, spec Spec) (Result, error) 
 		res.JitterUs = float64(rep.Jitter) / 1e3
 		res.ReceiverDrops = rep.Drops
 	}
-	if elapsed > 0 && res.BytesReceived > 0 {
-		res.ThroughputBps = float64(res.BytesReceived*8) / elapsed.Seconds()
+	over := elapsed
+	if spec.Test == UDPStream || spec.Test == AAL5Stream || spec.Test == AAL34Stream {
+		res.ReceiveElapsed, over = rep.Arrival.Seconds(), max(elapsed, rep.Arrival)
+	}
+	if over > 0 && res.BytesReceived > 0 {
+		res.ThroughputBps = float64(res.BytesReceived*8) / over.Seconds()
 	}
 	if (spec.Test == UDPStream || spec.Test == AAL5Stream || spec.Test == AAL34Stream) && elapsed > 0 {
 		res.SendBps = float64(res.BytesSent*8) / elapsed.Seconds()

@@ -22,6 +22,7 @@ type nativeConn struct {
 	vc      NativeVC
 	to      unix.SockaddrLinklayer
 	out, in []byte
+	oob     []byte        // a received SDU's control data: its receive time
 	rcvto   time.Duration // SO_RCVTIMEO as last set: set again only when it changes
 }
 
@@ -42,7 +43,7 @@ func openNative(vc NativeVC, bufs int) (*nativeConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native VC %s: packet socket: %w (it needs CAP_NET_RAW in the host)", vc, err)
 	}
-	c := &nativeConn{fd: fd, vc: vc, in: make([]byte, native.HeaderLen+native.MaxSDU+64)}
+	c := &nativeConn{fd: fd, vc: vc, in: make([]byte, native.HeaderLen+native.MaxSDU+64), oob: make([]byte, stampOOB)}
 	c.to = unix.SockaddrLinklayer{Protocol: htons(native.EtherType), Ifindex: ifi.Index, Halen: 6}
 	mac := native.VCMAC(vc.VPI, vc.VCI)
 	copy(c.to.Addr[:], mac[:])
@@ -51,6 +52,7 @@ func openNative(vc NativeVC, bufs int) (*nativeConn, error) {
 		return nil, fmt.Errorf("native VC %s: bind: %w", vc, err)
 	}
 	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1) // Linux 4.20+; recv checks too
+	receiveStamps(fd)
 	if bufs > 0 {
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bufs)
 		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bufs) != nil {
@@ -87,14 +89,15 @@ func (c *nativeConn) send(sdu []byte) error {
 // errTimeout is recv's error when nothing arrived within its timeout.
 var errTimeout = errors.New("native VC: timed out")
 
-// recv returns the next SDU on the VC (valid until the next recv), or
+// recv returns the next SDU on the VC (valid until the next recv) and the
+// kernel's time for its arrival (receiveStamps; zero if it gave none), or
 // errTimeout once timeout has passed without one.
-func (c *nativeConn) recv(timeout time.Duration) ([]byte, error) {
+func (c *nativeConn) recv(timeout time.Duration) ([]byte, time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, errTimeout
+			return nil, time.Time{}, errTimeout
 		}
 		// Each wait is at most 20 ms, so the timeout is set once for a
 		// stream's waits, not once an SDU.
@@ -103,12 +106,12 @@ func (c *nativeConn) recv(timeout time.Duration) ([]byte, error) {
 			unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 			c.rcvto = to
 		}
-		n, from, err := unix.Recvfrom(c.fd, c.in, 0)
+		n, oobn, _, from, err := unix.Recvmsg(c.fd, c.in, c.oob, 0)
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
 			continue
 		case err != nil:
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 			continue
@@ -117,7 +120,7 @@ func (c *nativeConn) recv(timeout time.Duration) ([]byte, error) {
 		if perr != nil || h.VPI != c.vc.VPI || h.VCI != c.vc.VCI {
 			continue
 		}
-		return sdu, nil
+		return sdu, stampIn(c.oob[:oobn]), nil
 	}
 }
 

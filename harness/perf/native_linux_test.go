@@ -54,7 +54,7 @@ func TestNativeReceiverCountsItsSocketsDrops(t *testing.T) {
 	}
 	read := 0
 	for {
-		if _, err := rx.recv(50 * time.Millisecond); err != nil {
+		if _, _, err := rx.recv(50 * time.Millisecond); err != nil {
 			break
 		}
 		read++

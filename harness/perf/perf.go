@@ -124,10 +124,21 @@ type Result struct {
 	// as "pion/sctp v1.12.1 (userspace, raw IP 132)".
 	Implementation string `json:"implementation,omitempty"`
 
+	// ThroughputBps is what the receiver got over the test's time: for
+	// UDP_STREAM and the AAL streams the longer of Elapsed and
+	// ReceiveElapsed.
 	ThroughputBps float64 `json:"throughput_bps,omitempty"`
 	SendBps       float64 `json:"send_bps,omitempty"`
 	BytesSent     uint64  `json:"bytes_sent,omitempty"`
 	BytesReceived uint64  `json:"bytes_received,omitempty"`
+	// ReceiveElapsed is how long a datagram stream took to arrive at the
+	// receiving socket, by the kernel's arrival times, at the rate it
+	// arrived after its first tenth (server.go's arrivals). Elapsed
+	// ends when the sender's host has let go of its last message
+	// (flush_linux.go), but a path can still hold some then (an emulated
+	// NIC's ring, a switch's queue): counted as sent in no time, they
+	// made a stream at a link's capacity read above it.
+	ReceiveElapsed float64 `json:"receive_elapsed_s,omitempty"`
 
 	// UDP_STREAM, from the receiver's sequence numbers.
 	MessagesSent     uint64  `json:"messages_sent,omitempty"`
@@ -211,6 +222,9 @@ type serverReport struct {
 	CPU        time.Duration `json:"cpu_ns"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Error      string        `json:"error,omitempty"`
+	// Arrival is how long a stream's messages took to arrive at the
+	// receiving socket (arrivals.elapsed).
+	Arrival time.Duration `json:"arrival_ns,omitempty"`
 }
 
 // setup is the server's answer to a request.
