@@ -193,6 +193,7 @@ func (c *Channel) Send(f *Frame) bool {
 	}
 	if c.Full(len(f.Data)) {
 		c.stats.QueueDrops++
+		f.Release()
 		return false
 	}
 	c.queue.Push(f)
@@ -257,9 +258,11 @@ func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 		switch {
 		case limited:
 			c.stats.LimitDrops++
+			dropped(p)
 			return false
 		case !ok:
 			c.stats.ImpairDrops++
+			dropped(p)
 			return false
 		}
 	}
@@ -285,6 +288,17 @@ func (c *Channel) place(p Piece, n int, end time.Duration, train bool) bool {
 		c.deliveries.Push(delivery{n: 1})
 	}
 	return true
+}
+
+// dropped lets go of a piece the channel dropped: a wire frame of its
+// own goes back to its pool. A super-frame's segment does not: the
+// super-frame goes back where its last segment is cut or written, and
+// to the collector if that one is dropped (its other segments may still
+// be in the pipe).
+func dropped(p Piece) {
+	if p.K < 0 {
+		p.F.Release()
+	}
 }
 
 // cut hands a piece that arrives at at to the far part: a frame of its
@@ -427,6 +441,7 @@ func (c *Channel) queueSlot(p Piece, wait, train bool) {
 		}
 		if !wait || fr == 0 {
 			c.stats.QueueDrops++
+			dropped(p)
 			return
 		}
 		t = c.slots.At(c.slots.Len() - fr).end // the next last bit to leave

@@ -351,7 +351,11 @@ type Port interface {
 // take (no room, or one its medium cannot carry, such as a non-IP frame on
 // an ATM adapter) is dropped and counted, in Stats().QueueDrops when there
 // was no room. The frames it takes reach the far end in the order sent,
-// or are counted as ImpairDrops or LimitDrops on the way.
+// or are counted as ImpairDrops or LimitDrops on the way. Either way f is
+// the transmitter's from the call on: a frame it drops, there or on the
+// way, it releases (Frame.Release), so that a pooled frame is reused
+// rather than left to the collector (a full hour-long delay pipe dropped
+// ~8,000 frames a second at 100M, 18 MB of garbage a second).
 //
 // Full(n) reports whether Send would refuse a frame of n octets for want of
 // room now. The transmitter is full while Full(0) holds (a frame-limited

@@ -47,6 +47,7 @@ topology:
 				}
 				r.exec("h1", "ip", "neigh", "replace", "10.0.0.2", "lladdr", mac[i+1], "dev", "eth0", "nud", "permanent")
 			}
+			before := r.stats().Loop
 			client := r.start("h1", "iperf", "-c", "10.0.0.2", "-u", "-b", "200M", "-l", "1472", "-t", "12")
 			var rss []int // KB, one sample a second
 			for range 12 {
@@ -55,15 +56,16 @@ topology:
 			}
 			client.Process.Kill()
 			client.Wait()
+			st := r.stats()
 			var row emulator.PortStats
-			for _, p := range r.stats().Ports {
+			for _, p := range st.Ports {
 				if p.Port == "h1:eth0" {
 					row = p
 				}
 			}
 			drops := row.ImpairDrops // limit drops, with no loss set
-			t.Logf("%s, delay 1h at line rate: RSS each second %v KB; %d frames sent, %d %s dropped at the pipe's limit",
-				tc.name, rss, row.TxFrames, drops, map[string]string{"ethernet": "frames", "atm": "cells"}[tc.name])
+			t.Logf("%s, delay 1h at line rate: RSS each second %v KB; %d frames sent, %d %s dropped at the pipe's limit; the emulator meanwhile: %s",
+				tc.name, rss, row.TxFrames, drops, map[string]string{"ethernet": "frames", "atm": "cells"}[tc.name], st.Loop.During(before))
 			// Judged after a warm-up, in two ways (figures of the 100M
 			// link). While the Go runtime sizes its heap to the loop's
 			// garbage RSS rises in steps: with the frames read carved from

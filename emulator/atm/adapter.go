@@ -149,7 +149,16 @@ func vcKey(vpi, vci uint16) uint32 { return uint32(vpi)<<16 | uint32(vci) }
 // too long for the AAL (TooLong), or it is neither IP nor ARP (NotIP). A
 // router's labelled frame (EtherType 0x8847) travels as an LLC/SNAP routed
 // PDU of that EtherType (RFC 2684), the form MPLS over AAL5 PVCs takes.
+// A frame it drops it releases (emulator.Transmitter).
 func (a *Adapter) Send(f *emulator.Frame) bool {
+	if !a.send(f) {
+		f.Release()
+		return false
+	}
+	return true
+}
+
+func (a *Adapter) send(f *emulator.Frame) bool {
 	d := f.Data
 	if len(d) < emulator.EtherHeader {
 		a.stats.NotIP++

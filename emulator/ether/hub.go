@@ -363,6 +363,7 @@ var (
 func (st *Station) Send(f *emulator.Frame) bool {
 	if st.Full(len(f.Data)) {
 		st.queueDrops++
+		f.Release()
 		return false
 	}
 	st.queue.Push(f)
