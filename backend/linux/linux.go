@@ -119,7 +119,7 @@ func (e *Env) Emulator(ctx context.Context) (labrun.Health, error) {
 		}
 	}
 	h := labrun.Health{CPU: st.Loop.CPUTime, HostDrops: st.HostDrops(), LateHeld: st.Loop.LateHeld, LateDropped: st.Loop.LateDropped, Hosts: st.HostKernel(), Lateness: late, Spacing: spacing, Sent: sent}
-	h.Uptime, h.Stalls, h.StallCount, h.GCCycles = st.Loop.Uptime, st.Loop.Stalls, st.Loop.StallCount, st.Loop.GCCycles
+	h.Uptime, h.Stalls, h.StallCount, h.GCCycles, h.Allocated = st.Loop.Uptime, st.Loop.Stalls, st.Loop.StallCount, st.Loop.GCCycles, st.Loop.Allocated
 	h.QdiscDrops, h.QdiscRequeues = st.QdiscDrops()
 	h.LabCPU = kernel.OwnCPU() + e.k.HostsCPU()
 	h.Busy, _ = netstat.Busy() // 0 when unknown: no other load is recorded

@@ -66,11 +66,11 @@ type Health struct {
 	Sent map[string]uint64
 	// Uptime is the emulator's loop's clock when it answered, Stalls its
 	// record of its stalls (the latest and the longest), StallCount all
-	// of them, and GCCycles its process's collections; Uptime 0: not
-	// known.
-	Uptime               time.Duration
-	Stalls               []netstat.Stall
-	StallCount, GCCycles uint64
+	// of them, GCCycles its process's collections and Allocated the bytes
+	// it allocated on its heap; Uptime 0: not known.
+	Uptime                          time.Duration
+	Stalls                          []netstat.Stall
+	StallCount, GCCycles, Allocated uint64
 }
 
 // Changer is an Env whose links may be changed at run time (atmlab set):
@@ -209,6 +209,7 @@ func (h *HostsEnv) Measure(ctx context.Context, r *Runner, p Point, e *study.Exp
 	if h0.Uptime > 0 && h1.Uptime > 0 {
 		rec.LoopStalls = h1.StallCount - h0.StallCount
 		rec.EmulatorGCs = h1.GCCycles - h0.GCCycles
+		rec.EmulatorAllocated = h1.Allocated - h0.Allocated
 		if in := netstat.StallsIn(h1.Stalls, h0.Uptime, h1.Uptime); len(in) > 0 {
 			rec.LoopStall = &in[0]
 		}

@@ -150,10 +150,13 @@ type Record struct {
 	// LoopStall is the longest of the LoopStalls, the spells of more than
 	// netstat.StallMin in which the emulator's loop did not come back to
 	// its clock during the point, with what its thread did meanwhile;
-	// EmulatorGCs are the collections the emulator's process made.
-	LoopStall   *netstat.Stall `json:"loop_stall,omitempty"`
-	LoopStalls  uint64         `json:"loop_stalls,omitempty"`
-	EmulatorGCs uint64         `json:"emulator_gcs,omitempty"`
+	// EmulatorGCs are the collections the emulator's process made, and
+	// EmulatorAllocated the bytes it allocated on its heap: what those
+	// collections have to collect.
+	LoopStall         *netstat.Stall `json:"loop_stall,omitempty"`
+	LoopStalls        uint64         `json:"loop_stalls,omitempty"`
+	EmulatorGCs       uint64         `json:"emulator_gcs,omitempty"`
+	EmulatorAllocated uint64         `json:"emulator_allocated_bytes,omitempty"`
 	// ReleaseSpacing is how far apart in model time the emulator released
 	// frames to the same host during the point: the traffic its Lateness
 	// was measured over (back to back for a stream, a transaction's time

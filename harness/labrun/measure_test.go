@@ -54,7 +54,7 @@ func (e *queryEnv) Emulator(context.Context) (Health, error) {
 	h := Health{CPU: e.cpu, HostDrops: e.drops, Lateness: &l, Spacing: &sp}
 	if len(e.loops) > 0 {
 		l := e.loops[0]
-		h.Uptime, h.Stalls, h.StallCount, h.GCCycles = l.Uptime, l.Stalls, l.StallCount, l.GCCycles
+		h.Uptime, h.Stalls, h.StallCount, h.GCCycles, h.Allocated = l.Uptime, l.Stalls, l.StallCount, l.GCCycles, l.Allocated
 		e.loops = e.loops[1:]
 	}
 	return h, err
@@ -132,13 +132,13 @@ func TestMeasureLoopStalls(t *testing.T) {
 	early := netstat.Stall{At: 1 * time.Second, Len: 300 * ms}
 	short, long := netstat.Stall{At: 5200 * ms, Len: 2 * ms}, netstat.Stall{At: 5500 * ms, Len: 40 * ms, Waited: 39 * ms}
 	env := &queryEnv{answers: []error{nil, nil}, loops: []Health{
-		{Uptime: 5 * time.Second, StallCount: 10, GCCycles: 2, Stalls: []netstat.Stall{early}},
-		{Uptime: 6 * time.Second, StallCount: 12, GCCycles: 3, Stalls: []netstat.Stall{early, short, long}},
+		{Uptime: 5 * time.Second, StallCount: 10, GCCycles: 2, Allocated: 7 << 20, Stalls: []netstat.Stall{early}},
+		{Uptime: 6 * time.Second, StallCount: 12, GCCycles: 3, Allocated: 9 << 20, Stalls: []netstat.Stall{early, short, long}},
 	}}
 	r := &Runner{Lab: lab, Env: (&HostsEnv{Hosts: env, Lab: lab, Self: "atmlab"}).Env()}
 	rec := r.measure(context.Background(), Points(lab)[0])
-	if rec.LoopStall == nil || *rec.LoopStall != long || rec.LoopStalls != 2 || rec.EmulatorGCs != 1 {
-		t.Fatalf("loop stall %+v, %d stalls, %d GCs; want %+v, 2, 1", rec.LoopStall, rec.LoopStalls, rec.EmulatorGCs, long)
+	if rec.LoopStall == nil || *rec.LoopStall != long || rec.LoopStalls != 2 || rec.EmulatorGCs != 1 || rec.EmulatorAllocated != 2<<20 {
+		t.Fatalf("loop stall %+v, %d stalls, %d GCs, %d octets allocated; want %+v, 2, 1, %d", rec.LoopStall, rec.LoopStalls, rec.EmulatorGCs, rec.EmulatorAllocated, long, 2<<20)
 	}
 }
 
