@@ -164,8 +164,10 @@ func UpPart(lab *topologies.Lab, standIns []string, whole *topologies.Lab) (_ *L
 	return k, nil
 }
 
-// Run drives the lab until ctx is cancelled.
+// Run drives the lab until ctx is cancelled, collecting garbage only
+// once per Headroom of it meanwhile (collectPast).
 func (k *Lab) Run(ctx context.Context) error {
+	defer collectPast(Headroom, os.Getenv)()
 	go k.server.Serve(ctx)
 	return k.Loop.Run(ctx)
 }
