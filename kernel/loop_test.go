@@ -892,17 +892,24 @@ func TestLoopLongDelayAllocations(t *testing.T) {
 			}
 		}
 	}
-	// The pipe's 1000 frames, the NIC's stage and the pool grown.
+	// The pipe's 1000 frames, the NIC's stage and the pool grown; the
+	// fewest of three counts, as the stage may still reach a new high
+	// (and the pool grow to it) in one.
 	send(12000, 10000)
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	d0 := drops()
-	const k = 20000
-	send(k, d0+k-2000)
-	runtime.ReadMemStats(&m1)
-	d := drops() - d0
-	if a := float64(m1.Mallocs-m0.Mallocs) / float64(d); a > 0.01 {
-		t.Errorf("%d allocations (%d octets) in %d frames dropped at the pipe's limit: %.3f a frame, want none but the test's own (under 0.01)", m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc, d, a)
+	fewest, octets, frames := uint64(math.MaxUint64), uint64(0), uint64(0)
+	for range 3 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		d0 := drops()
+		const k = 10000
+		send(k, d0+k-2000)
+		runtime.ReadMemStats(&m1)
+		if n := m1.Mallocs - m0.Mallocs; n < fewest {
+			fewest, octets, frames = n, m1.TotalAlloc-m0.TotalAlloc, drops()-d0
+		}
+	}
+	if a := float64(fewest) / float64(frames); a > 0.01 {
+		t.Errorf("%d allocations (%d octets) in %d frames dropped at the pipe's limit: %.3f a frame, want none but the test's own (under 0.01)", fewest, octets, frames, a)
 	}
 }
 
