@@ -1,7 +1,8 @@
 // Package emutest checks that transmitters and ports keep the contracts
 // emulator.Transmitter and emulator.Port document: FIFO order, Full agrees
-// with Send, counters match what was delivered, every drop is counted, and
-// OnSpace runs once each time a full transmitter has room again. It runs
+// with Send, counters match what was delivered, every drop is counted, a
+// frame Send refuses goes back to its pool, and OnSpace runs once each time
+// a full transmitter has room again. It runs
 // each model in virtual time, so every expectation is exact.
 //
 // An implementation's test describes how to build it (a TxSubject or a
@@ -134,16 +135,22 @@ type sender struct {
 	accepted []int
 	bytes    uint64
 	refused  int
+	pool     emulator.Pool // the frames sent come from it
 }
 
 // send offers the next frame; Full must predict Send's answer.
 func (sn *sender) send() bool {
 	n := sn.sub.size(sn.next)
-	f := Frame(sn.next, n, [6]byte{})
+	f := sn.pool.Get(n)
+	copy(f.Data, Frame(sn.next, n, [6]byte{}).Data)
+	f.ID = uint64(sn.next)
 	full := sn.tx.Full(n)
 	ok := sn.tx.Send(f)
 	if ok == full {
 		sn.t.Errorf("frame %d (%d octets): Full said %v, Send returned %v", sn.next, n, full, ok)
+	}
+	if !ok && f.Pooled() {
+		sn.t.Errorf("frame %d (%d octets): refused but not released to its pool", sn.next, n)
 	}
 	if ok {
 		sn.accepted = append(sn.accepted, sn.next)
