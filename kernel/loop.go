@@ -295,7 +295,7 @@ func (l *Loop) Attach(fd int, port *emulator.HostPort, closeFn func() error) err
 			f.Release()
 			return
 		}
-		if _, err := unix.Write(fd, f.Data); err != nil {
+		if _, err := writeRaw(fd, f.Data); err != nil {
 			t.writeErrs++
 		}
 		l.handedOver(t)
@@ -368,20 +368,21 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 	t.vnet = true
 	t.input = port.InputSuper
 	var hdr [emulator.VNetHdrLen]byte
-	iov := [][]byte{hdr[:], nil}
+	var iov iovecs
 	t.write = func(h emulator.VNetHdr, data []byte) {
 		h.Put(hdr[:])
-		iov[1] = data
-		if _, err := unix.Writev(fd, iov); err != nil {
+		iov.set(hdr[:], data)
+		if _, err := writevRaw(fd, &iov); err != nil {
 			t.writeErrs++
 		}
+		iov.clear() // the frame goes back to the pool
 		l.handedOver(t)
 	}
 	hold := l.s.NewTimer(func() { t.gro.Flush(t.write) })
 	// A TCP super-frame's segments that crossed the models as a train are
 	// written as one super-frame, as GRO would have joined them, uncut.
 	var head [256]byte
-	train := [][]byte{hdr[:], nil, nil}
+	var train iovecs
 	port.SetSinkTrain(l.s, GROHold, func(f *emulator.Frame, first, n int) {
 		if !l.released(t, n) {
 			if first+n == f.GSO.Segs {
@@ -393,10 +394,11 @@ func (l *Loop) AttachVNet(fd int, port *emulator.HostPort, closeFn func() error)
 		t.gro.Flush(t.write) // what they hold came first
 		h, hd, payload := emulator.SuperRange(head[:], f.Data, f.GSO, first, n)
 		h.Put(hdr[:])
-		train[1], train[2] = hd, payload
-		if _, err := unix.Writev(fd, train); err != nil {
+		train.set(hdr[:], hd, payload)
+		if _, err := writevRaw(fd, &train); err != nil {
 			t.writeErrs++
 		}
+		train.clear()
 		l.handedOver(t)
 		if first+n == f.GSO.Segs {
 			f.Release() // its last segments written

@@ -21,7 +21,7 @@ type reader struct {
 	pool emulator.Pool
 	next *emulator.Frame // what the next read goes into
 	hdr  [emulator.VNetHdrLen]byte
-	iov  [2][]byte
+	iov  iovecs
 }
 
 // copyMax is the largest frame copied out of the read buffer into a
@@ -39,10 +39,10 @@ func (r *reader) read(fd int, vnet bool) (f *emulator.Frame, short, again bool) 
 	var n int
 	var err error
 	if vnet {
-		r.iov[0], r.iov[1] = r.hdr[:], b
-		n, err = unix.Readv(fd, r.iov[:])
+		r.iov.set(r.hdr[:], b)
+		n, err = readvRaw(fd, &r.iov)
 	} else {
-		n, err = unix.Read(fd, b)
+		n, err = readRaw(fd, b)
 	}
 	if err != nil || n <= 0 {
 		return nil, false, err == unix.EINTR
