@@ -35,7 +35,8 @@ import (
 // serves calls. When the next event is already due after a pass, the next
 // pass starts at once, without asking epoll (at most passEvents events run
 // between two polls, and a pass that took longer than longPass asks); the
-// loop polls only when nothing is due yet.
+// loop polls only when nothing is due yet. Raised (ShortNice), it yields
+// its core after each such poll that found nothing.
 type Loop struct {
 	// Spin is the longest wait the loop busy-polls instead of sleeping: a
 	// timerfd wakes tens of microseconds late here (docs/reference.md §9),
@@ -130,6 +131,7 @@ type Loop struct {
 	idleSpells  uint64        // times it began polling idle
 	polls       uint64        // epoll waits
 	longPolls   uint64        // of them, polls after a pass longer than longPass with events due
+	shared      uint64        // of them, polls that found nothing, raised, after which the loop yielded its core
 	rd          reader        // reads frames into pooled ones
 	cpuStart    time.Duration
 	wallStart   time.Time
@@ -608,15 +610,24 @@ func (l *Loop) Run(ctx context.Context) error {
 			// reads what came meanwhile first (see above).
 			l.longPolls++
 		}
-		timeout, quiet := -1, false
+		timeout, quiet, share := -1, false, false
 		if budget <= 0 || len(l.backlog) > 0 {
 			timeout = 0 // behind, or frames left to read: serve epoll, then go on
 		} else if scheduled {
 			// One early sleep per event, then spin: a second sleep after
 			// waking early would wake late (frames out of a 5 ms delay were
 			// released 41 µs late at the median; now 1-2 µs).
+			//
+			// Raised, the loop spins yielding its core after each poll
+			// that finds nothing: under two 1G floods it polled ~1.8
+			// times a frame caught up, a quarter of its samples, on a core
+			// its hosts needed to send the frames it waited for. A yield
+			// costs nothing when no thread wants the core, and the loop,
+			// at ShortNice, comes back soon. (Sleeping until the event,
+			// woken by a frame, was worse: a woken thread waited for the
+			// tick behind the hosts', 4-7 ms, and dropped late.)
 			if wait := next - now; wait <= l.Spin || next == l.sleptFor && wait <= l.wakeAt {
-				timeout = 0
+				timeout, share = 0, l.raised
 			} else {
 				l.wakeAt = earlyWake(wait, l.Spin)
 				l.arm(wait - l.wakeAt)
@@ -653,6 +664,10 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.setIdle(true)
 			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 			yielded = true
+		} else if share {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			yielded = true
+			l.shared++
 		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			return err

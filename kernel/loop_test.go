@@ -1238,3 +1238,63 @@ func TestLoopRestsWhenTrafficStops(t *testing.T) {
 		t.Errorf("nice values set %v and %d more, raised %v; want [-10 0], none, false", got, len(set), raised)
 	}
 }
+
+// A raised loop spins to its next event as one that keeps up does, each
+// event at its own model time and none before the wall clock reaches
+// it, but it yields its core after every poll that found nothing; one at
+// its own priority never yields on the way to an event.
+func TestLoopRaisedYieldsItsCoreWhileItSpins(t *testing.T) {
+	for _, raised := range []bool{false, true} {
+		loop, _, _ := fakeTAPs(t, abLab)
+		const chain = 200
+		step := loop.Spin / 2 // each wait spun, none slept
+		type result struct {
+			shared, polls uint64
+			early         int // events run before the wall clock reached them
+			offTime       int // events run at another model time than theirs
+		}
+		done := make(chan result, 1)
+		var res result
+		var first result
+		var event func(i int, at time.Duration)
+		event = func(i int, at time.Duration) {
+			if loop.s.Now() != at {
+				res.offTime++
+			}
+			if loop.Now() < at {
+				res.early++
+			}
+			switch i {
+			case 0:
+				first.shared, first.polls = loop.shared, loop.polls
+			case chain - 1:
+				res.shared, res.polls = loop.shared-first.shared, loop.polls-first.polls
+				done <- res
+				return
+			}
+			next := at + step
+			loop.s.At(next, func() { event(i+1, next) })
+		}
+		loop.Do(func() {
+			loop.setNice = func(int) error { return nil }
+			loop.raised = raised
+			at := loop.s.Now() + step
+			loop.s.At(at, func() { event(0, at) })
+		})
+		var got result
+		select {
+		case got = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the chain of events never ended")
+		}
+		if got.early != 0 || got.offTime != 0 {
+			t.Errorf("raised %v: %d events ran before their time, %d at another model time; want none", raised, got.early, got.offTime)
+		}
+		switch {
+		case !raised && got.shared != 0:
+			t.Errorf("at its own priority the loop yielded after %d of %d polls; want none", got.shared, got.polls)
+		case raised && (got.shared == 0 || got.shared > got.polls):
+			t.Errorf("raised, the loop yielded after %d of %d polls on the way to %d events %v apart; want some, at most one a poll", got.shared, got.polls, chain, step)
+		}
+	}
+}
