@@ -146,12 +146,14 @@ func measurePoint(ctx context.Context, lab *topologies.Lab, p labrun.Point, e *s
 		if f, err = l.gather(l.procs.index[l.procs.Plan.PartOf(p.From)], bgPart, f); err != nil {
 			return res, load, err
 		}
-		l.procs.Group.Linger()
+		if pr != nil {
+			pr.gathered = true
+		}
 		res, err = f.Result, nil
 		if f.Failed {
 			err = errors.New(f.Err)
 		}
-		if serr := l.wait(); serr != nil && err == nil {
+		if serr := l.done(); serr != nil && err == nil {
 			err = serr
 		}
 	}

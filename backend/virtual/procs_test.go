@@ -118,6 +118,55 @@ func TestPointsAsProcessesEqualWhole(t *testing.T) {
 	}
 }
 
+// A run's points split as processes share one part's process, started
+// for the first and told each point in turn, with the bytes the lab run
+// whole records; the process ends when the run's env closes. One that
+// ended while idle is replaced at the next point.
+func TestPointsShareTheirPartProcess(t *testing.T) {
+	file, v := procsVariant(t, procsLab)
+	var cmds []*exec.Cmd
+	started := partsFromTest(t, file, func(c *exec.Cmd) { cmds = append(cmds, c) })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{lab: v.Lab, mode: Processes, parts: NewPartProcs(self)}
+	points := labrun.Points(v.Lab)
+	measure := func(p labrun.Point, e Env) string {
+		t.Helper()
+		p.Variant = v.Name
+		var rec labrun.Record
+		e.Measure(context.Background(), nil, p, experiment(v.Lab, p.Experiment), &rec)
+		if rec.Error != "" || rec.Result.Error != "" {
+			t.Fatalf("%s %s: %s%s", p.Experiment, e.mode, rec.Error, rec.Result.Error)
+		}
+		b, _ := json.Marshal(rec)
+		return string(b)
+	}
+	for _, p := range points {
+		if got, want := measure(p, env), measure(p, Env{lab: v.Lab, mode: Whole}); got != want {
+			t.Errorf("%s: as processes\n%s\nwhole\n%s", p.Experiment, got, want)
+		}
+	}
+	if *started != 1 {
+		t.Fatalf("%d parts' processes started for %d points, want 1", *started, len(points))
+	}
+	cmds[0].Process.Kill()
+	for !reaped(cmds[0].Process.Pid) { // by the pool, which waits for it
+		time.Sleep(time.Millisecond)
+	}
+	measure(points[0], env)
+	if *started != 2 {
+		t.Errorf("%d parts' processes started after the first was killed while idle, want 2", *started)
+	}
+	if err := env.Close(); err != nil {
+		t.Errorf("closing the env: %v", err)
+	}
+	if st := cmds[1].ProcessState; st == nil || st.ExitCode() != 0 {
+		t.Errorf("the part's process after the env closed: %v, want it ended with status 0", st)
+	}
+}
+
 // A part's process that is killed in the middle of a point, stops
 // answering, or ends before it connects fails the point with an error
 // naming its part, within the timeout, rather than hanging the run.
@@ -166,6 +215,13 @@ func connected(c *exec.Cmd) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
+}
+
+// reaped says whether process pid has ended and been waited for: a
+// zombie's other threads may still hold its files.
+func reaped(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err != nil
 }
 
 // hasFDs says whether dir (a process's fd folder) can be read.

@@ -115,7 +115,11 @@ type pointLab struct {
 	split *Split
 	procs *Procs
 	hosts map[string]*vhost.Host
-	stop  func(kill bool) error // the run's: waits for (or kills) the parts' processes
+	// The run's, of a point run as processes: the set of part processes
+	// it took from pool, of its own if ownPool.
+	set     *partSet
+	pool    *PartProcs
+	ownPool bool
 }
 
 // buildPoint builds a point's lab: split when mode and the point allow.
@@ -176,24 +180,26 @@ func (l *pointLab) labOf(host string) *vhost.Lab {
 	return l.whole.Lab
 }
 
-// wait waits for the parts' processes to end (the run's process).
-func (l *pointLab) wait() error {
-	if l.stop == nil {
+// done hands the point's part processes back, every part's figures
+// gathered (the run's process): a pool of the point's own is closed, its
+// processes told to end, and waited for.
+func (l *pointLab) done() error {
+	if l.set == nil {
 		return nil
 	}
-	stop := l.stop
-	l.stop = nil
-	if l.procs != nil {
-		l.procs.Group.HangUp() // the parts' processes Linger until then
+	l.pool.put(l.set)
+	l.set = nil
+	if l.ownPool {
+		return l.pool.Close()
 	}
-	return stop(false)
+	return nil
 }
 
 func (l *pointLab) close() {
 	if l.procs != nil {
 		l.procs.Close()
-		if l.stop != nil {
-			l.stop(true)
+		if l.set != nil { // the point failed: its part processes may be anywhere in it
+			l.pool.drop(l.set)
 		}
 		return
 	}

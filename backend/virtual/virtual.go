@@ -73,7 +73,15 @@ func (Backend) Up(_ context.Context, lab *topologies.Lab, o backend.Options) (ba
 			return nil, fmt.Errorf("virtual setup: %w", err)
 		}
 	}
-	return Env{lab: lab, mode: mode}, nil
+	env := Env{lab: lab, mode: mode}
+	if mode == Processes {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		env.parts = NewPartProcs(self)
+	}
+	return env, nil
 }
 
 // Env measures a lab's points in virtual time, each on a lab of its own
@@ -83,7 +91,8 @@ type Env struct {
 	lab     *topologies.Lab
 	workers *Workers
 	variant string
-	mode    Mode // how a lab with parts: runs
+	mode    Mode       // how a lab with parts: runs
+	parts   *PartProcs // with mode Processes: the other parts' processes, kept from point to point
 }
 
 // With is the env measuring its points on workers, as variant of the
@@ -95,7 +104,13 @@ func (e Env) With(workers *Workers, variant string) Env {
 
 var _ backend.Env = Env{}
 
-func (Env) Close() error { return nil }
+// Close ends the part processes the env's points ran beside, if any.
+func (e Env) Close() error {
+	if e.parts != nil {
+		return e.parts.Close()
+	}
+	return nil
+}
 
 // Run measures r's points: nothing stays up between them, and each is on
 // a lab of its own, so as many at once as the run's jobs.
@@ -122,7 +137,11 @@ func (e Env) measureHere(ctx context.Context, p labrun.Point, ex *study.Experime
 	rec.Stack = vhost.Netstack
 	runs := labrun.RunsOf(p, ex)
 	for p, ok := runs.Next(ctx); ok; p, ok = runs.Next(ctx) {
-		res, load, err := MeasureSplit(ctx, e.lab, p, ex, e.mode)
+		var pr *procsRun
+		if e.parts != nil {
+			pr = &procsRun{pool: e.parts}
+		}
+		res, load, err := measurePoint(ctx, e.lab, p, ex, e.mode, pr)
 		rec.Background = load // the last run's (a real-time load runs through all of a confidence's runs)
 		runs.Add(res, err)
 	}

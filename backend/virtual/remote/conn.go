@@ -155,6 +155,8 @@ func (c *Conn) TryRead(only byte) (kind byte, body []byte, ok bool, err error) {
 func (c *Conn) Read() (kind byte, body []byte, err error) {
 	if c.Timeout > 0 {
 		c.c.SetReadDeadline(time.Now().Add(c.Timeout))
+	} else {
+		c.c.SetReadDeadline(time.Time{})
 	}
 	var h [5]byte
 	if _, err := io.ReadFull(c.r, h[:]); err != nil {
@@ -177,6 +179,39 @@ func (c *Conn) Read() (kind byte, body []byte, err error) {
 	return h[0], c.buf, nil
 }
 
+// Idle is a part's process between points: it waits, as long as it
+// takes, for the run's next message that is not an account, and drops
+// the accounts before it (the run's part, following this one's test, may
+// tell its safe time after this part's figures). ok is false once the
+// run has hung up: it closed the connection, or its process ended.
+func (c *Conn) Idle() (kind byte, body []byte, ok bool, err error) {
+	timeout := c.Timeout
+	c.Timeout = 0
+	defer func() { c.Timeout = timeout }()
+	for {
+		kind, body, err = c.Read()
+		if errors.Is(err, errHungUp) {
+			return 0, nil, false, nil
+		}
+		if err != nil || kind != KindWindow {
+			return kind, body, err == nil, err
+		}
+	}
+}
+
+// errHungUp is what a read or a write on a connection that the far end
+// closed fails with (errors.Is).
+var errHungUp = errors.New("hung up")
+
+// hungUp is a connection's end, closed by the far part named.
+type hungUp struct{ name string }
+
+func (h hungUp) Error() string {
+	return fmt.Sprintf("part %s closed its connection: its process ended", h.name)
+}
+
+func (h hungUp) Is(err error) bool { return err == errHungUp }
+
 // connErr names the part in a read's or a write's error, and says in
 // words when its process hangs or has ended (a closed connection reads
 // EOF or a reset and writes a broken pipe).
@@ -185,7 +220,7 @@ func (c *Conn) connErr(err error) error {
 		return fmt.Errorf("part %s sent nothing for %v: its process hangs or is gone", c.Name, c.Timeout)
 	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return fmt.Errorf("part %s closed its connection: its process ended", c.Name)
+		return hungUp{c.Name}
 	}
 	return fmt.Errorf("part %s: %w", c.Name, err)
 }

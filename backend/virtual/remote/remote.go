@@ -455,35 +455,6 @@ func (g *Group) figureAt(stop time.Duration, figure func() uint64) uint64 {
 	return figure()
 }
 
-// Linger is a part's process after its figures: it reads and drops what
-// the run's process sends until that hangs up (HangUp). A part following
-// the lead may run past the lead's stop, and tell its safe time, after
-// the lead's process has sent its figures; had that process ended, the
-// write would fail. The run's process returns at once.
-func (g *Group) Linger() {
-	if g.Part == 0 {
-		return
-	}
-	for {
-		if _, _, err := g.conns[0].Read(); err != nil {
-			return
-		}
-	}
-}
-
-// HangUp closes the run's process's connections, after Gather: the
-// parts' processes Linger until then.
-func (g *Group) HangUp() {
-	if g.Part != 0 {
-		return
-	}
-	for _, c := range g.conns {
-		if c != nil {
-			c.Close()
-		}
-	}
-}
-
 // Gather sends body to part 0's process, which returns every part's
 // (its own first); the others return nil. Accounts still on their way
 // are taken in first.

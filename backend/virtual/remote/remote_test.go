@@ -347,7 +347,7 @@ func TestFiguresAfterTheLastWindowWaitForGather(t *testing.T) {
 
 // TestLeadEndsOnceItsFollowersCaughtUp: a lead whose test stopped ends
 // only once its follower has caught up with the stop, and its process,
-// its figures sent, Lingers until the run's hangs up: the follower may
+// its figures sent, stays Idle until the run's hangs up: the follower may
 // still tell its safe time after (CI once failed on a follower writing to
 // a lead gone: a broken pipe).
 func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
@@ -362,8 +362,10 @@ func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
 			if _, err := g1.Gather([]byte("{}")); err != nil {
 				panic(err)
 			}
-			g1.Linger()
-			g1.conns[0].c.Close() // its process ends with the point
+			if _, _, ok, err := g1.conns[0].Idle(); ok || err != nil {
+				panic(fmt.Sprintf("the lead, idle, read a message (%v) or failed (%v); want the run's hang-up", ok, err))
+			}
+			g1.conns[0].c.Close() // its process ends with the run
 		}()
 		func() {
 			defer func() {
@@ -377,7 +379,7 @@ func TestLeadEndsOnceItsFollowersCaughtUp(t *testing.T) {
 		if err != nil || len(all) != 2 {
 			t.Fatalf("the run gathered %q, %v; want both parts' figures", all, err)
 		}
-		g0.HangUp()
+		g0.conns[1].Close()
 		if r := <-left; r != nil {
 			t.Fatalf("the lead failed: %v", r)
 		}
@@ -516,5 +518,29 @@ func TestAwaitReadsNothingWhileThePartMayGoOn(t *testing.T) {
 	g0.await(func() bool { return g0.bound() > 10 })
 	if g0.safe[1] != 5 {
 		t.Errorf("part 1's safe time read as %v, want 5ns", g0.safe[1])
+	}
+}
+
+// A part's process idle between points drops the run's accounts of the
+// point before and returns its next message, the next point; once the
+// run hangs up it says so, with no error.
+func TestIdleDropsAccountsUntilTheNextPoint(t *testing.T) {
+	g0, g1 := unixPair(t, 10)
+	g0.report(OpFollow, 5, false)
+	g0.report(OpFollow, 10, false)
+	if err := g0.conns[1].Write(KindJSON, []byte(`{"point":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	kind, body, ok, err := g1.conns[0].Idle()
+	if !ok || err != nil || kind != KindJSON || string(body) != `{"point":2}` {
+		t.Fatalf("idle read %q %q %v %v, want the next point", kind, body, ok, err)
+	}
+	if g1.conns[0].Timeout != 5*time.Second {
+		t.Errorf("after idling the timeout is %v, want 5s again", g1.conns[0].Timeout)
+	}
+	g0.report(OpFollow, 15, false)
+	g0.conns[1].Close()
+	if _, _, ok, err := g1.conns[0].Idle(); ok || err != nil {
+		t.Errorf("idle after the run hung up: %v, %v; want not ok and no error", ok, err)
 	}
 }
