@@ -344,6 +344,11 @@ func startParts(self string, lab *topologies.Lab, plan *split.Plan, conns []*rem
 				return a.err
 			}
 			conns[i] = remote.NewConn(a.c, plan.Parts[i].Name, PartTimeout)
+			sh, err := remote.Share(a.c, len(plan.Parts))
+			if err != nil {
+				return fmt.Errorf("part %s's process: %w", plan.Parts[i].Name, err)
+			}
+			conns[i].Use(sh)
 		}
 		return nil
 	}
@@ -391,6 +396,7 @@ func buildProcs(lab *topologies.Lab, plan *split.Plan, seed uint64, p labrun.Poi
 	procs, err := BuildProcs(lab, plan, seed, 0, set.conns)
 	if err == nil && fresh {
 		if err = set.connect(); err == nil {
+			procs.Group.Connected()
 			err = set.tell(p, d)
 		}
 		if err != nil {
@@ -455,7 +461,14 @@ func servePart(ctx context.Context, addr string, find func(variant string, d [sh
 	if err != nil {
 		return fmt.Errorf("a part's process: connecting to the run at %s: %w", addr, err)
 	}
+	c.SetReadDeadline(time.Now().Add(PartTimeout))
+	sh, err := remote.TakeShared(c)
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("a part's process: the run at %s: %w", addr, err)
+	}
 	conn := remote.NewConn(c, "the run's", PartTimeout)
+	conn.Use(sh)
 	defer conn.Close()
 	for {
 		kind, body, ok, err := conn.Idle()

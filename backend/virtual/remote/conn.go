@@ -62,7 +62,16 @@ type Conn struct {
 	// (the far end may be waiting to write too): it keeps what has
 	// arrived.
 	full func()
+	// shared is the memory shared with the far end's process, if any
+	// (Share, TakeShared); wrote and read count the accounts (windows)
+	// written and read, over all the points the connection serves.
+	shared      *Shared
+	wrote, read int64
 }
+
+// Use makes s, the memory shared with the far end's process, the way
+// the two parts' groups tell each other their safe times (Group).
+func (c *Conn) Use(s *Shared) { c.shared = s }
 
 // Message kinds.
 const (
@@ -101,6 +110,9 @@ func (c *Conn) Write(kind byte, body []byte) error {
 	}
 	if err != nil {
 		return c.connErr(err)
+	}
+	if kind == KindWindow {
+		c.wrote++
 	}
 	return nil
 }
@@ -176,6 +188,9 @@ func (c *Conn) Read() (kind byte, body []byte, err error) {
 	if h[0] == KindFail {
 		return 0, nil, fmt.Errorf("part %s failed: %s", c.Name, c.buf)
 	}
+	if h[0] == KindWindow {
+		c.read++
+	}
 	return h[0], c.buf, nil
 }
 
@@ -225,5 +240,8 @@ func (c *Conn) connErr(err error) error {
 	return fmt.Errorf("part %s: %w", c.Name, err)
 }
 
-// Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+// Close closes the connection and unmaps its shared memory.
+func (c *Conn) Close() error {
+	c.shared.Close()
+	return c.c.Close()
+}

@@ -18,12 +18,19 @@
 // past the lead's stop at t says its figure as it stood at t, which it
 // noted as it went.
 //
+// Two parts' processes on one machine tell each other their safe times
+// in memory they share (Shared), without a system call; what a part
+// posts still travels over the connection, in an account it writes
+// before the safe time beside it, and the other reads it before it
+// believes that safe time.
+//
 // Every process runs the same steps: RunUntil together; a test's lead
 // runs RunLead and then End while the others Follow it.
 package remote
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/atmlab/atmlab/emulator/sched"
@@ -52,6 +59,12 @@ type Group struct {
 	ended   int    // ends this part has followed
 	sleeps  int    // times the relay of three parts or more slept waiting
 	notes   []note // a follower's figure before its events where the lead may stop
+	// Two parts whose connection shares memory (Conn.Use) tell each
+	// other their safe times there: sh, the other part and its
+	// connection.
+	sh   *Shared
+	peer int
+	pc   *Conn
 }
 
 // Fault is a failure of the connections or of a peer, raised as a panic
@@ -68,12 +81,22 @@ func New(s *sched.Scheduler, part, n int, lookahead time.Duration, conns []*Conn
 		panic("remote: a lookahead above 0 is needed")
 	}
 	g := &Group{Sched: s, Part: part, Lookahead: lookahead, conns: conns, safe: make([]time.Duration, n)}
-	for _, c := range conns {
+	g.Connected()
+	return g
+}
+
+// Connected takes up the group's connections as they are in the conns
+// New was given, which may be filled in after it: the run's process
+// builds its part while the others' processes start and connect.
+func (g *Group) Connected() {
+	for _, c := range g.conns {
 		if c != nil {
 			c.full = g.drain
+			if len(g.safe) == 2 && c.shared != nil {
+				g.sh, g.pc, g.peer = c.shared, c, 1-g.Part
+			}
 		}
 	}
-	return g
 }
 
 // Post hands data to part dst, to become an event due at at there,
@@ -112,6 +135,14 @@ func (g *Group) report(op Op, safe time.Duration, going bool) {
 		return
 	}
 	g.safe[g.Part] = max(g.safe[g.Part], safe)
+	if g.sh != nil && plain && len(g.out) == 0 {
+		g.sh.safe(g.Part).Store(int64(g.safe[g.Part]))
+		if g.sh.sleeping(g.peer).Load() == 0 {
+			return
+		}
+		// The other part sleeps until its connection has something: the
+		// account goes there too.
+	}
 	mine := Entry{Part: uint16(g.Part), Op: op, Pending: g.Sched.Pending() > 0, Going: going,
 		Now: safe, Sent: uint32(len(g.out)), Posts: g.out}
 	if g.Part != 0 { // the relay passes each post on to its part
@@ -122,6 +153,10 @@ func (g *Group) report(op Op, safe time.Duration, going bool) {
 				g.write(c, &Window{Entries: []Entry{postsFor(mine, i)}})
 			}
 		}
+	}
+	if g.sh != nil { // the account is there to read before the safe time it says
+		g.sh.accounts(g.Part).Store(g.pc.wrote)
+		g.sh.safe(g.Part).Store(int64(g.safe[g.Part]))
 	}
 	clear(g.out)
 	g.out = g.out[:0]
@@ -241,6 +276,10 @@ func (g *Group) drain() {
 // last sent, plus the lookahead. The relay of three parts or more reads
 // on, as the others wait for what it passes on.
 func (g *Group) await(cond func() bool) {
+	if g.sh != nil {
+		g.awaitShared(cond)
+		return
+	}
 	if cond() && (g.Part != 0 || len(g.conns) <= 2) {
 		return
 	}
@@ -281,6 +320,65 @@ func (g *Group) await(cond func() bool) {
 	}
 }
 
+// pollShared takes in the other part's safe time from shared memory, and
+// first the accounts it wrote to the connection before it said it: a
+// post always travels in one. It says whether there was news.
+func (g *Group) pollShared() (took bool) {
+	safe := time.Duration(g.sh.safe(g.peer).Load())
+	for wrote := g.sh.accounts(g.peer).Load(); g.pc.read < wrote; took = true {
+		i := 1 - g.Part // the connection's place in conns
+		kind, body, _ := g.next(i, true)
+		g.take(i, kind, body)
+	}
+	if safe > g.safe[g.peer] {
+		g.safe[g.peer], took = safe, true
+	}
+	return took
+}
+
+// awaitShared is await for two parts that share memory: it reads the
+// other's safe time there, spinning, for SpinFor; then it says it
+// sleeps and waits for the connection, where the other part, seeing
+// that, sends its accounts until it wakes.
+func (g *Group) awaitShared(cond func() bool) {
+	g.pollShared()
+	spin := time.Now().Add(SpinFor)
+	for n := 1; !cond(); n++ {
+		if g.pollShared() || n%64 != 0 {
+			continue
+		}
+		if n%yieldEvery == 0 {
+			runtime.Gosched()
+		}
+		if time.Now().Before(spin) {
+			continue
+		}
+		g.sh.sleeping(g.Part).Store(1)
+		if !g.pollShared() {
+			i := 1 - g.Part
+			kind, body, _ := g.next(i, true)
+			g.take(i, kind, body)
+		}
+		g.sh.sleeping(g.Part).Store(0)
+		spin = time.Now().Add(SpinFor)
+	}
+}
+
+// yieldEvery is how many of its polls of shared memory a waiting part
+// makes between two runtime.Gosched calls, so that a goroutine readied
+// on its thread still runs.
+const yieldEvery = 1 << 14
+
+// leave clears this part's words in shared memory at the point's end,
+// so that the next point's other part does not read this one's safe
+// time: a part's process serves a run's points one after the other.
+func (g *Group) leave() {
+	if g.sh != nil {
+		g.sh.safe(g.Part).Store(0)
+		g.sh.sleeping(g.Part).Store(0)
+	}
+}
+
 func (g *Group) timeout() time.Duration {
 	for _, c := range g.conns {
 		if c != nil && c.Timeout > 0 {
@@ -304,7 +402,9 @@ func (g *Group) write(c *Conn, w *Window) {
 // before, as many messages as windows of half the lookahead took; on
 // split-halves.yaml as processes it was faster than those windows in 10
 // of 12 runs side by side on a loaded machine (docs/benchmarks.md), a
-// quarter no faster than the windows.
+// quarter no faster than the windows. With the safe times in shared
+// memory (a store, not a message) an eighth to a thirty-second was no
+// faster than a half either (4.40-4.59 s on the same lab, load 2.9-3.6).
 var Quantum = 2
 
 // step is the end of this part's next stretch: before b, at most a
@@ -460,8 +560,10 @@ func (g *Group) figureAt(stop time.Duration, figure func() uint64) uint64 {
 // are taken in first.
 func (g *Group) Gather(body []byte) ([][]byte, error) {
 	if g.Part != 0 {
+		g.leave()
 		return nil, g.conns[0].Write(KindJSON, body)
 	}
+	defer g.leave()
 	all := [][]byte{body}
 	for i, c := range g.conns[1:] {
 		for {

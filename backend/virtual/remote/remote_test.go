@@ -51,6 +51,40 @@ func join(t testing.TB, ln net.Listener, addr string, lookahead time.Duration) (
 	return g0, g1
 }
 
+// sharedPair returns two parts' groups joined as a run's process and a
+// part's on one machine are: by a Unix socket, and memory shared over it
+// (Share, TakeShared).
+func sharedPair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
+	ln, addr, cleanup, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	c1, err := Dial(addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh0, err := Share(c0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh1, err := TakeShared(c1)
+	if err != nil || sh0 == nil || sh1 == nil {
+		t.Fatalf("shared memory: %v, %v (%v)", sh0, sh1, err)
+	}
+	n0, n1 := NewConn(c0, "b", 5*time.Second), NewConn(c1, "a", 5*time.Second)
+	n0.Use(sh0)
+	n1.Use(sh1)
+	g0 := New(sched.New(), 0, 2, lookahead, []*Conn{nil, n0})
+	g1 := New(sched.New(), 1, 2, lookahead, []*Conn{n1})
+	t.Cleanup(func() { n0.Close(); n1.Close() })
+	return g0, g1
+}
+
 // both runs f on each group at once and returns their faults.
 func both(g0, g1 *Group, f func(g *Group)) []error {
 	errs := make([]error, 2)
@@ -79,6 +113,9 @@ func TestGroupsHandEventsOnOverTCP(t *testing.T) { handEventsOn(t, pair) }
 
 // The same over a Unix socket, as a run's process and its parts' join.
 func TestGroupsHandEventsOnOverUnixSocket(t *testing.T) { handEventsOn(t, unixPair) }
+
+// The same with the safe times in shared memory, the posts over the socket.
+func TestGroupsHandEventsOnInSharedMemory(t *testing.T) { handEventsOn(t, sharedPair) }
 
 func handEventsOn(t *testing.T, join func(testing.TB, time.Duration) (*Group, *Group)) {
 	g0, g1 := join(t, 10)
@@ -137,7 +174,7 @@ func BenchmarkWindowExchange(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		join func(testing.TB, time.Duration) (*Group, *Group)
-	}{{"tcp", pair}, {"unix", unixPair}} {
+	}{{"tcp", pair}, {"unix", unixPair}, {"shared", sharedPair}} {
 		b.Run(c.name, func(b *testing.B) {
 			g0, g1 := c.join(b, time.Nanosecond)
 			for _, g := range []*Group{g0, g1} {
@@ -226,7 +263,7 @@ func TestLargeWindowsBothWaysCross(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		join func(testing.TB, time.Duration) (*Group, *Group)
-	}{{"tcp", pair}, {"unix", unixPair}} {
+	}{{"tcp", pair}, {"unix", unixPair}, {"shared", sharedPair}} {
 		g0, g1 := c.join(t, 10)
 		got := [2]int{}
 		big := make([]byte, 600<<10)
@@ -542,5 +579,51 @@ func TestIdleDropsAccountsUntilTheNextPoint(t *testing.T) {
 	g0.conns[1].Close()
 	if _, _, ok, err := g1.conns[0].Idle(); ok || err != nil {
 		t.Errorf("idle after the run hung up: %v, %v; want not ok and no error", ok, err)
+	}
+}
+
+// Two parts that share memory tell each other their safe times there and
+// write nothing to the connection while the other is awake; a part that
+// sleeps waiting is sent the account over the connection too, and an
+// account with a post is always sent, and read before the safe time
+// beside it is believed. At a point's end each clears its safe time, so
+// that the next point does not start from it.
+func TestSharedSafeTimesAndWhatStillTravelsTheConnection(t *testing.T) {
+	g0, g1 := sharedPair(t, 10)
+	var got []string
+	g0.Deliver = func(origin uint32, at, from time.Duration, data []byte) {
+		got = append(got, fmt.Sprintf("%s at %v from %v by %d", data, at, from, origin))
+	}
+	g1.report(OpUntil, 5, false)
+	g1.report(OpUntil, 10, false)
+	if g1.pc.wrote != 0 || !g0.pollShared() || g0.safe[1] != 10 {
+		t.Fatalf("wrote %d accounts, part 0 read part 1 safe to %v; want none written and 10ns", g1.pc.wrote, g0.safe[1])
+	}
+	g0.sh.sleeping(0).Store(1)
+	g1.report(OpUntil, 15, false)
+	if g1.pc.wrote != 1 {
+		t.Fatalf("to a sleeping part wrote %d accounts, want 1", g1.pc.wrote)
+	}
+	kind, body, err := g0.pc.Read()
+	if w, derr := Decode(body); err != nil || derr != nil || kind != KindWindow || w.Entries[0].Now != 15 {
+		t.Fatalf("the sleeping part read %q %v %v, want the account of 15ns", kind, err, derr)
+	}
+	g0.sh.sleeping(0).Store(0)
+	g1.Post(0, 30, 20, 1, []byte("f"))
+	g1.report(OpUntil, 20, false)
+	if g1.pc.wrote != 2 || g1.sh.accounts(1).Load() != 2 {
+		t.Fatalf("with a post wrote %d accounts, said %d; want 2", g1.pc.wrote, g1.sh.accounts(1).Load())
+	}
+	if !g0.pollShared() || g0.safe[1] != 20 || strings.Join(got, "|") != "f at 30ns from 20ns by 1" {
+		t.Errorf("part 0 took part 1 safe to %v and %q; want 20ns and the post", g0.safe[1], got)
+	}
+	if _, err := g1.Gather([]byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := g0.Gather([]byte("{}")); err != nil || len(all) != 2 {
+		t.Fatalf("gathered %q, %v", all, err)
+	}
+	if a, b := g0.sh.safe(0).Load(), g1.sh.safe(1).Load(); a != 0 || b != 0 {
+		t.Errorf("after the point the safe times read %d and %d, want 0", a, b)
 	}
 }
