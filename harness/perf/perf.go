@@ -132,8 +132,8 @@ type Result struct {
 	BytesSent     uint64  `json:"bytes_sent,omitempty"`
 	BytesReceived uint64  `json:"bytes_received,omitempty"`
 	// ReceiveElapsed is how long a datagram stream took to arrive at the
-	// receiving socket, by the kernel's arrival times, at the rate it
-	// arrived after its first tenth (server.go's arrivals). Elapsed
+	// receiving socket, by the kernel's arrival times, at the median of
+	// its rates over tenths of the test (server.go's arrivals). Elapsed
 	// ends when the sender's host has let go of its last message
 	// (flush_linux.go), but a path can still hold some then (an emulated
 	// NIC's ring, a switch's queue): counted as sent in no time, they

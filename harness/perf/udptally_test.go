@@ -116,9 +116,10 @@ func closedDone() chan done {
 	return c
 }
 
-// A stream's arrival time is its rate between its first mark and its
-// last but one, over all its messages: a start or an end the emulator
-// delivered in a burst does not count as the link's.
+// A stream's arrival time is the median of its rates between marks, from
+// its first mark to its last but one, over all its messages: a start, an
+// end or a stretch the emulator delivered late does not count as the
+// link's.
 func TestArrivalsTimeTheStreamsMiddle(t *testing.T) {
 	at := func(us ...int) arrivals {
 		a := arrivals{every: 100 * time.Microsecond}
@@ -133,11 +134,17 @@ func TestArrivalsTimeTheStreamsMiddle(t *testing.T) {
 		want time.Duration
 	}{
 		// Four at once, one every 50 µs, and the last two at once: marks
-		// at 100 (4 before), 200 (6), 300 (8), 400 (10): from the first to
-		// the last but one, 4 messages in 200 µs; 12 messages: 600 µs.
+		// at 100 (4 before), 200 (6), 300 (8), 400 (10): windows of 50 µs a
+		// message up to the last but one; 12 messages: 600 µs.
 		{"bursts at both ends", at(0, 0, 0, 0, 100, 150, 200, 250, 300, 350, 400, 400), 600 * time.Microsecond},
 		// Evenly 50 µs apart: 10 messages take 500 µs.
 		{"even", at(0, 50, 100, 150, 200, 250, 300, 350, 400, 450), 500 * time.Microsecond},
+		// Sixteen 50 µs apart, of which 11-13 came late, at 690 µs with
+		// 14: marks at 100 (2), 200 (4), 300 (6), 400 (8), 500 (10), 690
+		// (11), 700 (14); windows of 50, 50, 50, 50 and 190 µs a message:
+		// the median, 50, over 16 messages (first mark to last but one
+		// would give 65.6 µs a message, 1.05 ms).
+		{"late before the end", at(0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 690, 690, 690, 700, 750), 800 * time.Microsecond},
 		// A pause over several marks' lengths makes one mark, and counts:
 		// marks at 100 (2 before), 500 (4), 600 (6); 2 messages in 400 µs,
 		// 8 messages: 1.6 ms.
