@@ -111,8 +111,8 @@ func runAALRR(ctx context.Context, spec Spec, res *Result, m *meter) (time.Durat
 
 // aalSink counts the SDUs on the server's VC until the client is done and
 // the path has drained, as sink does.
-func aalSink(c *nativeConn, limit time.Time, warmup time.Duration, finished <-chan done) serverReport {
-	return sink(c.recv, limit, warmup, finished)
+func aalSink(c *nativeConn, limit time.Time, markEvery time.Duration, finished <-chan done) serverReport {
+	return sink(c.recv, limit, markEvery, finished)
 }
 
 // aalEcho answers each request SDU with a response SDU on the server's VC,

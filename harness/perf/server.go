@@ -276,7 +276,7 @@ func stampArrivals(pc net.PacketConn) {
 // udpSink counts datagrams until the client is done and the path has
 // drained, as sink does, each at the kernel's time for its arrival when
 // stampArrivals asked for it.
-func udpSink(pc net.PacketConn, limit time.Time, warmup time.Duration, finished <-chan done) serverReport {
+func udpSink(pc net.PacketConn, limit time.Time, markEvery time.Duration, finished <-chan done) serverReport {
 	buf, oob := make([]byte, 1<<16), make([]byte, stampOOB)
 	uc := pc.(*net.UDPConn)
 	return sink(func(wait time.Duration) ([]byte, time.Time, error) {
@@ -286,25 +286,24 @@ func udpSink(pc net.PacketConn, limit time.Time, warmup time.Duration, finished 
 			return nil, time.Time{}, err
 		}
 		return buf[:n], stampIn(oob[:oobn]), nil
-	}, limit, warmup, finished)
+	}, limit, markEvery, finished)
 }
 
 // sink counts the messages recv gives until the client is done and the
 // path has drained: unique sequence numbers, late (reordered) ones,
 // duplicates, RFC 3550 interarrival jitter from the sender's timestamps,
-// and how long the messages took to arrive (arrivals, marked every
-// warmup).
-// recv waits at most wait for the next message and gives the time it
-// arrived (zero: the sink reads the clock itself). The path has
+// and how long the messages took to arrive (arrivals, a mark each
+// markEvery). recv waits at most wait for the next message and gives the
+// time it arrived (zero: the sink reads the clock itself). The path has
 // drained after drainWait with nothing, or as soon as every message the
 // client sent has arrived (each with a sequence number, none twice: a
 // path that duplicates may still carry copies).
-func sink(recv func(wait time.Duration) ([]byte, time.Time, error), limit time.Time, warmup time.Duration, finished <-chan done) serverReport {
+func sink(recv func(wait time.Duration) ([]byte, time.Time, error), limit time.Time, markEvery time.Duration, finished <-chan done) serverReport {
 	var rep serverReport
 	var tally UDPTally
 	var sent, bare uint64
 	var doneAt time.Time
-	arr := arrivals{every: warmup}
+	arr := arrivals{every: markEvery}
 	for time.Now().Before(limit) {
 		if doneAt.IsZero() {
 			select {
