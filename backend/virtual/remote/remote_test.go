@@ -37,6 +37,16 @@ func unixPair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
 
 // join dials addr, where ln listens, and returns the two ends' groups.
 func join(t testing.TB, ln net.Listener, addr string, lookahead time.Duration) (*Group, *Group) {
+	c0, c1 := dialPair(t, ln, addr)
+	g0 := New(sched.New(), 0, 2, lookahead, []*Conn{nil, NewConn(c0, "b", 5*time.Second)})
+	g1 := New(sched.New(), 1, 2, lookahead, []*Conn{NewConn(c1, "a", 5*time.Second)})
+	t.Cleanup(func() { c0.Close(); c1.Close() })
+	return g0, g1
+}
+
+// dialPair dials addr, where ln listens: the listener's end, then the
+// dialler's.
+func dialPair(t testing.TB, ln net.Listener, addr string) (net.Conn, net.Conn) {
 	c1, err := Dial(addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +55,7 @@ func join(t testing.TB, ln net.Listener, addr string, lookahead time.Duration) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	g0 := New(sched.New(), 0, 2, lookahead, []*Conn{nil, NewConn(c0, "b", 5*time.Second)})
-	g1 := New(sched.New(), 1, 2, lookahead, []*Conn{NewConn(c1, "a", 5*time.Second)})
-	t.Cleanup(func() { c0.Close(); c1.Close() })
-	return g0, g1
+	return c0, c1
 }
 
 // sharedPair returns two parts' groups joined as a run's process and a
@@ -60,14 +67,7 @@ func sharedPair(t testing.TB, lookahead time.Duration) (*Group, *Group) {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	c1, err := Dial(addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c0, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c0, c1 := dialPair(t, ln, addr)
 	sh0, err := Share(c0, 2)
 	if err != nil {
 		t.Fatal(err)
