@@ -281,7 +281,7 @@ func udpSink(pc net.PacketConn, limit time.Time, markEvery time.Duration, finish
 	uc := pc.(*net.UDPConn)
 	return sink(func(wait time.Duration) ([]byte, time.Time, error) {
 		uc.SetReadDeadline(time.Now().Add(wait))
-		n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
+		n, oobn, _, _, err := uc.ReadMsgUDPAddrPort(buf, oob) // no address to allocate
 		if err != nil {
 			return nil, time.Time{}, err
 		}

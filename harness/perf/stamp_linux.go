@@ -19,17 +19,21 @@ func receiveStamps(fd int) {
 }
 
 // stampIn is the receive time in a message's control data (see
-// receiveStamps), or the zero time when it has none.
+// receiveStamps), or the zero time when it has none. It reads the
+// messages in place (ParseOneSocketControlMessage): the sink calls it
+// for every datagram, and a parse that allocated made garbage at the
+// receiver's message rate.
 func stampIn(oob []byte) time.Time {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return time.Time{}
-	}
-	for _, m := range msgs {
-		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
-			ts := *(*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+	for len(oob) > 0 {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(oob)
+		if err != nil {
+			return time.Time{}
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := *(*unix.Timespec)(unsafe.Pointer(&data[0]))
 			return time.Unix(ts.Unix())
 		}
+		oob = rest
 	}
 	return time.Time{}
 }

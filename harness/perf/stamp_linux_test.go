@@ -4,6 +4,9 @@ import (
 	"net"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The UDP sink times each datagram by its arrival at the socket, not by
@@ -49,5 +52,30 @@ func TestNativeReceiveIsStamped(t *testing.T) {
 	}
 	if at.Before(before.Add(-time.Millisecond)) || at.After(before.Add(10*time.Millisecond)) {
 		t.Errorf("an SDU sent at %v, read 20 ms later, is stamped %v", before.Format(time.StampMicro), at.Format(time.StampMicro))
+	}
+}
+
+// stampIn finds the receive time behind other control messages, and
+// reads it in place: the sink calls it for every datagram.
+func TestStampInReadsInPlace(t *testing.T) {
+	want := time.Unix(1765000000, 123456789)
+	oob := unix.UnixRights(7) // a message of another type first
+	ts := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&ts[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS
+	h.SetLen(unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))))
+	*(*unix.Timespec)(unsafe.Pointer(&ts[unix.CmsgLen(0)])) = unix.NsecToTimespec(want.UnixNano())
+	oob = append(oob, ts...)
+	if got := stampIn(oob); !got.Equal(want) {
+		t.Errorf("stampIn = %v, want %v", got, want)
+	}
+	if got := stampIn(oob[:len(oob)-1]); !got.IsZero() {
+		t.Errorf("a truncated timestamp reads %v, want none", got)
+	}
+	if got := stampIn(nil); !got.IsZero() {
+		t.Errorf("no control data reads %v, want none", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { stampIn(oob) }); n != 0 {
+		t.Errorf("stampIn allocates %v times a message, want 0", n)
 	}
 }
