@@ -183,25 +183,10 @@ func (r *Router) ipv4(in *Iface, pkt []byte) {
 	// The outgoing frame is built once the CPU takes the packet: a full CPU
 	// queue drops it without the copy.
 	if !push {
-		r.serve(st, &st.Forwarded, r.cfg.Cost.IP, len(pkt), func() {
-			f, out := rt.Iface.frame(etherIPv4, len(pkt))
-			copy(out, pkt)
-			setTTL(out, ttl-1)
-			rt.Iface.forward(via, f)
-		})
+		r.serve(st, &st.Forwarded, r.cfg.Cost.IP, len(pkt), job{op: opForward, out: rt.Iface, via: via, pkt: pkt, ttl: ttl})
 		return
 	}
-	r.serve(st, &st.Pushed, r.cfg.Cost.Push, 4+len(pkt), func() {
-		f, out := rt.Iface.frame(etherMPLS, 4+len(pkt))
-		copy(out[4:], pkt)
-		mttl := ttl - 1 // uniform: the push hop counts (RFC 3443)
-		if r.cfg.PipeTTL {
-			setTTL(out[4:], ttl-1) // pipe: the ingress is one IP hop, the LSP another
-			mttl = 255
-		}
-		binary.BigEndian.PutUint32(out, Entry{Label: label, Bottom: true, TTL: mttl}.Word())
-		rt.Iface.forward(via, f)
-	})
+	r.serve(st, &st.Pushed, r.cfg.Cost.Push, 4+len(pkt), job{op: opPush, out: rt.Iface, via: via, pkt: pkt, ttl: ttl, label: label})
 }
 
 // nextHop is the address a route sends dst to.
@@ -249,7 +234,7 @@ func (r *Router) originate(src, dst netip.Addr, icmp []byte) {
 	}
 	f, out := rt.Iface.frame(etherIPv4, 20+len(icmp))
 	copy(out, newIPv4(src, dst, 1, icmp))
-	r.serve(&rt.Iface.stats, nil, r.cfg.Cost.IP, len(out), func() { rt.Iface.forward(r.nextHop(rt, dst), f) })
+	r.serve(&rt.Iface.stats, nil, r.cfg.Cost.IP, len(out), job{op: opSend, out: rt.Iface, via: r.nextHop(rt, dst), send: f})
 }
 
 // mpls switches a labelled packet by its top entry.
@@ -265,11 +250,22 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 	}
 	top := ParseEntry(pkt)
 	if top.Label == ExplicitNull && top.Bottom { // the egress pops label 0 itself
-		inner := slices.Clone(pkt[4:])
+		// The inner packet's TTL may change, and a received frame's bytes
+		// are never changed (emulator.Frame): it is copied into a frame of
+		// the router's pool, which the job holds instead of the received one.
+		c := r.pool.Get(len(pkt) - 4)
+		inner := c.Data
+		copy(inner, pkt[4:])
 		if validIPv4(inner) && !r.cfg.PipeTTL {
 			setTTL(inner, min(top.TTL, inner[8]))
 		}
-		r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(inner), func() { r.ipv4(in, inner) })
+		received := r.held
+		r.held = c
+		r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(inner), job{op: opRoute, in: in, pkt: inner})
+		if r.held != nil { // refused, or routed already (no CPU)
+			r.held.Release()
+		}
+		r.held = received
 		return
 	}
 	e, ok := r.ilm[top.Label]
@@ -289,55 +285,128 @@ func (r *Router) mpls(in *Iface, pkt []byte) {
 			st.TooBig++
 			return
 		}
-		r.serve(st, &st.Swapped, r.cfg.Cost.Swap, len(pkt), func() {
-			f, out := e.Iface.frame(etherMPLS, len(pkt))
-			copy(out, pkt)
-			binary.BigEndian.PutUint32(out, Entry{Label: e.Out, Bottom: top.Bottom, TTL: top.TTL - 1}.Word()) // TC reset to 0, as Linux does
-			e.Iface.forward(e.Via, f)
-		})
+		r.serve(st, &st.Swapped, r.cfg.Cost.Swap, len(pkt), job{op: opSwap, out: e.Iface, via: e.Via, pkt: pkt, ttl: top.TTL, label: e.Out, bottom: top.Bottom})
 		return
 	}
 	rest := pkt[4:]
-	typ := uint16(etherMPLS)
-	if top.Bottom {
-		if !validIPv4(rest) {
-			st.Malformed++
-			return
-		}
-		typ = etherIPv4
+	if top.Bottom && !validIPv4(rest) {
+		st.Malformed++
+		return
 	}
-	r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(rest), func() {
-		f, out := e.Iface.frame(typ, len(rest))
-		copy(out, rest)
+	r.serve(st, &st.Popped, r.cfg.Cost.Pop, len(rest), job{op: opPop, out: e.Iface, via: e.Via, pkt: rest, ttl: top.TTL, bottom: top.Bottom})
+}
+
+// A job is what one operation's CPU time buys: a packet to send on, or
+// to route again. It is a value the CPU queues, not a closure, so that
+// forwarding a packet allocates nothing (a closure a packet was most of
+// what gns3-mpls's routers left for the collector).
+type job struct {
+	op    jobOp
+	in    *Iface     // opRoute: the interface the packet came in on
+	out   *Iface     // the interface it leaves by, towards via
+	via   netip.Addr // the next hop
+	pkt   []byte     // the packet (opPop: below the popped entry), in the job's frame
+	ttl   uint8      // the IP TTL (opForward, opPush) or the top entry's (opSwap, opPop)
+	label uint32     // the label pushed (opPush) or swapped in (opSwap)
+	// bottom: the popped or swapped entry was the last of the stack.
+	bottom bool
+	send   *emulator.Frame // opSend: the frame, built already
+	// r is the router whose job it is; f is the frame pkt points into,
+	// released once the job is done (nil: none, or not taken: no CPU).
+	r *Router
+	f *emulator.Frame
+}
+
+// jobOp is what a job does once the CPU has spent its time.
+type jobOp uint8
+
+const (
+	opForward jobOp = iota // send an IP packet on, its TTL decremented
+	opPush                 // send an IP packet on with a label pushed
+	opSwap                 // send a labelled packet on with its top label swapped
+	opPop                  // send what is below the top entry on
+	opRoute                // route the IP packet below an explicit null
+	opSend                 // send a frame the router made (ICMP)
+)
+
+// do carries out j. The outgoing frame is built only now: a full CPU
+// queue drops a packet without the copy.
+func (r *Router) do(j *job) {
+	switch j.op {
+	case opForward:
+		f, out := j.out.frame(etherIPv4, len(j.pkt))
+		copy(out, j.pkt)
+		setTTL(out, j.ttl-1)
+		j.out.forward(j.via, f)
+	case opPush:
+		f, out := j.out.frame(etherMPLS, 4+len(j.pkt))
+		copy(out[4:], j.pkt)
+		mttl := j.ttl - 1 // uniform: the push hop counts (RFC 3443)
+		if r.cfg.PipeTTL {
+			setTTL(out[4:], j.ttl-1) // pipe: the ingress is one IP hop, the LSP another
+			mttl = 255
+		}
+		binary.BigEndian.PutUint32(out, Entry{Label: j.label, Bottom: true, TTL: mttl}.Word())
+		j.out.forward(j.via, f)
+	case opSwap:
+		f, out := j.out.frame(etherMPLS, len(j.pkt))
+		copy(out, j.pkt)
+		binary.BigEndian.PutUint32(out, Entry{Label: j.label, Bottom: j.bottom, TTL: j.ttl - 1}.Word()) // TC reset to 0, as Linux does
+		j.out.forward(j.via, f)
+	case opPop:
+		typ := uint16(etherMPLS)
+		if j.bottom {
+			typ = etherIPv4
+		}
+		f, out := j.out.frame(typ, len(j.pkt))
+		copy(out, j.pkt)
 		switch {
 		case r.cfg.PipeTTL:
-		case top.Bottom: // uniform: the decremented label TTL becomes the IP TTL
-			setTTL(out, top.TTL-1)
+		case j.bottom: // uniform: the decremented label TTL becomes the IP TTL
+			setTTL(out, j.ttl-1)
 		case len(out) >= 4: // uniform: the exposed entry inherits the TTL
-			binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(top.TTL-1))
+			binary.BigEndian.PutUint32(out, ParseEntry(out).Word()&^0xFF|uint32(j.ttl-1))
 		}
-		e.Iface.forward(e.Via, f)
-	})
+		j.out.forward(j.via, f)
+	case opRoute:
+		r.ipv4(j.in, j.pkt)
+	case opSend:
+		j.out.forward(j.via, j.send)
+	}
+}
+
+// finish carries out a job the CPU has spent its time on, then releases
+// its frame, unless routing the packet again handed it to the next job.
+func (r *Router) finish(j *job) {
+	received := r.held
+	r.held = j.f
+	r.do(j)
+	if r.held != nil {
+		r.held.Release()
+	}
+	r.held = received
 }
 
 // serve charges the router's CPU for one operation on an n-octet packet,
-// then runs done; the job takes the frame being received (held), whose
-// bytes done copies, and releases it after. The operation counts in op once the CPU has taken it; a
-// full CPU queue drops the packet and counts it in the stats of the
-// interface it came in on (or, for a packet the router made, goes out on).
-func (r *Router) serve(st *emulator.RouterStats, op *uint64, cost time.Duration, n int, done func()) {
+// then does j; j takes the frame being received (held), whose bytes it
+// copies, and releases it after. The operation counts in op once the CPU
+// has taken it; a full CPU queue drops the packet and counts it in the
+// stats of the interface it came in on (or, for a packet the router made,
+// goes out on).
+func (r *Router) serve(st *emulator.RouterStats, op *uint64, cost time.Duration, n int, j job) {
 	if r.cfg.CPU != nil {
-		if !r.cfg.CPU.serve(r.cpuq, cost+time.Duration(n)*r.cfg.Cost.PerByte, done, r.held) {
+		j.r, j.f = r, r.held
+		if !r.cfg.CPU.serve(r.cpuq, cost+time.Duration(n)*r.cfg.Cost.PerByte, j) {
 			st.CPUDrops++
 			return
 		}
-		r.held = nil // the job releases it once done has copied the packet
+		r.held = nil // the job releases it once it has copied the packet
 	}
 	if op != nil {
 		*op++
 	}
 	if r.cfg.CPU == nil {
-		done()
+		r.do(&j)
 	}
 }
 
@@ -494,12 +563,10 @@ type CPU struct {
 
 type cpuQueue struct{ jobs ring.Ring[cpuJob] }
 
-// cpuJob is work of d; done runs when the CPU has spent it, then f (the
-// frame done copies from, if any) is released.
+// cpuJob is work of d; j is done when the CPU has spent it.
 type cpuJob struct {
-	d    time.Duration
-	done func()
-	f    *emulator.Frame
+	d time.Duration
+	j job
 }
 
 // DefaultCPUQueue is a router's CPU queue unless given: a NIC ring's worth.
@@ -523,14 +590,14 @@ func (c *CPU) queue() *cpuQueue {
 	return q
 }
 
-// serve queues work of d for q; done runs when the CPU has spent d on it,
-// then f (nil: none) is released. A full queue refuses the work, f
-// stays the caller's: serve returns false.
-func (c *CPU) serve(q *cpuQueue, d time.Duration, done func(), f *emulator.Frame) bool {
+// serve queues work of d for q; j's router does j when the CPU has spent
+// d on it. A full queue refuses the work, j.f stays the caller's: serve
+// returns false.
+func (c *CPU) serve(q *cpuQueue, d time.Duration, j job) bool {
 	if q.jobs.Len() >= c.Limit {
 		return false
 	}
-	q.jobs.Push(cpuJob{d, done, f})
+	q.jobs.Push(cpuJob{d, j})
 	if !c.busy {
 		c.run()
 	}
@@ -554,13 +621,10 @@ func (c *CPU) run() {
 
 // finish ends the job in service and starts the next.
 func (c *CPU) finish() {
-	j := c.cur
+	j := c.cur.j
 	c.cur = cpuJob{}
 	c.busy = false
-	j.done()
-	if j.f != nil {
-		j.f.Release()
-	}
+	j.r.finish(&j)
 	if !c.busy {
 		c.run()
 	}
