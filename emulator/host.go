@@ -25,6 +25,9 @@ type HostPort struct {
 
 	RxFrames, RxBytes uint64 // delivered to the host
 	onSpace           func()
+	// sendFn and deliverFn are send and deliver, as the CPU calls them
+	// (bindCPU).
+	sendFn, deliverFn func(*Frame)
 	// segments of a super-frame the NIC has taken but not yet queued
 	// for TX: a TSO engine works through one descriptor at a time.
 	pending ring.Ring[*Frame]
@@ -194,13 +197,26 @@ func (h *HostPort) input(f *Frame) bool {
 	if h.CPU == nil {
 		return h.TX.Send(f)
 	}
+	h.bindCPU()
 	h.CPU.sending = true
-	h.CPU.process(len(f.Data), f.Born, func() {
-		h.CPU.sending = false
-		h.TX.Send(f)
-		h.space()
-	})
+	h.CPU.process(len(f.Data), f.Born, f, h.sendFn, false)
 	return true
+}
+
+// bindCPU makes, once, the functions the CPU calls when it has processed
+// a frame, so that no frame allocates one.
+func (h *HostPort) bindCPU() {
+	if h.sendFn == nil {
+		h.sendFn, h.deliverFn = h.send, h.deliver
+	}
+}
+
+// send sends a frame the host's CPU has processed, and frees the CPU for
+// the next.
+func (h *HostPort) send(f *Frame) {
+	h.CPU.sending = false
+	h.TX.Send(f)
+	h.space()
 }
 
 // Receive implements Receiver: the frame is handed to the host, after its
@@ -210,7 +226,8 @@ func (h *HostPort) Receive(f *Frame) {
 		h.deliver(f)
 		return
 	}
-	h.CPU.Take(len(f.Data), func() { h.deliver(f) })
+	h.bindCPU()
+	h.CPU.Take(f, h.deliverFn)
 }
 
 func (h *HostPort) deliver(f *Frame) {
@@ -235,7 +252,31 @@ type FrameCPU struct {
 	busyUntil time.Duration
 	sending   bool
 	waiting   int
-	Overruns  uint64 // frames dropped because the CPU was behind
+	Overruns  uint64      // frames dropped because the CPU was behind
+	free      []*frameJob // finished jobs, for the next frames
+}
+
+// frameJob is one frame's processing: done(f) runs when it ends, from
+// the job's own timer, which process schedules as sched.At would, so
+// that it keeps its place among simultaneous events. Jobs are reused
+// (FrameCPU.free): a frame allocates no event and no closure.
+type frameJob struct {
+	c     *FrameCPU
+	t     *sched.Timer
+	f     *Frame
+	done  func(*Frame)
+	taken bool // by Take: it counts in waiting until it ends
+}
+
+// end frees the job for the next frame, then hands its frame on.
+func (j *frameJob) end() {
+	c, f, done := j.c, j.f, j.done
+	if j.taken {
+		c.waiting--
+	}
+	*j = frameJob{c: c, t: j.t}
+	c.free = append(c.free, j)
+	done(f)
 }
 
 // DefaultFrameQueue is FrameCPU.Queue unless given.
@@ -249,11 +290,12 @@ func NewFrameCPU(s *sched.Scheduler, perPacket time.Duration, copyRate units.Bit
 	return &FrameCPU{PerPacket: perPacket, Copy: copyRate, Queue: queue, s: s}
 }
 
-// process runs done once the CPU has spent a frame of n octets' cost on
-// it, starting after the work already queued and no earlier than ready (a
-// frame that waited for the CPU while the real-time loop ran late is worked
-// on from when it was ready, so the lateness does not slow the host down).
-func (c *FrameCPU) process(n int, ready time.Duration, done func()) {
+// process runs done(f) once the CPU has spent a frame of n octets' cost
+// on it, starting after the work already queued and no earlier than ready
+// (a frame that waited for the CPU while the real-time loop ran late is
+// worked on from when it was ready, so the lateness does not slow the host
+// down). taken: the frame counts in waiting until then.
+func (c *FrameCPU) process(n int, ready time.Duration, f *Frame, done func(*Frame), taken bool) {
 	if ready <= 0 || ready > c.s.Now() {
 		ready = c.s.Now() // not said, or not yet
 	}
@@ -261,21 +303,27 @@ func (c *FrameCPU) process(n int, ready time.Duration, done func()) {
 	if c.Copy > 0 {
 		c.busyUntil += c.Copy.TxTime(8 * int64(n))
 	}
-	c.s.At(c.busyUntil, done)
+	var j *frameJob
+	if k := len(c.free); k > 0 {
+		j, c.free = c.free[k-1], c.free[:k-1]
+	} else {
+		j = &frameJob{c: c}
+		j.t = c.s.NewTimer(j.end)
+	}
+	j.f, j.done, j.taken = f, done, taken
+	j.t.Reset(c.busyUntil)
 }
 
-// Take queues a frame of n octets that arrived for the CPU; done runs once
-// it is processed. A full queue refuses it (an overrun) and returns false.
-func (c *FrameCPU) Take(n int, done func()) bool {
+// Take queues a frame that arrived for the CPU; done(f) runs once it is
+// processed. A full queue refuses it (an overrun) and returns false. done
+// is best made once, not per frame: Take itself allocates nothing.
+func (c *FrameCPU) Take(f *Frame, done func(*Frame)) bool {
 	if c.waiting >= c.Queue {
 		c.Overruns++
 		return false
 	}
 	c.waiting++
-	c.process(n, c.s.Now(), func() {
-		c.waiting--
-		done()
-	})
+	c.process(len(f.Data), c.s.Now(), f, done, true)
 	return true
 }
 

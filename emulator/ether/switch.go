@@ -54,6 +54,7 @@ func NewSwitch(s *sched.Scheduler, name string) *Switch {
 // AddPort adds a port named name ("p1").
 func (sw *Switch) AddPort(name string) *SwitchPort {
 	p := &SwitchPort{sw: sw, name: sw.Name + ":" + name}
+	p.processed = func(f *emulator.Frame) { sw.input(p, f) }
 	sw.ports = append(sw.ports, p)
 	return p
 }
@@ -127,6 +128,9 @@ type SwitchPort struct {
 	rxBytes  uint64
 	rxErrors uint64
 	cpuDrops uint64 // frames the switch's CPU had no room for
+	// processed is the switch's input from this port, for its CPU to call
+	// once it has processed a frame: made once, not per frame.
+	processed func(f *emulator.Frame)
 }
 
 var _ emulator.Port = (*SwitchPort)(nil)
@@ -139,7 +143,7 @@ func (p *SwitchPort) Receive(f *emulator.Frame) {
 		p.sw.input(p, f)
 		return
 	}
-	if !p.sw.CPU.Take(len(f.Data), func() { p.sw.input(p, f) }) {
+	if !p.sw.CPU.Take(f, p.processed) {
 		p.cpuDrops++
 	}
 }
