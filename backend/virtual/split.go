@@ -6,7 +6,7 @@ import (
 
 	"github.com/atmlab/atmlab/devices"
 	"github.com/atmlab/atmlab/emulator/sched"
-	"github.com/atmlab/atmlab/emulator/sched/window"
+	"github.com/atmlab/atmlab/emulator/sched/parallel"
 	"github.com/atmlab/atmlab/emulator/vhost"
 	"github.com/atmlab/atmlab/harness/labrun"
 	"github.com/atmlab/atmlab/topologies"
@@ -15,13 +15,14 @@ import (
 )
 
 // Split is a split lab built for virtual time in one process: each part's
-// models and hosts on a scheduler of its own, run in windows of the
-// lookahead, each part on a goroutine of its own (package
-// emulator/sched/window), what crosses a cut handed on at the windows'
-// ends. Its results are those of the lab built whole (Build).
+// models and hosts on a scheduler of its own, each part on a goroutine of
+// its own, running as far ahead as the others' safe times and the
+// lookahead allow (package emulator/sched/parallel), what crosses a cut
+// handed to the far part before it runs anything that late. Its results
+// are those of the lab built whole (Build).
 type Split struct {
 	Plan  *split.Plan
-	Group *window.Group
+	Group *parallel.Group
 	Net   *devices.Network
 	Parts []*vhost.Lab // in the plan's order
 	Hosts map[string]*vhost.Host
@@ -39,7 +40,7 @@ func BuildSplit(lab *topologies.Lab, plan *split.Plan, seed uint64) (*Split, err
 		scheds[i] = sched.New()
 		sp.index[p.Name] = i
 	}
-	sp.Group = window.New(scheds, plan.Lookahead())
+	sp.Group = parallel.New(scheds, plan.Lookahead())
 	sp.Net = devices.BuildSplit(&seeded, &devices.Split{Plan: plan,
 		Sched: func(part string) *sched.Scheduler { return scheds[sp.index[part]] },
 		Post: func(src, dst string, at, from time.Duration, origin uint32, f func()) {

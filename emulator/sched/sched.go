@@ -8,7 +8,7 @@
 // origin), then in sequence. In one scheduler the instant an event is
 // scheduled at only grows with the sequence, so the order is the order
 // of scheduling; across the parts of a split lab it is the one order every
-// part can compute alone (package emulator/sched/window).
+// part can compute alone (package emulator/sched/parallel).
 // Under a virtual clock the queue is drained as fast as the CPU allows (Run,
 // RunUntil, Step) and results are exact to the nanosecond. Under a real-time
 // driver (the kernel package's event loop) the driver runs the events due by
@@ -159,9 +159,10 @@ func (s *Scheduler) RunUntil(t time.Duration) {
 }
 
 // RunBefore runs every event due before t (not at t), each at its own
-// time, and leaves the clock at t: a part of a split lab runs a window so
-// (package emulator/sched/window), since what another part hands in may
-// be due at t itself and order before this part's own events at t.
+// time, and leaves the clock at t: a part of a split lab that follows a
+// test's lead stops so at the lead's end (package emulator/sched/parallel),
+// since what another part hands in may be due at t itself and order
+// before this part's own events at t.
 func (s *Scheduler) RunBefore(t time.Duration) {
 	for len(s.events) > 0 && s.events[0].at < t {
 		s.Step()

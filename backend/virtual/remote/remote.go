@@ -414,7 +414,7 @@ func (g *Group) step(b time.Duration) time.Duration {
 }
 
 // RunUntil runs every part's events due at or before t, each part as far
-// as the others' safe times allow, as window.Group.RunUntil does; every
+// as the others' safe times allow, as parallel.Group.RunUntil does; every
 // process calls it. It returns once this part is at t; the others may
 // not be yet.
 func (g *Group) RunUntil(t time.Duration) {
@@ -432,7 +432,7 @@ func (g *Group) RunUntil(t time.Duration) {
 	}
 }
 
-// RunLead is window.Group.RunLead for the lead's process: it runs until
+// RunLead is parallel.Group.RunLead for the lead's process: it runs until
 // done after one of its events, or its clock reaches limit, or it has
 // nothing left before limit, at most a lookahead ahead of the others,
 // which Follow it no further than its safe time; it then tells them

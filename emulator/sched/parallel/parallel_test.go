@@ -1,7 +1,8 @@
-package window
+package parallel
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func (m *pingPong) event(part int, name string) func() {
 	}
 }
 
-// run runs the model on one scheduler (group nil) or on two in windows.
+// run runs the model on one scheduler or on two, split.
 func runPingPong(t *testing.T, split bool, lookahead time.Duration) [2][]string {
 	m := &pingPong{d: 10, stop: 200}
 	if !split {
@@ -65,12 +66,12 @@ func runPingPong(t *testing.T, split bool, lookahead time.Duration) [2][]string 
 	return m.logs
 }
 
-// Frames that arrive at exactly a window's edge (departure + lookahead,
-// the lookahead the link's delay) and local events at the same instants
-// run in one order whether the parts share a scheduler or run in windows
+// Frames that arrive exactly a lookahead after they left (the lookahead
+// the link's delay) and local events at the same instants
+// run in one order whether the parts share a scheduler or run apart
 // on two: at, rank, the instant scheduled at, the scheduler's own before
 // those handed in, then the order handed in.
-func TestWindowsKeepOneSchedulersOrder(t *testing.T) {
+func TestSplitKeepsOneSchedulersOrder(t *testing.T) {
 	want := runPingPong(t, false, 0)
 	if len(want[1]) < 20 || want[1][1] != "10ns local scheduled at 0" || want[1][2] != "10ns msg from 0@0s" {
 		t.Fatalf("one scheduler's order: %q", want[1][:3])
@@ -117,16 +118,16 @@ func TestEqualTimesOrderByCutThenSending(t *testing.T) {
 	}
 }
 
-// A frame due before the window's end is a lookahead too long: Post
+// A frame due less than a lookahead after it left is a lookahead too long: Post
 // refuses it rather than deliver it late.
-func TestPostInsideTheWindowPanics(t *testing.T) {
+func TestPostInsideTheLookaheadPanics(t *testing.T) {
 	s := []*sched.Scheduler{sched.New(), sched.New()}
 	g := New(s, 10)
 	defer g.Close()
 	s[0].At(2, func() { g.Post(0, 1, 9, 2, 1, func() {}) })
 	defer func() {
 		if recover() == nil {
-			t.Fatal("a post inside the window did not panic")
+			t.Fatal("a post inside the lookahead did not panic")
 		}
 	}()
 	g.RunUntil(20)
@@ -158,4 +159,117 @@ func TestRunLeadStopsTheOthersAtTheLeadsEnd(t *testing.T) {
 	if g2.RunLead(1, func() bool { return false }, time.Second) {
 		t.Fatal("an idle lab was done")
 	}
+}
+
+// chatter is a model of n parts that post each other frames at random
+// delays of at least d and schedule local events at random, each part
+// drawing from a generator of its own in its own events' order: the same
+// logs on one scheduler and split mean every part ran its events in one
+// scheduler's order, wherever the parts' goroutines were. Each event has
+// one successor, at its part or another, and a chain's frames come due
+// at equal times often.
+type chatter struct {
+	s    []*sched.Scheduler
+	rng  []*rand.Rand
+	post func(src, dst int, at, from time.Duration, origin uint32, f func())
+	d    time.Duration
+	logs [][]string
+	stop time.Duration
+}
+
+func (m *chatter) event(part int, name string) func() {
+	return func() {
+		s, r := m.s[part], m.rng[part]
+		now := s.Now()
+		m.logs[part] = append(m.logs[part], fmt.Sprintf("%v %s", now, name))
+		if now > m.stop {
+			return
+		}
+		// One successor, here or over there, keeps the chains' number.
+		if r.IntN(2) == 0 {
+			dst := r.IntN(len(m.s) - 1)
+			if dst >= part {
+				dst++
+			}
+			at := now + m.d + time.Duration(r.IntN(3))*m.d/2
+			m.post(part, dst, at, now, uint32(part+1), m.event(dst, fmt.Sprintf("from %d@%v", part, now)))
+		} else {
+			s.At(now+time.Duration(r.IntN(int(m.d))), m.event(part, fmt.Sprintf("local of %v", now)))
+		}
+	}
+}
+
+func runChatter(n int, seed uint64, lookahead time.Duration, split bool) [][]string {
+	m := &chatter{d: 20, stop: 2000, logs: make([][]string, n)}
+	one := sched.New()
+	var g *Group
+	for i := range n {
+		m.rng = append(m.rng, rand.New(rand.NewPCG(seed, uint64(i))))
+		if split {
+			m.s = append(m.s, sched.New())
+		} else {
+			m.s = append(m.s, one)
+		}
+	}
+	if split {
+		g = New(m.s, lookahead)
+		m.post = g.Post
+	} else {
+		m.post = func(_, dst int, at, from time.Duration, origin uint32, f func()) {
+			m.s[dst].AtFrom(at, from, origin, f)
+		}
+	}
+	for i := range n {
+		for k := range 4 {
+			m.s[i].At(time.Duration(i+k), m.event(i, fmt.Sprintf("start %d", k)))
+		}
+	}
+	if split {
+		g.RunUntil(2500)
+	} else {
+		one.RunUntil(2500)
+	}
+	return m.logs
+}
+
+func TestPartsRunningApartKeepOneSchedulersOrder(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		for seed := range uint64(20) {
+			want := runChatter(n, seed, 0, false)
+			for _, la := range []time.Duration{20, 7} {
+				got := runChatter(n, seed, la, true)
+				for p := range n {
+					if !slices.Equal(got[p], want[p]) {
+						t.Fatalf("%d parts, seed %d, lookahead %v, part %d: %d events, want %d; first difference at %d", n, seed, la, p, len(got[p]), len(want[p]), firstDiff(got[p], want[p]))
+					}
+				}
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// A part's panic on its own goroutine reaches the caller, and the parts
+// waiting on it return.
+func TestAPartsPanicReachesTheCaller(t *testing.T) {
+	s := []*sched.Scheduler{sched.New(), sched.New(), sched.New()}
+	g := New(s, 10)
+	var tick func()
+	tick = func() { s[0].After(3, tick) }
+	s[0].At(0, tick)
+	s[2].At(25, func() { panic("part 2 broke") })
+	defer func() {
+		if p := recover(); p != "part 2 broke" {
+			t.Fatalf("recovered %v, want part 2's panic", p)
+		}
+	}()
+	g.RunUntil(1000)
 }
