@@ -227,7 +227,9 @@ func (h *HostPort) Receive(f *Frame) {
 		return
 	}
 	h.bindCPU()
-	h.CPU.Take(f, h.deliverFn)
+	if !h.CPU.Take(f, h.deliverFn) {
+		f.Release() // an overrun: the host never sees it
+	}
 }
 
 func (h *HostPort) deliver(f *Frame) {

@@ -43,12 +43,25 @@ func TestHostCPU(t *testing.T) {
 	c := &HostPort{Name: "c", CPU: NewFrameCPU(s, 100*time.Microsecond, 0, 4)}
 	got := 0
 	c.Sink = func(*Frame) { got++ }
+	var pool Pool
+	var burst []*Frame
 	for range 10 {
-		c.Receive(&Frame{Data: make([]byte, 100)})
+		f := pool.Get(100)
+		burst = append(burst, f)
+		c.Receive(f)
 	}
 	s.Run()
 	if got != 4 || c.Stats().HostOverruns != 6 {
 		t.Errorf("a burst of 10 into a queue of 4: %d delivered, %d overruns", got, c.Stats().HostOverruns)
+	}
+	// Each overrun went back to its pool at once, and the next frame of
+	// the burst was read into it: five frames in all.
+	distinct := map[*Frame]bool{}
+	for _, f := range burst {
+		distinct[f] = true
+	}
+	if len(distinct) != 5 || burst[9] != burst[4] {
+		t.Errorf("a burst of 10 with 6 overruns took %d frames from its pool, want 5 (the refused one reused)", len(distinct))
 	}
 }
 

@@ -145,6 +145,7 @@ func (p *SwitchPort) Receive(f *emulator.Frame) {
 	}
 	if !p.sw.CPU.Take(f, p.processed) {
 		p.cpuDrops++
+		f.Release()
 	}
 }
 

@@ -140,10 +140,20 @@ func TestSoftwareSwitch(t *testing.T) {
 	h[1].Input(ethFrame(0, mac(1), mac(2), 64)) // h2 is learned: later frames are unicast
 	s.Run()
 	h[1].got = nil
+	var pool emulator.Pool
+	var sent []*emulator.Frame
 	for i := range 6 {
-		h[0].Input(ethFrame(uint64(i+1), mac(2), mac(1), 1000)) // 8.16 µs apart at 1G (1000 + 20 octets)
+		f := pool.Get(1000)
+		copy(f.Data, ethFrame(0, mac(2), mac(1), 1000).Data)
+		f.ID = uint64(i + 1)
+		sent = append(sent, f)
+		h[0].Input(f) // 8.16 µs apart at 1G (1000 + 20 octets)
 	}
 	s.Run()
+	// What the full CPU dropped went back to its pool (the last first).
+	if f := pool.Get(1000); f != sent[5] {
+		t.Errorf("the pool gives %p after the CPU dropped frames 4-6, want the last dropped %p", f, sent[5])
+	}
 	// Frames arrive every 8.16 µs; the first is processed at once, the CPU
 	// holds 3 including the one in service, so 4, 5 and 6 (all before the
 	// first is done at 75 µs) find it full.
