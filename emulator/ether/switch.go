@@ -78,6 +78,7 @@ func (sw *Switch) Lookup(m MAC) (*SwitchPort, bool) {
 func (sw *Switch) input(in *SwitchPort, f *emulator.Frame) {
 	if len(f.Data) < emulator.EtherHeader {
 		in.rxErrors++
+		f.Release()
 		return
 	}
 	var dst, src MAC
@@ -88,6 +89,7 @@ func (sw *Switch) input(in *SwitchPort, f *emulator.Frame) {
 	}
 	if dst[0] == 0x01 && dst[1] == 0x80 && dst[2] == 0xC2 && dst[3] == 0 && dst[4] == 0 && dst[5]&0xF0 == 0 {
 		sw.Filtered++
+		f.Release()
 		return
 	}
 	if sw.Latency > 0 {
@@ -104,6 +106,7 @@ func (sw *Switch) forward(in *SwitchPort, f *emulator.Frame, dst MAC) {
 		if out, ok := sw.Lookup(dst); ok {
 			if out == in {
 				sw.Filtered++
+				f.Release()
 				return
 			}
 			out.transmit(f)

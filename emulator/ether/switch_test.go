@@ -82,14 +82,30 @@ func TestSwitchFloodLearnForward(t *testing.T) {
 	}
 }
 
+// A switch drops 802.1D's reserved addresses, frames back to the port
+// they came from and runts, and hands each back to its pool.
 func TestSwitchFilters(t *testing.T) {
 	s, sw, h := lab(2, 100*units.Mbps, DefaultBuffer)
-	h[0].Input(ethFrame(1, []byte{0x01, 0x80, 0xC2, 0, 0, 0x01}, mac(1), 60)) // PAUSE
-	h[0].Input(ethFrame(2, mac(1), mac(1), 60))                               // to itself
-	h[0].Input(&emulator.Frame{ID: 3, Data: make([]byte, 10)})                // runt
-	s.Run()
-	if len(h[1].got) != 0 || sw.Filtered != 2 {
-		t.Fatalf("reserved/self frames: h2 got %d, filtered %d; want 0 and 2", len(h[1].got), sw.Filtered)
+	var pool emulator.Pool
+	var sent []*emulator.Frame
+	for i, f := range []*emulator.Frame{
+		ethFrame(1, []byte{0x01, 0x80, 0xC2, 0, 0, 0x01}, mac(1), 60), // PAUSE
+		ethFrame(2, mac(1), mac(1), 60),                               // to itself
+		{ID: 3, Data: make([]byte, 10)},                               // runt
+	} {
+		p := pool.Get(len(f.Data))
+		copy(p.Data, f.Data)
+		p.ID = uint64(i + 1)
+		sent = append(sent, p)
+		h[0].Input(p)
+		s.Run()
+	}
+	if len(h[1].got) != 0 || sw.Filtered != 2 || sw.Ports()[0].rxErrors != 1 {
+		t.Fatalf("reserved/self frames: h2 got %d, filtered %d, errors %d; want 0, 2 and 1", len(h[1].got), sw.Filtered, sw.Ports()[0].rxErrors)
+	}
+	// Each went back to the pool before the next was taken from it.
+	if sent[1] != sent[0] || sent[2] != sent[0] {
+		t.Errorf("three filtered frames took %p, %p and %p from the pool: want one frame, released each time", sent[0], sent[1], sent[2])
 	}
 }
 
