@@ -48,7 +48,6 @@ func BuildSplit(lab *topologies.Lab, plan *split.Plan, seed uint64) (*Split, err
 		}})
 	all, err := Specs(&seeded, sp.Net)
 	if err != nil {
-		sp.Group.Close()
 		return nil, err
 	}
 	for i, p := range plan.Parts {
@@ -75,12 +74,11 @@ func (sp *Split) LabOf(host string) *vhost.Lab {
 	return sp.Parts[sp.index[sp.Plan.PartOf(host)]]
 }
 
-// Close destroys every part's stacks and ends the parts' goroutines.
+// Close destroys every part's stacks.
 func (sp *Split) Close() {
 	for _, l := range sp.Parts {
 		l.Close()
 	}
-	sp.Group.Close()
 }
 
 // Mode is how a point of a lab with parts: runs in virtual time.

@@ -112,10 +112,6 @@ func (g *Group) take(i int) bool {
 	return len(in) > 0
 }
 
-// Close is kept for the callers that built a group: a group holds no
-// goroutine between its runs.
-func (g *Group) Close() {}
-
 // Now is the model time every part has reached: the smallest of their
 // clocks.
 func (g *Group) Now() time.Duration {

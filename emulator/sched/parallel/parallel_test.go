@@ -51,7 +51,6 @@ func runPingPong(t *testing.T, split bool, lookahead time.Duration) [2][]string 
 	} else {
 		m.s = [2]*sched.Scheduler{sched.New(), sched.New()}
 		g := New(m.s[:], lookahead)
-		defer g.Close()
 		m.post = g.Post
 		m.s[0].At(0, m.event(0, "start"))
 		m.s[1].At(0, m.event(1, "start"))
@@ -92,7 +91,6 @@ func TestSplitKeepsOneSchedulersOrder(t *testing.T) {
 func TestEqualTimesOrderByCutThenSending(t *testing.T) {
 	s := [3]*sched.Scheduler{sched.New(), sched.New(), sched.New()}
 	g := New(s[:], 10)
-	defer g.Close()
 	var got []string
 	send := func(src int, origin uint32, names ...string) func() {
 		return func() {
@@ -123,7 +121,6 @@ func TestEqualTimesOrderByCutThenSending(t *testing.T) {
 func TestPostInsideTheLookaheadPanics(t *testing.T) {
 	s := []*sched.Scheduler{sched.New(), sched.New()}
 	g := New(s, 10)
-	defer g.Close()
 	s[0].At(2, func() { g.Post(0, 1, 9, 2, 1, func() {}) })
 	defer func() {
 		if recover() == nil {
@@ -138,7 +135,6 @@ func TestPostInsideTheLookaheadPanics(t *testing.T) {
 func TestRunLeadStopsTheOthersAtTheLeadsEnd(t *testing.T) {
 	s := []*sched.Scheduler{sched.New(), sched.New()}
 	g := New(s, 10)
-	defer g.Close()
 	var ran []time.Duration
 	var tick func()
 	tick = func() { ran = append(ran, s[1].Now()); s[1].After(3, tick) }
@@ -155,7 +151,6 @@ func TestRunLeadStopsTheOthersAtTheLeadsEnd(t *testing.T) {
 	// An idle lab ends RunLead without done.
 	s2 := []*sched.Scheduler{sched.New(), sched.New()}
 	g2 := New(s2, 10)
-	defer g2.Close()
 	if g2.RunLead(1, func() bool { return false }, time.Second) {
 		t.Fatal("an idle lab was done")
 	}
