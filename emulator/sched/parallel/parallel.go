@@ -46,7 +46,7 @@ type Group struct {
 type part struct {
 	safe     atomic.Int64 // its safe time, as it last said it
 	idle     atomic.Uint64
-	epoch    uint64 // batches it has taken in or run: idle says which one it idled at
+	epoch    uint64 // the times it took posts in: idle says after which it idled
 	sleeping atomic.Bool
 	wake     chan struct{}
 	seen     []int64 // the others' safe times as it last read them (horizon)
@@ -254,19 +254,8 @@ func (g *Group) wakeUp(j int) {
 // when none). stop, if not nil, is asked before each event.
 func (g *Group) step(i int, bound time.Duration, said *time.Duration, stop func() bool) time.Duration {
 	s := g.Parts[i]
-	ran := false
-	for {
-		if stop != nil && stop() {
-			break
-		}
-		n, ok := s.Next()
-		if !ok {
-			n = never
-		}
-		if n >= bound {
-			if ran {
-				g.parts[i].epoch++
-			}
+	for n := nextOf(s); ; n = nextOf(s) {
+		if n >= bound || stop != nil && stop() {
 			return n
 		}
 		if n-*said >= g.publishEvery() {
@@ -274,16 +263,15 @@ func (g *Group) step(i int, bound time.Duration, said *time.Duration, stop func(
 			*said = n
 		}
 		s.Step()
-		ran = true
 	}
-	if ran {
-		g.parts[i].epoch++
+}
+
+// nextOf is s's next event's time, never when it has none.
+func nextOf(s *sched.Scheduler) time.Duration {
+	if n, ok := s.Next(); ok {
+		return n
 	}
-	n, ok := s.Next()
-	if !ok {
-		return never
-	}
-	return n
+	return never
 }
 
 // until is part i's share of RunUntil(t).
