@@ -1,7 +1,6 @@
 package router
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -57,15 +56,10 @@ func TestRouterForwardsFromItsPoolAndReleasesWhatItWasHanded(t *testing.T) {
 	var pool emulator.Pool
 	var handed []*emulator.Frame
 	send := func() {
-		f := pool.Get(emulator.EtherHeader + len(ip))
-		copy(f.Data, in.MAC[:])
-		copy(f.Data[6:], src.mac[:])
-		binary.BigEndian.PutUint16(f.Data[12:], etherIPv4)
-		copy(f.Data[emulator.EtherHeader:], ip)
+		f := src.sendPooled(&pool, in.MAC, ip)
 		if len(handed) < cap(handed) {
 			handed = append(handed, f)
 		}
-		src.tx.Send(f)
 		s.Run()
 	}
 	handed = make([]*emulator.Frame, 0, 10)
@@ -144,12 +138,7 @@ func TestRouterChainAllocations(t *testing.T) {
 			ip := udp(src.addr, dst, 64, 1460-8)
 			var pool emulator.Pool
 			send := func() {
-				f := pool.Get(emulator.EtherHeader + len(ip))
-				copy(f.Data, in.MAC[:])
-				copy(f.Data[6:], src.mac[:])
-				binary.BigEndian.PutUint16(f.Data[12:], etherIPv4)
-				copy(f.Data[emulator.EtherHeader:], ip)
-				src.tx.Send(f)
+				src.sendPooled(&pool, in.MAC, ip)
 				s.Run()
 			}
 			for range 1000 { // ARP resolved, the rings and the pools grown

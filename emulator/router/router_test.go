@@ -41,12 +41,26 @@ func (h *host) Receive(f *emulator.Frame) {
 
 // sendIP sends an IPv4 packet to the gateway, whose MAC the test knows.
 func (h *host) sendIP(gwMAC [6]byte, p []byte) {
-	f := make([]byte, 14+len(p))
-	copy(f, gwMAC[:])
-	copy(f[6:], h.mac[:])
-	binary.BigEndian.PutUint16(f[12:], etherIPv4)
-	copy(f[14:], p)
-	h.tx.Send(&emulator.Frame{Data: f})
+	f := &emulator.Frame{Data: make([]byte, emulator.EtherHeader+len(p))}
+	h.putIP(f, gwMAC, p)
+	h.tx.Send(f)
+}
+
+// sendPooled is sendIP in a frame of pool, which it returns.
+func (h *host) sendPooled(pool *emulator.Pool, gwMAC [6]byte, p []byte) *emulator.Frame {
+	f := pool.Get(emulator.EtherHeader + len(p))
+	h.putIP(f, gwMAC, p)
+	h.tx.Send(f)
+	return f
+}
+
+// putIP fills f, of EtherHeader+len(p) octets, with an Ethernet frame of
+// IPv4 packet p from h to the gateway.
+func (h *host) putIP(f *emulator.Frame, gwMAC [6]byte, p []byte) {
+	copy(f.Data, gwMAC[:])
+	copy(f.Data[6:], h.mac[:])
+	binary.BigEndian.PutUint16(f.Data[12:], etherIPv4)
+	copy(f.Data[emulator.EtherHeader:], p)
 }
 
 func udp(src, dst netip.Addr, ttl byte, n int) []byte {
