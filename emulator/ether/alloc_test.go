@@ -28,10 +28,7 @@ func TestFrameAllocations(t *testing.T) {
 		f.Release()
 	}
 	send := func() {
-		f := pool.Get(1514)
-		copy(f.Data, mac(2))
-		copy(f.Data[6:], mac(1))
-		h[0].Input(f)
+		h[0].Input(pooledFrame(&pool, mac(2), mac(1), 1514))
 		s.Run()
 	}
 	for range warmup {
@@ -72,10 +69,7 @@ func TestCPUAllocations(t *testing.T) {
 	const burst = 3
 	send := func() {
 		for range burst {
-			f := pool.Get(1514)
-			copy(f.Data, mac(2))
-			copy(f.Data[6:], mac(1))
-			h[0].Input(f)
+			h[0].Input(pooledFrame(&pool, mac(2), mac(1), 1514))
 		}
 		s.Run()
 	}

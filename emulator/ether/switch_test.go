@@ -33,6 +33,15 @@ func ethFrame(id uint64, dst, src []byte, n int) *emulator.Frame {
 	return &emulator.Frame{ID: id, Data: d}
 }
 
+// pooledFrame is ethFrame's frame in a frame of pool, without its ID;
+// past the two addresses its octets are as the pool left them.
+func pooledFrame(pool *emulator.Pool, dst, src []byte, n int) *emulator.Frame {
+	f := pool.Get(n)
+	copy(f.Data, dst)
+	copy(f.Data[6:], src)
+	return f
+}
+
 // lab builds n stations on one switch at rate, each with a 256-frame ring.
 func lab(n int, rate units.BitRate, buffer int) (*sched.Scheduler, *Switch, []*station) {
 	s := sched.New()
@@ -159,8 +168,7 @@ func TestSoftwareSwitch(t *testing.T) {
 	var pool emulator.Pool
 	var sent []*emulator.Frame
 	for i := range 6 {
-		f := pool.Get(1000)
-		copy(f.Data, ethFrame(0, mac(2), mac(1), 1000).Data)
+		f := pooledFrame(&pool, mac(2), mac(1), 1000)
 		f.ID = uint64(i + 1)
 		sent = append(sent, f)
 		h[0].Input(f) // 8.16 µs apart at 1G (1000 + 20 octets)
