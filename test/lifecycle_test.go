@@ -85,6 +85,70 @@ func writeLab(t *testing.T, lab, name string) string {
 	return file
 }
 
+// up whose output nobody reads any more (`atmlab up lab.yaml | tee log`
+// stopped by Ctrl-C, which ends tee first) still removes everything it
+// made on SIGINT: its lines as it stops go into closed pipes.
+func TestUpStopsCleanlyWithItsOutputClosed(t *testing.T) {
+	requireRoot(t)
+	name := labName()
+	t.Cleanup(func() { exec.Command(atmlab, "down", name).Run() }) // what a failed run left
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(atmlab, "up", writeLab(t, pairLab, name))
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	exit := make(chan error, 1)
+	go func() { exit <- cmd.Wait() }()
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "ready") {
+				ready <- true
+				return
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("up ended before its ready line: %v", <-exit)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("up not ready after 30 s")
+	}
+	if len(namespaces(name)) != 2 {
+		t.Fatalf("up is ready with namespaces %v, want two", namespaces(name))
+	}
+	outR.Close()
+	errR.Close()
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-exit:
+		if err != nil {
+			t.Errorf("up after SIGINT with its output closed: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("up did not stop within 15 s of SIGINT")
+	}
+	if left := namespaces(name); len(left) > 0 {
+		t.Errorf("after SIGINT with its output closed, namespaces remain: %v", left)
+	}
+}
+
 // A namespace with a lab's name that atmlab did not make, and
 // the process in it, survive a refused up of the lab, up of another lab
 // whose name it extends, and down.

@@ -326,6 +326,33 @@ func TestMain(m *testing.M) {
 // context (ATMLAB_TEST_ARMED=1).
 const armedLine = "atmlab-test: signals armed"
 
+// A command whose output's reader has gone (`atmlab version -o json |
+// head -1`) is not killed by SIGPIPE: its write fails, and it ends
+// quietly with the status a shell gives a pipe's writer it killed, 141. A
+// command that is removing what it made goes on doing so (up:
+// TestUpStopsCleanlyWithItsOutputClosed, integration).
+func TestClosedOutputEndsQuietly(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // nobody reads: the first write fails
+	cmd := exec.Command(os.Args[0], "version", "-o", "json")
+	cmd.Env = append(os.Environ(), "ATMLAB_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("version into a closed pipe: %v, want exit status 141", err)
+	}
+	if st := exit.Sys().(syscall.WaitStatus); st.Signaled() || st.ExitStatus() != 141 || stderr.Len() > 0 {
+		t.Errorf("version into a closed pipe: signaled %v (%v), status %d, stderr %q; want status 141 and nothing said",
+			st.Signaled(), st.Signal(), st.ExitStatus(), stderr.String())
+	}
+}
+
 // sim csma ends promptly on SIGINT and SIGTERM instead of computing on (it
 // caught the signals and never acted). validate, which takes 0.2 s for a
 // lab of the most nodes, ended by itself around a signal sent 300 ms in
