@@ -596,7 +596,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		l.prioritize()
 		now = l.Now() // ends this pass and begins the next
-		l.stall.clock(now, l.yielded)
+		l.stall.clock(now, l.yielded, false)
 		next, scheduled := l.s.Next()
 		if l.stopped {
 			break
@@ -679,7 +679,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			// thread lost its core between the two (a sched_yield, a
 			// preemption), and the model would release them early.
 			now = l.Now()
-			l.stall.clock(now, timeout != 0 || yielded)
+			l.stall.clock(now, timeout != 0 || yielded, n > 0)
 		}
 		l.yielded = yielded && n <= 0
 	}

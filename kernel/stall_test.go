@@ -5,6 +5,7 @@ package kernel
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,19 +33,21 @@ func fakeCounters(at time.Duration) counters {
 // A spell of more than StallMin between two readings of an awake loop's
 // clock is a stall, its figures the counters' differences from their last
 // reading to its end; a spell the loop slept is none, nor one of StallMin.
+// No reading is taken as the loop wakes from a quiet spell: the second
+// stall's figures begin at the end of the first.
 func TestStallsRecordTheSpellAndItsCounters(t *testing.T) {
 	var s stalls
 	ms := time.Millisecond
 	s.start(0, fakeCounters)
-	s.awake(ms / 2)
-	s.awake(ms/2 + StallMin) // exactly StallMin: none
-	s.awake(12 * ms)         // 10.5 ms: a stall
-	s.slept(60 * ms)         // meant
-	s.awake(60*ms + ms/2)
-	s.awake(70 * ms) // 9.5 ms, the last reading at 60 ms
+	s.awake(ms/2, false)
+	s.awake(ms/2+StallMin, false) // exactly StallMin: none
+	s.awake(12*ms, false)         // 10.5 ms: a stall
+	s.slept(60*ms, false)         // meant
+	s.awake(60*ms+ms/2, false)
+	s.awake(70*ms, false) // 9.5 ms, the last reading at 12 ms
 	want := []netstat.Stall{
 		{At: ms/2 + StallMin, Len: 12*ms - (ms/2 + StallMin), Window: 12 * ms, Ran: 6 * ms, Waited: 3 * ms, Switches: 12},
-		{At: 60*ms + ms/2, Len: 9*ms + ms/2, Window: 10 * ms, Ran: 5 * ms, Waited: 5 * ms / 2, Switches: 10, Steal: ms},
+		{At: 60*ms + ms/2, Len: 9*ms + ms/2, Window: 58 * ms, Ran: 29 * ms, Waited: 29 * ms / 2, Switches: 58, GCs: 1, Steal: 2 * ms},
 	}
 	got := s.list()
 	if s.count != 2 || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
@@ -61,20 +64,52 @@ func TestStallsReadTheCountersEveryFewMilliseconds(t *testing.T) {
 	reads := 0
 	s.start(0, func(at time.Duration) counters { reads++; return fakeCounters(at) })
 	for at := ms / 2; at <= 35*ms; at += ms / 2 {
-		s.awake(at)
+		s.awake(at, false)
 	}
 	if reads != 4 { // at 0, 10, 20 and 30 ms
 		t.Fatalf("%d readings in 35 ms, want 4", reads)
 	}
-	s.awake(45 * ms)
+	s.awake(45*ms, false)
 	if got := s.list(); len(got) != 1 || got[0].Window != 15*ms || got[0].GCs != 0 || s.last.at != 45*ms {
 		t.Fatalf("stalls %+v, last reading at %v", got, s.last.at)
 	}
 	s = stalls{}
 	s.start(25*ms, fakeCounters)
-	s.awake(40 * ms)
+	s.awake(40*ms, false)
 	if got := s.list(); len(got) != 1 || got[0].GCs != 1 || got[0].Window != 15*ms {
 		t.Fatalf("the stall over the collection: %+v", got)
+	}
+}
+
+// The counters' reading, ~50 µs after a quiet spell, waits until the
+// frames that ended the spell are served and stallEvery has passed: a
+// ping a second after the last is read and answered first. A reading due
+// when frames come waits for their pass.
+func TestStallsTakeNoReadingOnTheWayToWhatEndedAQuietSpell(t *testing.T) {
+	var s stalls
+	var reads []time.Duration
+	s.start(0, func(at time.Duration) counters { reads = append(reads, at); return fakeCounters(at) })
+	ms := time.Millisecond
+	for at := ms / 2; at <= 5*ms; at += ms / 2 {
+		s.awake(at, false) // busy
+	}
+	s.slept(1000*ms, true)         // a ping's request woke it
+	s.awake(1000*ms+ms/2, false)   // the pass that wrote it to the far host
+	s.slept(1000*ms+ms, true)      // the reply, while it lingered
+	s.awake(1000*ms+3*ms/2, false) // the pass that wrote the reply
+	s.slept(1005*ms, false)        // polling idle
+	if want := []time.Duration{0}; !slices.Equal(reads, want) {
+		t.Fatalf("readings at %v, want %v: none on the way to the ping's frames", reads, want)
+	}
+	s.slept(1010*ms, false) // idle, a reading due
+	s.slept(1015*ms, false)
+	s.slept(1020*ms, true) // due again as frames came
+	s.awake(1020*ms+ms/2, false)
+	if want := []time.Duration{0, 1010 * ms, 1020*ms + ms/2}; !slices.Equal(reads, want) {
+		t.Fatalf("readings at %v, want %v", reads, want)
+	}
+	if s.count != 0 {
+		t.Fatalf("%d stalls in a loop that only slept and served", s.count)
 	}
 }
 
@@ -87,9 +122,9 @@ func TestStallsKeepTheLatestAndTheLongest(t *testing.T) {
 	ms := time.Millisecond
 	at := time.Duration(0)
 	stall := func(l time.Duration) {
-		s.awake(at)
+		s.awake(at, false)
 		at += l
-		s.awake(at)
+		s.awake(at, false)
 	}
 	stall(40 * ms)
 	stall(30 * ms)
