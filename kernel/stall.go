@@ -59,12 +59,12 @@ type stalls struct {
 // with read.
 func (s *stalls) start(now time.Duration, read func(time.Duration) counters) {
 	s.read, s.seen = read, now
-	s.take(now)
+	s.keep(read(now))
 }
 
-// take reads the counters at now.
-func (s *stalls) take(now time.Duration) {
-	s.last, s.due = s.read(now), now+stallEvery
+// keep makes c the last reading, and the next due stallEvery after it.
+func (s *stalls) keep(c counters) {
+	s.last, s.due = c, c.at+stallEvery
 }
 
 // clock is the loop's clock read at now: after it slept (or yielded the
@@ -97,9 +97,9 @@ func (s *stalls) awake(now time.Duration, frames bool) {
 		s.ring[s.count%StallKeep] = st
 		s.count++
 		s.keepLongest(st)
-		s.last, s.due = c, now+stallEvery
+		s.keep(c)
 	} else if now >= s.due && !frames {
-		s.take(now)
+		s.keep(s.read(now))
 	}
 	s.seen = now
 }
@@ -114,7 +114,7 @@ func (s *stalls) slept(now time.Duration, frames bool) {
 	}
 	s.seen = now
 	if now >= s.due && !frames {
-		s.take(now)
+		s.keep(s.read(now))
 	}
 }
 

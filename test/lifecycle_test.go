@@ -107,23 +107,22 @@ func TestUpStopsCleanlyWithItsOutputClosed(t *testing.T) {
 	}
 	outW.Close()
 	errW.Close()
-	exit := make(chan error, 1)
-	go func() { exit <- cmd.Wait() }()
-	ready := make(chan bool, 1)
+	l := &launch{cmd: cmd, ready: make(chan bool, 1), exit: make(chan error, 1)}
+	go func() { l.exit <- cmd.Wait() }()
 	go func() {
 		sc := bufio.NewScanner(outR)
 		for sc.Scan() {
 			if strings.Contains(sc.Text(), "ready") {
-				ready <- true
+				l.ready <- true
 				return
 			}
 		}
-		ready <- false
+		l.ready <- false
 	}()
 	select {
-	case ok := <-ready:
+	case ok := <-l.ready:
 		if !ok {
-			t.Fatalf("up ended before its ready line: %v", <-exit)
+			t.Fatalf("up ended before its ready line: %v", <-l.exit)
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
@@ -134,16 +133,7 @@ func TestUpStopsCleanlyWithItsOutputClosed(t *testing.T) {
 	}
 	outR.Close()
 	errR.Close()
-	cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-exit:
-		if err != nil {
-			t.Errorf("up after SIGINT with its output closed: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("up did not stop within 15 s of SIGINT")
-	}
+	l.stop(t) // SIGINT: up must end cleanly, its lines going nowhere
 	if left := namespaces(name); len(left) > 0 {
 		t.Errorf("after SIGINT with its output closed, namespaces remain: %v", left)
 	}
